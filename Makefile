@@ -1,0 +1,39 @@
+# Sotto: two commands for a newcomer on a fresh Debian machine.
+#   make run    installs what is missing, builds, runs the real system end to end
+#   make test   installs what is missing, builds, passes every test
+# Also: make bench (release benchmarks, prints figures), make build, make deps.
+
+SHELL := /bin/bash
+SWIFT ?= swift
+DEBIAN_PACKAGES := pkgconf libsqlite3-dev sqlite3 libsecp256k1-dev libsodium-dev libsystemd-dev systemd dbus dbus-daemon dbus-bin time
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps build build-release test run bench clean
+
+# apt-get only for what is missing, so a second run is instant and needs no network.
+deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build --build-tests
+
+build-release: deps
+	$(SWIFT) build -c release
+
+test: build
+	$(SWIFT) test --skip-build
+
+run: build-release
+	./scripts/demo.sh .build/release
+
+bench: build-release
+	./scripts/bench.sh .build/release
+
+clean:
+	rm -rf .build

@@ -1,0 +1,74 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// The worker must start in a few milliseconds inside a 12 MB budget (docs/adr/0001): it links
+// the Swift runtime statically and imports no Foundation. Only the root package may use
+// unsafe flags, which is all we need.
+let staticStdlib: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
+
+let package = Package(
+    name: "Sotto",
+    products: [
+        .executable(name: "sotto", targets: ["MainProcess"]),
+        .executable(name: "sotto-notify", targets: ["NotificationWorker"]),
+        .library(name: "SharedStore", targets: ["SharedStore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+    ],
+    targets: [
+        // MARK: C libraries from Debian packages
+        .systemLibrary(
+            name: "CSecp256k1",
+            pkgConfig: "libsecp256k1",
+            providers: [.apt(["libsecp256k1-dev"])]),
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]),
+
+        // MARK: What both processes share. No Foundation, no GRDB: see docs/adr/0001.
+        .target(
+            name: "SharedStore",
+            dependencies: [
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "CSecp256k1",
+                "CSodium",
+            ]),
+
+        // MARK: The two processes
+        .executableTarget(
+            name: "MainProcess",
+            dependencies: [
+                "SharedStore",
+                "CSystemd",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        .executableTarget(
+            name: "NotificationWorker",
+            dependencies: ["SharedStore", "CSystemd"],
+            linkerSettings: staticStdlib),
+
+        // MARK: Tests
+        .target(
+            name: "TestSupport",
+            dependencies: ["SharedStore"],
+            path: "Tests/TestSupport"),
+        .testTarget(
+            name: "SharedStoreTests",
+            dependencies: ["SharedStore", "TestSupport"]),
+        .testTarget(
+            name: "NotificationWorkerTests",
+            dependencies: ["SharedStore", "TestSupport"]),
+        .testTarget(
+            name: "MainProcessTests",
+            dependencies: ["MainProcess", "SharedStore", "TestSupport",
+                           .product(name: "GRDB", package: "GRDB.swift")]),
+    ]
+)

@@ -1,0 +1,3 @@
+import Testing
+@testable import MainProcess
+@Test func versionIsSet() { #expect(!SottoVersion.string.isEmpty) }
