@@ -1,1 +1,52 @@
-print("sotto-notify")
+import Glibc
+import SharedStore
+
+// sotto-notify: decrypt one push (or, with Accept=no, many), write it, ack, notify, exit.
+// Start-up is on the hot path of every push: nothing here loads Foundation (docs/adr/0001).
+
+signal(SIGPIPE, SIG_IGN)
+
+let options: WorkerOptions
+do {
+    options = try WorkerOptions.parse(CommandLine.arguments)
+} catch {
+    WorkerLog.error(error.message)
+    print(WorkerOptions.usage)
+    exit(64)  // EX_USAGE
+}
+if options.showHelp {
+    print(WorkerOptions.usage)
+    exit(0)
+}
+
+let environment = ProcessEnvironment.current()
+let processor = PushProcessor(options: options, environment: environment)
+
+if options.payloadFromStdin {
+    alarm(30)  // the extension's hard deadline; nothing is half-written if it fires
+    let connection = PushConnection(readFD: STDIN_FILENO, writeFD: STDOUT_FILENO)
+    let outcome = processor.handle(connection.readPayload())
+    connection.writeAck(outcome.ackLine)
+    outcome.afterAck()
+    exit(outcome.exitStatus)
+}
+
+switch SocketActivation.detect() {
+case .connection(let readFD, let writeFD):
+    alarm(30)
+    let connection = PushConnection(readFD: readFD, writeFD: writeFD)
+    let outcome = processor.handle(connection.readPayload())
+    connection.writeAck(outcome.ackLine)
+    close(writeFD)
+    outcome.afterAck()
+    exit(0)
+case .listeners(let fds):
+    AcceptLoop(listeners: fds, idleTimeoutMs: Int64(options.idleTimeoutSeconds * 1000)) { payload in
+        processor.handle(.payload(payload))
+    }.run()
+    exit(0)
+case .none:
+    WorkerLog.error("not socket-activated and no --payload -; see --help")
+    print(WorkerOptions.usage)
+    exit(64)
+}

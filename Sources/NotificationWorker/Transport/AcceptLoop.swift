@@ -1,0 +1,130 @@
+import Glibc
+import SharedStore
+
+/// Accept=no: serve pushes from listening sockets in one thread with `poll(2)`, so a slow or
+/// silent sender never holds up the others, and exit after `idleTimeoutMs` with no
+/// connection. Each complete payload is handled synchronously (a push takes about a
+/// millisecond; see docs/adr/0002).
+///
+/// ```swift
+/// AcceptLoop(listeners: [3], idleTimeoutMs: 10_000) { payload in handler.handle(payload) }.run()
+/// ```
+struct AcceptLoop {
+    let listeners: [Int32]
+    let idleTimeoutMs: Int64
+    let maxConnections: Int
+    let handle: ([UInt8]) -> PushOutcome
+
+    init(listeners: [Int32], idleTimeoutMs: Int64, maxConnections: Int = 256,
+         handle: @escaping ([UInt8]) -> PushOutcome) {
+        self.listeners = listeners
+        self.idleTimeoutMs = idleTimeoutMs
+        self.maxConnections = maxConnections
+        self.handle = handle
+    }
+
+    private struct Client {
+        let fd: Int32
+        var frame = PushFrame()
+        var lastByteAtMs: Int64
+    }
+
+    func run() {
+        for fd in listeners { setNonBlocking(fd) }
+        var clients: [Client] = []
+        var lastActivityMs = nowMs()
+        var chunk = [UInt8](repeating: 0, count: 4097)
+
+        while true {
+            let now = nowMs()
+            if clients.isEmpty, now - lastActivityMs >= idleTimeoutMs { return }
+
+            var pollfds: [pollfd] = []
+            if clients.count < maxConnections {
+                pollfds += listeners.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            }
+            let listenerCount = pollfds.count
+            pollfds += clients.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+
+            // Wake for the nearest deadline: a client's silence timeout or the idle exit.
+            var waitMs = clients.isEmpty ? idleTimeoutMs - (now - lastActivityMs) : Int64(PushConnection.silenceTimeoutMs)
+            for client in clients {
+                waitMs = min(waitMs, Int64(PushConnection.silenceTimeoutMs) - (now - client.lastByteAtMs))
+            }
+            let ready = poll(&pollfds, nfds_t(pollfds.count), Int32(max(0, min(waitMs, 60_000))))
+            if ready < 0, errno != EINTR { return }
+            let afterPoll = nowMs()
+
+            // New connections.
+            for index in 0..<listenerCount where pollfds[index].revents & Int16(POLLIN) != 0 {
+                while clients.count < maxConnections {
+                    let fd = accept4(pollfds[index].fd, nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+                    if fd < 0 { break }
+                    clients.append(Client(fd: fd, lastByteAtMs: afterPoll))
+                    lastActivityMs = afterPoll
+                }
+            }
+
+            // Reads, completions and timeouts; iterate over a snapshot of the polled clients.
+            var remaining: [Client] = []
+            let polledClients = pollfds[listenerCount...]
+            var polledIndex = polledClients.startIndex
+            for var client in clients {
+                let revents: Int16
+                if polledIndex < polledClients.endIndex, polledClients[polledIndex].fd == client.fd {
+                    revents = polledClients[polledIndex].revents
+                    polledIndex += 1
+                } else {
+                    revents = 0  // accepted in this round
+                }
+                if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+                    let n = chunk.withUnsafeMutableBytes { read(client.fd, $0.baseAddress, $0.count) }
+                    if n > 0 {
+                        chunk.withUnsafeBytes { client.frame.append(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+                        client.lastByteAtMs = afterPoll
+                    } else if n == 0 {
+                        client.frame.finish()
+                    } else if errno != EAGAIN && errno != EINTR {
+                        close(client.fd)
+                        continue
+                    }
+                }
+                let connection = PushConnection(readFD: client.fd, writeFD: client.fd)
+                switch client.frame.state {
+                case .incomplete:
+                    if afterPoll - client.lastByteAtMs >= Int64(PushConnection.silenceTimeoutMs) {
+                        setBlocking(client.fd)
+                        connection.writeAck(PushOutcome.rejected(.timeout, "no payload within 5 s").ackLine)
+                        close(client.fd)
+                    } else {
+                        remaining.append(client)
+                    }
+                case .tooLarge:
+                    setBlocking(client.fd)
+                    connection.writeAck(PushOutcome.rejected(.payloadTooLarge, "payload over 4096 bytes").ackLine)
+                    close(client.fd)
+                case .complete(let payload):
+                    let outcome = handle(payload)
+                    setBlocking(client.fd)
+                    connection.writeAck(outcome.ackLine)
+                    close(client.fd)
+                    outcome.afterAck()
+                }
+            }
+            clients = remaining
+            if ready > 0 { lastActivityMs = nowMs() }
+        }
+    }
+
+    private func nowMs() -> Int64 { Int64(WallClock.monotonicNs() / 1_000_000) }
+
+    private func setNonBlocking(_ fd: Int32) {
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+    }
+
+    private func setBlocking(_ fd: Int32) {
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
+    }
+}

@@ -1,0 +1,72 @@
+import Glibc
+
+/// One connected push socket: reads one framed payload under the protocol's silence timeout,
+/// then writes exactly one ack line.
+///
+/// ```swift
+/// let connection = PushConnection(readFD: 3, writeFD: 3)
+/// switch connection.readPayload() { case .payload(let bytes): …; case .tooLarge, .timeout: … }
+/// connection.writeAck(ack.encodeLine())
+/// ```
+struct PushConnection {
+    /// A sender silent this long gets `timeout` (PROTOCOL §2).
+    static let silenceTimeoutMs: Int32 = 5_000
+
+    enum ReadResult: Equatable {
+        case payload([UInt8])
+        case tooLarge
+        case timeout
+        case failed(errno: Int32)
+    }
+
+    let readFD: Int32
+    let writeFD: Int32
+
+    func readPayload(silenceTimeoutMs: Int32 = PushConnection.silenceTimeoutMs) -> ReadResult {
+        var frame = PushFrame()
+        var chunk = [UInt8](repeating: 0, count: 4097)
+        while true {
+            var pollfd = Glibc.pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pollfd, 1, silenceTimeoutMs)
+            if ready == 0 { return .timeout }
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return .failed(errno: errno)
+            }
+            let n = chunk.withUnsafeMutableBytes { read(readFD, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                return .failed(errno: errno)
+            }
+            if n == 0 {
+                frame.finish()
+            } else {
+                chunk.withUnsafeBytes { frame.append(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+            }
+            switch frame.state {
+            case .incomplete: continue
+            case .tooLarge: return .tooLarge
+            case .complete(let payload): return .payload(payload)
+            }
+        }
+    }
+
+    /// Writes the ack line; a sender that already vanished is not an error worth more than a
+    /// log line (SIGPIPE is ignored process-wide).
+    @discardableResult
+    func writeAck(_ line: String) -> Bool {
+        var bytes = Array(line.utf8)
+        return bytes.withUnsafeMutableBytes { buffer -> Bool in
+            var offset = 0
+            while offset < buffer.count {
+                let n = write(writeFD, buffer.baseAddress! + offset, buffer.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += n
+            }
+            return true
+        }
+    }
+}

@@ -1,0 +1,43 @@
+/// Frames one push on a stream socket (PROTOCOL §2): bytes up to the first LF, or to end of
+/// stream; more than `PushFrame.maxPayloadBytes` before either is too large.
+///
+/// ```swift
+/// var frame = PushFrame()
+/// frame.append(chunk)              // as bytes arrive
+/// switch frame.state { case .complete(let payload): …; case .tooLarge: …; case .incomplete: … }
+/// frame.finish()                   // at end of stream: what came is the payload
+/// ```
+struct PushFrame {
+    static let maxPayloadBytes = 4096
+
+    enum State: Equatable {
+        case incomplete
+        case complete([UInt8])
+        case tooLarge
+    }
+
+    private(set) var state: State = .incomplete
+    private var buffer: [UInt8] = []
+
+    /// Feeds bytes from the socket. Bytes after a complete frame are ignored.
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard case .incomplete = state else { return }
+        if let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) {
+            guard buffer.count + newline <= Self.maxPayloadBytes else { state = .tooLarge; return }
+            buffer.append(contentsOf: bytes[..<newline])
+            state = .complete(buffer)
+            buffer = []
+            return
+        }
+        guard buffer.count + bytes.count <= Self.maxPayloadBytes else { state = .tooLarge; return }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// The sender half-closed: whatever came is the payload (possibly empty or truncated,
+    /// which the decoder rejects as malformed).
+    mutating func finish() {
+        guard case .incomplete = state else { return }
+        state = .complete(buffer)
+        buffer = []
+    }
+}
