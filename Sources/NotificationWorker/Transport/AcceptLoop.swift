@@ -58,7 +58,7 @@ struct AcceptLoop {
             // New connections.
             for index in 0..<listenerCount where pollfds[index].revents & Int16(POLLIN) != 0 {
                 while clients.count < maxConnections {
-                    let fd = accept4(pollfds[index].fd, nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+                    let fd = UnixSocket.accept(pollfds[index].fd, nonBlocking: true)
                     if fd < 0 { break }
                     clients.append(Client(fd: fd, lastByteAtMs: afterPoll))
                     lastActivityMs = afterPoll

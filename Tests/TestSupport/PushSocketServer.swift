@@ -1,0 +1,118 @@
+import Foundation
+
+/// A real push socket: `systemd-socket-activate` listening on a Unix socket and starting the
+/// given worker exactly as systemd's sotto-push.socket would (Accept=yes: one process per
+/// connection; Accept=no: one process handed the listening socket).
+///
+/// ```swift
+/// let server = try PushSocketServer.start(socketPath: dir.path("push.sock"), accept: true,
+///                                         command: [PackagePaths.executable("sotto-notify")],
+///                                         environment: ["SOTTO_GROUP_DIR": group])
+/// defer { server.stop() }
+/// let ack = try PushClient.send(payload, to: server.socketPath)
+/// ```
+public final class PushSocketServer: @unchecked Sendable {
+    public let socketPath: String
+    private let child: ChildProcess
+
+    private init(socketPath: String, child: ChildProcess) {
+        self.socketPath = socketPath
+        self.child = child
+    }
+
+    public static func start(socketPath: String, accept: Bool, command: [String],
+                             environment: [String: String] = [:]) throws -> PushSocketServer {
+        var arguments = ["-l", socketPath]
+        if accept { arguments.append("--accept") }
+        for (name, value) in environment.sorted(by: { $0.key < $1.key }) {
+            arguments += ["-E", "\(name)=\(value)"]
+        }
+        arguments += command
+        let child = try ChildProcess.launch("/usr/bin/systemd-socket-activate", arguments)
+        // It prints "Listening on PATH as 3." once the socket is bound: wait for that line.
+        while let line = child.readStderrLine() {
+            if line.hasPrefix("Listening on") { return PushSocketServer(socketPath: socketPath, child: child) }
+        }
+        let result = child.finish()
+        throw PushClient.Failure(message: "systemd-socket-activate did not start: \(result.stderr)")
+    }
+
+    public func stop() {
+        child.terminate()
+        try? FileManager.default.removeItem(atPath: socketPath)
+    }
+}
+
+/// A sender: connects to a push socket, writes a payload, half-closes, reads the ack line.
+public enum PushClient {
+    public struct Failure: Error, CustomStringConvertible {
+        public let message: String
+        public var description: String { message }
+    }
+
+    /// Sends `payload` (followed by LF unless `newline` is false) and returns the ack line
+    /// without its LF. `halfClose` shuts down the write side after the payload.
+    public static func send(_ payload: [UInt8], to socketPath: String, newline: Bool = true,
+                            halfClose: Bool = true) throws -> String {
+        let fd = try connect(to: socketPath)
+        defer { close(fd) }
+        var bytes = payload
+        if newline { bytes.append(0x0a) }
+        try writeAll(fd, bytes)
+        if halfClose { shutdown(fd, Int32(SHUT_WR)) }
+        return try readAll(fd).trimmingCharacters(in: .newlines)
+    }
+
+    public static func send(_ payload: String, to socketPath: String) throws -> String {
+        try send(Array(payload.utf8), to: socketPath)
+    }
+
+    /// A connected stream socket to `socketPath`.
+    public static func connect(to socketPath: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(message: "socket: errno \(errno)") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let path = Array(socketPath.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            throw Failure(message: "connect \(socketPath): errno \(code)")
+        }
+        return fd
+    }
+
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Failure(message: "write: errno \(errno)")
+            }
+            offset += n
+        }
+    }
+
+    public static func readAll(_ fd: Int32) throws -> String {
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == ECONNRESET { break }
+                throw Failure(message: "read: errno \(errno)")
+            }
+            if n == 0 { break }
+            out += chunk[0..<n]
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
