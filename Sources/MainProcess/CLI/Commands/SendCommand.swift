@@ -1,0 +1,27 @@
+import ArgumentParser
+
+/// `sotto send`: sign once, seal for each member, deliver through the outbox.
+struct SendCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send", abstract: "Send a text message to a conversation.")
+
+    @Argument(help: "Conversation id, or a unique prefix of it.")
+    var conversation: String
+
+    @Argument(help: "The text to send.")
+    var text: String
+
+    @Option(name: .long, help: "The id (or prefix) of the message this replies to.")
+    var replyTo: String?
+
+    @OptionGroup var client: ClientOptions
+
+    func run() throws {
+        var params: [String: Any] = ["conversation": conversation, "text": text]
+        if let replyTo { params["replyTo"] = replyTo }
+        try client.call("sendMessage", params) { result in
+            let object = result as? [String: Any] ?? [:]
+            return "sent \(object["messageId"] ?? "?") to \(object["recipients"] ?? 0) member(s)"
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import Foundation
+
+/// `sotto watch`: follow the change feed; with `--since`, replay what was missed first.
+struct WatchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch", abstract: "Print changes as they happen (new messages, reads, joins, explosions).")
+
+    @Option(name: .long, help: "Replay changes after this change-feed sequence number first.")
+    var since: Int64?
+
+    @OptionGroup var client: ClientOptions
+
+    func run() throws {
+        do {
+            let connection = try ControlClient.connect(path: client.controlSocketPath)
+            var params: [String: Any] = [:]
+            if let since { params["since"] = since }
+            _ = try connection.call("subscribe", params)
+            try connection.stream { event in
+                if client.json {
+                    print(CLIOutput.json(event).replacingOccurrences(of: "\n", with: "").replacingOccurrences(of: "  ", with: ""))
+                } else {
+                    let conversation = (event["conversationId"] as? String).map { " conversation \($0.prefix(12))" } ?? ""
+                    print("#\(event["seq"] ?? "?") \(event["kind"] ?? "?")\(conversation)")
+                }
+                fflush(stdout)
+            }
+        } catch let failure as ControlClient.Failure {
+            if case .protocolError = failure { return }  // the daemon stopped: end of the feed
+            throw CLIOutput.exit(for: failure)
+        }
+    }
+}

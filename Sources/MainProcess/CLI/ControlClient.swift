@@ -1,0 +1,109 @@
+import Foundation
+import SharedStore
+
+/// The CLI's side of the control socket: one request line out, one response line back;
+/// `stream` keeps reading notification lines for `sotto watch`.
+///
+/// ```swift
+/// let client = try ControlClient.connect(path: runtime.controlSocketPath)
+/// let result = try client.call("status")
+/// ```
+final class ControlClient {
+    enum Failure: Error, CustomStringConvertible {
+        case daemonNotRunning(path: String)
+        case rpc(code: Int, message: String)
+        case protocolError(String)
+
+        var description: String {
+            switch self {
+            case .daemonNotRunning(let path):
+                return "the Sotto daemon is not running (no listener on \(path)). Start it with `systemctl --user start sotto` or `sotto daemon`."
+            case .rpc(_, let message): return message
+            case .protocolError(let detail): return "unexpected reply from the daemon: \(detail)"
+            }
+        }
+    }
+
+    private let fd: Int32
+    private var reader: LineReader
+    private var nextID = 1
+
+    private init(fd: Int32) {
+        self.fd = fd
+        self.reader = LineReader(fd: fd, maxLineBytes: 64 * 1024 * 1024)
+    }
+
+    deinit { close(fd) }
+
+    static func connect(path: String) throws(Failure) -> ControlClient {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .daemonNotRunning(path: path) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(fd)
+            throw .daemonNotRunning(path: path)
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            close(fd)
+            throw .daemonNotRunning(path: path)
+        }
+        return ControlClient(fd: fd)
+    }
+
+    /// Calls `method` and returns its `result`.
+    func call(_ method: String, _ params: [String: Any] = [:]) throws(Failure) -> Any {
+        let id = nextID
+        nextID += 1
+        try send(JSONRPC.requestLine(id: id, method: method, params: params))
+        while true {
+            let object = try readObject()
+            guard object["id"] != nil else { continue }  // a notification from a subscription
+            if let error = object["error"] as? [String: Any] {
+                throw .rpc(code: error["code"] as? Int ?? -32603, message: error["message"] as? String ?? "error")
+            }
+            guard let result = object["result"] else { throw .protocolError("no result") }
+            return result
+        }
+    }
+
+    /// Reads notifications until the daemon closes the connection.
+    func stream(_ onNotification: ([String: Any]) -> Void) throws(Failure) {
+        while true {
+            let object = try readObject()
+            if object["id"] == nil, let params = object["params"] as? [String: Any] {
+                onNotification(params)
+            }
+        }
+    }
+
+    private func send(_ line: String) throws(Failure) {
+        var bytes = Array(line.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .protocolError("write failed: errno \(errno)")
+            }
+            offset += n
+        }
+    }
+
+    private func readObject() throws(Failure) -> [String: Any] {
+        switch reader.next() {
+        case .end: throw .protocolError("the daemon closed the connection")
+        case .tooLong: throw .protocolError("reply line too long")
+        case .line(let data):
+            guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+                throw .protocolError("not JSON")
+            }
+            return object
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+import SharedStore
+
+/// `sotto`: the daemon and its command-line client in one binary.
+struct SottoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sotto",
+        abstract: "A privacy-first messenger for Linux: daemon and command-line client.",
+        discussion: """
+            `sotto daemon` runs the main process (normally as the systemd user service
+            sotto.service). Every other subcommand talks to it over its control socket,
+            $XDG_RUNTIME_DIR/sotto/control.sock.
+
+            Exit status: 0 success, 64 usage error, 65 refused (bad input or not allowed),
+            69 the daemon is not running, 70 internal error.
+
+            Environment: SOTTO_GROUP_DIR (data, default ~/.local/share/sotto),
+            SOTTO_RUNTIME_DIR (sockets, default $XDG_RUNTIME_DIR/sotto).
+            """,
+        version: SottoVersion.string,
+        subcommands: [
+            DaemonCommand.self, StatusCommand.self, ListCommand.self, NewCommand.self,
+            ReadCommand.self, SendCommand.self, WatchCommand.self, InstallCommand.self,
+        ])
+}
+
+/// Options every client subcommand takes.
+struct ClientOptions: ParsableArguments {
+    @Flag(name: .long, help: "Print the daemon's reply as JSON.")
+    var json = false
+
+    @Option(name: .long, help: "Runtime directory holding control.sock (default: $SOTTO_RUNTIME_DIR or $XDG_RUNTIME_DIR/sotto).")
+    var runtimeDir: String?
+
+    var controlSocketPath: String {
+        RuntimeDirectory.resolve(explicit: runtimeDir, environment: ProcessInfo.processInfo.environment).controlSocketPath
+    }
+
+    /// Calls one method and prints the result, as JSON with `--json`, else with `render`.
+    func call(_ method: String, _ params: [String: Any] = [:], render: (Any) -> String) throws {
+        do {
+            let client = try ControlClient.connect(path: controlSocketPath)
+            let result = try client.call(method, params)
+            print(json ? CLIOutput.json(result) : render(result))
+        } catch let failure as ControlClient.Failure {
+            throw CLIOutput.exit(for: failure)
+        }
+    }
+}
+
+/// How the CLI prints results and maps failures to exit codes.
+enum CLIOutput {
+    static func json(_ value: Any) -> String {
+        guard JSONSerialization.isValidJSONObject(value) || value is String || value is NSNumber,
+              let data = try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
+        else { return "\(value)" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func exit(for failure: ControlClient.Failure) -> Error {
+        FileHandle.standardError.write(Data("sotto: \(failure)\n".utf8))
+        switch failure {
+        case .daemonNotRunning: return ExitCode(69)
+        case .rpc(let code, _) where code == -32602 || code == -32001 || code == -32002: return ExitCode(65)
+        case .rpc, .protocolError: return ExitCode(70)
+        }
+    }
+
+    static func time(_ ms: Int64?) -> String {
+        guard let ms else { return "-" }
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+    }
+}

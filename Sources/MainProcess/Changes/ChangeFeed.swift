@@ -1,0 +1,95 @@
+import Foundation
+import SharedStore
+
+/// The daemon's view of `change_log`: it catches up on what any process committed (on a
+/// worker's datagram, on its own writes, and on a safety-net poll), hands each change to
+/// the daemon's consumer (conversation stores, inbox wake-ups) and streams it to control
+/// socket subscribers. `subscribe(since:)` replays what a client missed, then goes live,
+/// with no gap and no duplicate because both happen on this actor.
+///
+/// ```swift
+/// let feed = ChangeFeed(database: db, consumer: { changes in await core.apply(changes) })
+/// let stream = await feed.subscribe(since: 120)   // replays 121…, then live
+/// await feed.catchUp()
+/// ```
+actor ChangeFeed {
+    typealias Consumer = @Sendable ([DBChange]) async -> Void
+
+    private let database: DaemonDatabase
+    private let consumer: Consumer
+    private(set) var lastSeq: Int64 = 0
+    private var subscribers: [UUID: AsyncStream<DBChange>.Continuation] = [:]
+    private static let batchSize = 500
+    /// A subscriber that falls this far behind is dropped (it can resubscribe with `since`).
+    static let subscriberBuffer = 10_000
+
+    init(database: DaemonDatabase, startingAt seq: Int64, consumer: @escaping Consumer) {
+        self.database = database
+        self.lastSeq = seq
+        self.consumer = consumer
+    }
+
+    /// Reads every change after `lastSeq`, in order, and delivers it.
+    func catchUp() async {
+        while true {
+            let from = lastSeq
+            let batch: [DBChange]
+            do {
+                batch = try database.read { conn in try ChangeLogRepository.since(seq: from, limit: Self.batchSize, on: conn) }
+            } catch {
+                DaemonLog.warning("change feed read failed: \(error)")
+                return
+            }
+            guard let last = batch.last else { return }
+            lastSeq = last.seq
+            database.notifyObservers()
+            await consumer(batch)
+            for change in batch { deliver(change) }
+            if batch.count < Self.batchSize { return }
+        }
+    }
+
+    /// A stream of changes with `seq > since` (all of change_log that is still kept), then
+    /// every new change as it is committed. `since == nil`: live changes only.
+    func subscribe(since: Int64?) -> (id: UUID, stream: AsyncStream<DBChange>) {
+        let (stream, continuation) = AsyncStream<DBChange>.makeStream(bufferingPolicy: .bufferingOldest(Self.subscriberBuffer))
+        if let since, since < lastSeq {
+            var cursor = since
+            while cursor < lastSeq {
+                let from = cursor
+                guard let batch = try? database.read({ conn in try ChangeLogRepository.since(seq: from, limit: Self.batchSize, on: conn) }),
+                      !batch.isEmpty else { break }
+                for change in batch where change.seq <= lastSeq {
+                    continuation.yield(change)
+                }
+                cursor = batch.last!.seq
+            }
+        }
+        let id = UUID()
+        subscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.unsubscribe(id) }
+        }
+        return (id, stream)
+    }
+
+    func unsubscribe(_ id: UUID) {
+        subscribers.removeValue(forKey: id)?.finish()
+    }
+
+    var subscriberCount: Int { subscribers.count }
+
+    func finishAll() {
+        for continuation in subscribers.values { continuation.finish() }
+        subscribers.removeAll()
+    }
+
+    private func deliver(_ change: DBChange) {
+        for (id, continuation) in subscribers {
+            if case .dropped = continuation.yield(change) {
+                DaemonLog.warning("subscriber fell \(Self.subscriberBuffer) changes behind; dropped")
+                subscribers.removeValue(forKey: id)?.finish()
+            }
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// The daemon owns WAL upkeep (docs/adr/0003): workers never checkpoint (their connections
+/// close with a persistent WAL, so nobody deletes or resets it behind the daemon's back).
+///
+/// - When idle (no commit seen for `idleAfter`), a PASSIVE checkpoint copies what it can
+///   without waiting on anyone.
+/// - When the WAL grows past `truncateAboveBytes`, a TRUNCATE checkpoint with a short busy
+///   budget resets it to zero bytes; if readers or writers keep it busy, it backs off
+///   (doubling up to `maxBackoff`) and tries again, so a push storm is never stalled by it.
+///
+/// ```swift
+/// let keeper = WALKeeper(pool: pool, walPath: group.databasePath + "-wal")
+/// Task { await keeper.run() }
+/// await keeper.noteCommit()
+/// ```
+actor WALKeeper {
+    struct Policy: Sendable {
+        var tick: Duration = .milliseconds(500)
+        var idleAfter: Duration = .seconds(2)
+        var truncateAboveBytes: Int64 = 8 * 1024 * 1024
+        var checkpointBusyMs: Int32 = 50
+        var maxBackoff: Duration = .seconds(30)
+        /// The connection's normal busy timeout, restored after a checkpoint.
+        var normalBusyMs: Int32 = 10_000
+    }
+
+    struct Stats: Sendable, Equatable {
+        var passive = 0
+        var truncated = 0
+        var busy = 0
+        var lastWALBytes: Int64 = 0
+    }
+
+    private let pool: DatabasePool
+    private let walPath: String
+    private let policy: Policy
+    private let clock = ContinuousClock()
+    private var lastCommit: ContinuousClock.Instant
+    private var idleCheckpointDone = true
+    private var backoff: Duration
+    private var nextTruncateAttempt: ContinuousClock.Instant
+    private(set) var stats = Stats()
+    private var running = true
+
+    init(pool: DatabasePool, walPath: String, policy: Policy = Policy()) {
+        self.pool = pool
+        self.walPath = walPath
+        self.policy = policy
+        self.lastCommit = ContinuousClock.now
+        self.backoff = policy.tick
+        self.nextTruncateAttempt = ContinuousClock.now
+    }
+
+    func noteCommit() {
+        lastCommit = clock.now
+        idleCheckpointDone = false
+    }
+
+    func stop() { running = false }
+
+    func run() async {
+        while running, !Task.isCancelled {
+            try? await Task.sleep(for: policy.tick)
+            tick()
+        }
+    }
+
+    /// One upkeep decision; public for tests and benchmarks.
+    func tick() {
+        let walBytes = Self.fileSize(walPath)
+        stats.lastWALBytes = walBytes
+        let now = clock.now
+        if walBytes > policy.truncateAboveBytes, now >= nextTruncateAttempt {
+            if checkpoint(mode: SQLITE_CHECKPOINT_TRUNCATE) {
+                stats.truncated += 1
+                backoff = policy.tick
+                idleCheckpointDone = true
+            } else {
+                stats.busy += 1
+                backoff = min(backoff * 2, policy.maxBackoff)
+                nextTruncateAttempt = now + backoff
+            }
+            return
+        }
+        if !idleCheckpointDone, now - lastCommit >= policy.idleAfter {
+            if checkpoint(mode: SQLITE_CHECKPOINT_PASSIVE) { stats.passive += 1 }
+            idleCheckpointDone = true
+        }
+    }
+
+    /// Runs a checkpoint on the writer connection with a short busy budget. True when it
+    /// completed (every frame copied back; for TRUNCATE, the WAL reset).
+    private func checkpoint(mode: Int32) -> Bool {
+        let budget = policy.checkpointBusyMs
+        let normal = policy.normalBusyMs
+        return (try? pool.writeWithoutTransaction { db -> Bool in
+            let handle = db.sqliteConnection!
+            sqlite3_busy_timeout(handle, budget)
+            defer { sqlite3_busy_timeout(handle, normal) }
+            var logFrames: Int32 = 0
+            var checkpointed: Int32 = 0
+            let rc = sqlite3_wal_checkpoint_v2(handle, "main", mode, &logFrames, &checkpointed)
+            return rc == SQLITE_OK && (mode == SQLITE_CHECKPOINT_PASSIVE || logFrames == checkpointed)
+        }) ?? false
+    }
+
+    static func fileSize(_ path: String) -> Int64 {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_size) : 0
+    }
+}
