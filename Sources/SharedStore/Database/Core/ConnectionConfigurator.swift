@@ -1,0 +1,91 @@
+import GRDBSQLite
+
+/// The one place every pragma is set, for every connection of both processes: the worker's
+/// ``SQLiteConnection/open(path:profile:create:)`` and the daemon's GRDB
+/// `Configuration.prepareDatabase` both call ``configure(_:profile:)``.
+///
+/// ```swift
+/// config.prepareDatabase { db in
+///     try ConnectionConfigurator.configure(db.sqliteConnection!, profile: .daemon)
+/// }
+/// ```
+public enum ConnectionConfigurator {
+    /// Configures `handle`. Safe on read-only connections: journal_mode is only written when
+    /// the file is not already in WAL mode, so an already-WAL file needs no header write.
+    public static func configure(_ handle: OpaquePointer, profile: ConnectionProfile) throws(StoreError) {
+        let conn = SQLiteConnection(borrowing: handle)
+
+        // First, so that every statement below already waits for a lock.
+        sqlite3_busy_timeout(handle, profile.busyTimeoutMs)
+
+        // Keep -wal and -shm when this connection closes last: otherwise the last closer
+        // checkpoints and deletes the WAL, and the next worker has to recreate it (and take
+        // an exclusive lock to do so). Per connection, so set on each one.
+        var persist: Int32 = 1
+        let fcntl = sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+        guard fcntl == SQLITE_OK else { throw StoreError.from(code: fcntl, handle: handle) }
+
+        // Reading journal_mode is also the first read of the file: a non-SQLite file fails here.
+        let mode = try conn.queryOne("PRAGMA journal_mode").flatMap { row throws(StoreError) in try row.optionalString(0) }
+        if mode?.lowercased() != "wal" {
+            let newMode = try conn.queryOne("PRAGMA journal_mode = WAL").flatMap { row throws(StoreError) in try row.optionalString(0) }
+            guard newMode?.lowercased() == "wal" else {
+                throw .io("could not switch the database to WAL mode")
+            }
+        }
+
+        // An ack is only sent after a durable commit (PROTOCOL §2): FULL fsyncs the WAL at commit.
+        try conn.execute("""
+            PRAGMA synchronous = FULL;
+            PRAGMA foreign_keys = ON;
+            PRAGMA secure_delete = ON;
+            PRAGMA journal_size_limit = \(profile.journalSizeLimit);
+            PRAGMA cache_size = \(profile.cacheSize);
+            PRAGMA mmap_size = \(profile.mmapSize);
+            PRAGMA temp_store = \(profile.tempStore.rawValue);
+            """)
+    }
+}
+
+/// What a connection's pragmas actually are, read back (tests compare it with the profile).
+///
+/// ```swift
+/// let report = try PragmaReport.read(conn.handle)
+/// #expect(report.journalMode == "wal" && report.synchronous == 2 && report.persistWAL)
+/// ```
+public struct PragmaReport: Sendable, Equatable {
+    public var journalMode: String
+    /// 2 is FULL.
+    public var synchronous: Int64
+    public var foreignKeys: Bool
+    public var secureDelete: Bool
+    public var journalSizeLimit: Int64
+    public var busyTimeoutMs: Int64
+    public var cacheSize: Int64
+    public var mmapSize: Int64
+    public var tempStore: Int64
+    public var persistWAL: Bool
+
+    /// Reads every pragma ``ConnectionConfigurator`` sets.
+    public static func read(_ handle: OpaquePointer) throws(StoreError) -> PragmaReport {
+        let conn = SQLiteConnection(borrowing: handle)
+        func int(_ pragma: String) throws(StoreError) -> Int64 {
+            guard let row = try conn.queryOne("PRAGMA \(pragma)") else { return -1 }
+            return try row.int64(0)
+        }
+        var persist: Int32 = -1   // -1 queries the current value
+        let code = sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+        guard code == SQLITE_OK else { throw StoreError.from(code: code, handle: handle) }
+        return PragmaReport(
+            journalMode: try conn.queryOne("PRAGMA journal_mode")?.string(0) ?? "",
+            synchronous: try int("synchronous"),
+            foreignKeys: try int("foreign_keys") == 1,
+            secureDelete: try int("secure_delete") == 1,
+            journalSizeLimit: try int("journal_size_limit"),
+            busyTimeoutMs: try int("busy_timeout"),
+            cacheSize: try int("cache_size"),
+            mmapSize: try int("mmap_size"),
+            tempStore: try int("temp_store"),
+            persistWAL: persist == 1)
+    }
+}
