@@ -66,6 +66,29 @@ public struct PragmaReport: Sendable, Equatable {
     public var tempStore: Int64
     public var persistWAL: Bool
 
+    public init(journalMode: String, synchronous: Int64, foreignKeys: Bool, secureDelete: Bool,
+                journalSizeLimit: Int64, busyTimeoutMs: Int64, cacheSize: Int64, mmapSize: Int64,
+                tempStore: Int64, persistWAL: Bool) {
+        self.journalMode = journalMode
+        self.synchronous = synchronous
+        self.foreignKeys = foreignKeys
+        self.secureDelete = secureDelete
+        self.journalSizeLimit = journalSizeLimit
+        self.busyTimeoutMs = busyTimeoutMs
+        self.cacheSize = cacheSize
+        self.mmapSize = mmapSize
+        self.tempStore = tempStore
+        self.persistWAL = persistWAL
+    }
+
+    /// What ``ConnectionConfigurator/configure(_:profile:)`` promises for `profile`.
+    public static func expected(for profile: ConnectionProfile) -> PragmaReport {
+        PragmaReport(journalMode: "wal", synchronous: 2, foreignKeys: true, secureDelete: true,
+                     journalSizeLimit: profile.journalSizeLimit, busyTimeoutMs: Int64(profile.busyTimeoutMs),
+                     cacheSize: profile.cacheSize, mmapSize: profile.mmapSize,
+                     tempStore: Int64(profile.tempStore.rawValue), persistWAL: true)
+    }
+
     /// Reads every pragma ``ConnectionConfigurator`` sets.
     public static func read(_ handle: OpaquePointer) throws(StoreError) -> PragmaReport {
         let conn = SQLiteConnection(borrowing: handle)
