@@ -42,12 +42,22 @@ public final class DaemonDatabase: Sendable {
             try ConnectionConfigurator.configure(db.sqliteConnection!, profile: profile)
         }
         do {
+            // Create, switch to WAL and migrate through one raw connection first: every step
+            // then waits on the busy timeout (BEGIN IMMEDIATE), so two daemons (or a daemon and
+            // a worker) racing on a brand-new file both end fine, and GRDB's own WAL set-up
+            // finds nothing left to change.
+            do {
+                let first = try StoreConnection.open(path: directory.databasePath, profile: profile, create: true)
+                try Migrator.migrate(first)
+            }
             pool = try DatabasePool(path: directory.databasePath, configuration: config)
             // GRDB's WAL set-up runs after prepareDatabase on the writer and sets
             // synchronous=NORMAL; configure the writer again so it is FULL like the worker.
             try pool.writeWithoutTransaction { db in
                 try ConnectionConfigurator.configure(db.sqliteConnection!, profile: profile)
             }
+            // Again through GRDB, in its IMMEDIATE write: a no-op unless another version of the
+            // daemon changed the schema in between.
             _ = try pool.write { db in
                 try Migrator.migrate(StoreConnection(borrowing: db.sqliteConnection!))
             }

@@ -1,3 +1,4 @@
+import Glibc
 import GRDBSQLite
 
 /// The one place every pragma is set, for every connection of both processes: the worker's
@@ -25,14 +26,7 @@ public enum ConnectionConfigurator {
         let fcntl = sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
         guard fcntl == SQLITE_OK else { throw StoreError.from(code: fcntl, handle: handle) }
 
-        // Reading journal_mode is also the first read of the file: a non-SQLite file fails here.
-        let mode = try conn.queryOne("PRAGMA journal_mode").flatMap { row throws(StoreError) in try row.optionalString(0) }
-        if mode?.lowercased() != "wal" {
-            let newMode = try conn.queryOne("PRAGMA journal_mode = WAL").flatMap { row throws(StoreError) in try row.optionalString(0) }
-            guard newMode?.lowercased() == "wal" else {
-                throw .io("could not switch the database to WAL mode")
-            }
-        }
+        try switchToWAL(conn, profile: profile)
 
         // An ack is only sent after a durable commit (PROTOCOL §2): FULL fsyncs the WAL at commit.
         try conn.execute("""
@@ -44,6 +38,32 @@ public enum ConnectionConfigurator {
             PRAGMA mmap_size = \(profile.mmapSize);
             PRAGMA temp_store = \(profile.tempStore.rawValue);
             """)
+    }
+}
+
+extension ConnectionConfigurator {
+    /// Reads journal_mode (the first read of the file: a non-SQLite file fails here) and
+    /// switches to WAL when needed. Switching takes an exclusive lock without calling the
+    /// busy handler (measured: two connections racing on a new file get SQLITE_BUSY at once),
+    /// so a busy switch is retried with a short backoff until the profile's busy timeout.
+    static func switchToWAL(_ conn: SQLiteConnection, profile: ConnectionProfile) throws(StoreError) {
+        let deadline = WallClock.monotonicNs() + UInt64(max(0, profile.busyTimeoutMs)) * 1_000_000
+        var backoffMs = 1
+        while true {
+            let mode = try conn.queryOne("PRAGMA journal_mode")?.optionalString(0)
+            if mode?.lowercased() == "wal" { return }
+            do throws(StoreError) {
+                let newMode = try conn.queryOne("PRAGMA journal_mode = WAL")?.optionalString(0)
+                guard newMode?.lowercased() == "wal" else {
+                    throw StoreError.io("could not switch the database to WAL mode")
+                }
+                return
+            } catch .busy where WallClock.monotonicNs() < deadline {
+                var pause = timespec(tv_sec: 0, tv_nsec: backoffMs * 1_000_000)
+                nanosleep(&pause, nil)
+                backoffMs = min(backoffMs * 2, 20)
+            }
+        }
     }
 }
 

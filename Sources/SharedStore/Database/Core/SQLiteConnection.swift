@@ -115,22 +115,32 @@ public final class SQLiteConnection {
 
     /// Runs `body` in `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws (or if COMMIT
     /// fails). BEGIN IMMEDIATE takes the write lock up front, so the busy timeout covers the
-    /// whole wait and no deadlock can arise between two writers.
+    /// whole wait and no deadlock can arise between two writers. Inside a transaction that is
+    /// already open (a GRDB write), it runs in a SAVEPOINT of that transaction instead.
     public func immediateTransaction<T, E: StoreErrorConvertible>(
         _ body: () throws(E) -> T
     ) throws(E) -> T {
-        do { try execute("BEGIN IMMEDIATE") } catch { throw E(storeError: error) }
+        let nested = isInTransaction
+        do { try execute(nested ? "SAVEPOINT sotto_nested" : "BEGIN IMMEDIATE") } catch { throw E(storeError: error) }
         let value: T
         do {
             value = try body()
         } catch {
-            rollback()
+            if nested {
+                _ = sqlite3_exec(handle, "ROLLBACK TO sotto_nested; RELEASE sotto_nested", nil, nil, nil)
+            } else {
+                rollback()
+            }
             throw error
         }
         do {
-            try execute("COMMIT")
+            try execute(nested ? "RELEASE sotto_nested" : "COMMIT")
         } catch {
-            rollback()
+            if nested {
+                _ = sqlite3_exec(handle, "ROLLBACK TO sotto_nested; RELEASE sotto_nested", nil, nil, nil)
+            } else {
+                rollback()
+            }
             throw E(storeError: error)
         }
         return value
