@@ -60,6 +60,10 @@ let package = Package(
             name: "TestSupport",
             dependencies: ["SharedStore"],
             path: "Tests/TestSupport"),
+        .executableTarget(
+            name: "sotto-store-probe",
+            dependencies: ["SharedStore"],
+            path: "Tests/StoreProbe"),
         .testTarget(
             name: "SharedStoreTests",
             dependencies: ["SharedStore", "TestSupport"]),

@@ -1,0 +1,60 @@
+/// A row of `message`: one timeline entry, incoming or outgoing, ordered by `(sentAt, id)`.
+///
+/// ```swift
+/// let page = try MessageRepository.page(conversationId: id, before: nil, limit: 50, on: conn)
+/// page.first?.deliveryStatus   // .pending for an outgoing message not yet pushed
+/// ```
+public struct DBMessage: Sendable, Equatable {
+    public enum DeliveryStatus: String, Sendable {
+        case pending
+        case sent
+        case failed
+    }
+
+    public var id: String
+    public var conversationId: String
+    public var senderInboxId: String
+    public var sentAt: Int64
+    public var receivedAt: Int64
+    public var contentType: String
+    public var content: [UInt8]
+    public var fallback: String?
+    public var referenceId: String?
+    public var isOutgoing: Bool
+    public var deliveryStatus: DeliveryStatus?
+
+    public init(id: String, conversationId: String, senderInboxId: String, sentAt: Int64,
+                receivedAt: Int64, contentType: String, content: [UInt8], fallback: String?,
+                referenceId: String?, isOutgoing: Bool, deliveryStatus: DeliveryStatus?) {
+        self.id = id
+        self.conversationId = conversationId
+        self.senderInboxId = senderInboxId
+        self.sentAt = sentAt
+        self.receivedAt = receivedAt
+        self.contentType = contentType
+        self.content = content
+        self.fallback = fallback
+        self.referenceId = referenceId
+        self.isOutgoing = isOutgoing
+        self.deliveryStatus = deliveryStatus
+    }
+
+    static let columns = """
+        id, conversationId, senderInboxId, sentAt, receivedAt, contentType, content, fallback, \
+        referenceId, isOutgoing, deliveryStatus
+        """
+
+    init(row: Row) throws(StoreError) {
+        let status = try row.optionalString(10)
+        let delivery = status.flatMap(DeliveryStatus.init(rawValue:))
+        if status != nil, delivery == nil {
+            throw .sqlite(code: 20, message: "message.deliveryStatus has an unknown value")
+        }
+        self.init(id: try row.string(0), conversationId: try row.string(1),
+                  senderInboxId: try row.string(2), sentAt: try row.int64(3),
+                  receivedAt: try row.int64(4), contentType: try row.string(5),
+                  content: try row.blob(6), fallback: try row.optionalString(7),
+                  referenceId: try row.optionalString(8), isOutgoing: try row.bool(9),
+                  deliveryStatus: delivery)
+    }
+}

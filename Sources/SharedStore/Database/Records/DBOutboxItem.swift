@@ -1,0 +1,37 @@
+/// A row of `outbox`: one push of one outgoing message to one member.
+///
+/// ```swift
+/// for item in try OutboxRepository.due(now: WallClock.nowMs(), limit: 20, on: conn) { … }
+/// ```
+public struct DBOutboxItem: Sendable, Equatable {
+    public enum State: String, Sendable {
+        case pending
+        case sent
+        case failed
+    }
+
+    public var messageId: String
+    public var memberInboxId: String
+    public var endpoint: String
+    public var payload: [UInt8]
+    public var state: State
+    public var attempts: Int64
+    public var nextAttemptAt: Int64
+    public var lastError: String?
+
+    static let columns = "messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt, lastError"
+
+    init(row: Row) throws(StoreError) {
+        guard let state = State(rawValue: try row.string(4)) else {
+            throw .sqlite(code: 20, message: "outbox.state has an unknown value")
+        }
+        messageId = try row.string(0)
+        memberInboxId = try row.string(1)
+        endpoint = try row.string(2)
+        payload = try row.blob(3)
+        self.state = state
+        attempts = try row.int64(5)
+        nextAttemptAt = try row.int64(6)
+        lastError = try row.optionalString(7)
+    }
+}

@@ -1,0 +1,32 @@
+/// Applies the pending ``Schema`` steps. Only the daemon calls it (through GRDB's write,
+/// which is already an IMMEDIATE transaction); called outside a transaction it opens its own
+/// `BEGIN IMMEDIATE`. Either way the version is read after the write lock is held, so two
+/// daemons racing both end fine: the second finds nothing to do.
+///
+/// ```swift
+/// try Migrator.migrate(conn)   // user_version == Schema.currentVersion afterwards
+/// ```
+public enum Migrator {
+    /// Returns the number of steps applied (0 when already current).
+    @discardableResult
+    public static func migrate(_ conn: SQLiteConnection) throws(StoreError) -> Int {
+        if conn.isInTransaction {
+            return try applyPending(conn)
+        }
+        return try conn.immediateTransaction { () throws(StoreError) -> Int in
+            try applyPending(conn)
+        }
+    }
+
+    private static func applyPending(_ conn: SQLiteConnection) throws(StoreError) -> Int {
+        let found = try SchemaCheck.userVersion(conn)
+        let known = Schema.currentVersion
+        if found > known { throw .schemaTooNew(found: found, known: known) }
+        guard found < known else { return 0 }
+        for index in Int(found)..<Schema.migrations.count {
+            try conn.execute(Schema.migrations[index].sql)
+            try conn.execute("PRAGMA user_version = \(index + 1)")
+        }
+        return Int(known - found)
+    }
+}

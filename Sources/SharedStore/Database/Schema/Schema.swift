@@ -1,0 +1,131 @@
+/// The database schema as plain SQL migration steps. Step `i` (0-based) brings the file to
+/// version `i + 1`, which ``Migrator`` records in `PRAGMA user_version` in the same transaction.
+///
+/// ```swift
+/// Schema.currentVersion          // 1
+/// Schema.migrations[0].id        // "v1-initial"
+/// ```
+public enum Schema {
+    public static let migrations: [(id: String, sql: String)] = [
+        (id: "v1-initial", sql: v1),
+    ]
+
+    /// The version this build reads and writes.
+    public static var currentVersion: Int64 { Int64(migrations.count) }
+
+    // MARK: v1
+
+    // Times are Unix milliseconds. Booleans are 0/1. Ids are lowercase hex (PROTOCOL §1).
+    static let v1 = """
+        CREATE TABLE inbox (
+            inboxId TEXT PRIMARY KEY NOT NULL,
+            clientId TEXT NOT NULL UNIQUE,
+            createdAt INTEGER NOT NULL,
+            lastActivityAt INTEGER            -- NULL: never active
+        );
+        -- ADR 003 LRU ranking: ORDER BY lastActivityAt DESC, inboxId DESC walks this index.
+        CREATE INDEX inbox_by_activity ON inbox(lastActivityAt, inboxId);
+
+        CREATE TABLE conversation (
+            id TEXT PRIMARY KEY NOT NULL,
+            inboxId TEXT NOT NULL REFERENCES inbox(inboxId) ON DELETE CASCADE,
+            clientId TEXT NOT NULL,
+            topic TEXT NOT NULL UNIQUE,
+            name TEXT,
+            creatorInboxId TEXT NOT NULL,
+            createdAt INTEGER NOT NULL,
+            expiresAt INTEGER,
+            state TEXT NOT NULL CHECK (state IN ('pendingJoin', 'active'))
+        );
+        CREATE INDEX conversation_by_inbox ON conversation(inboxId);
+
+        CREATE TABLE member (
+            conversationId TEXT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+            inboxId TEXT NOT NULL,
+            publicKey TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            clientId TEXT NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('creator', 'member')),
+            PRIMARY KEY (conversationId, inboxId)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE member_profile (
+            conversationId TEXT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+            inboxId TEXT NOT NULL,
+            name TEXT,
+            PRIMARY KEY (conversationId, inboxId)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE invite (
+            id TEXT PRIMARY KEY NOT NULL,
+            conversationId TEXT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+            secret TEXT NOT NULL,
+            createdAt INTEGER NOT NULL,
+            expiresAt INTEGER
+        );
+        CREATE INDEX invite_by_conversation ON invite(conversationId);
+
+        CREATE TABLE join_request (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            conversationId TEXT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+            inviteId TEXT NOT NULL,
+            secret TEXT NOT NULL,
+            requesterInboxId TEXT NOT NULL,
+            requesterPublicKey TEXT NOT NULL,
+            profileName TEXT,
+            endpoint TEXT NOT NULL,
+            clientId TEXT NOT NULL,
+            messageId TEXT NOT NULL UNIQUE,
+            receivedAt INTEGER NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'accepted', 'rejected'))
+        );
+        CREATE INDEX join_request_by_conversation ON join_request(conversationId, state);
+
+        CREATE TABLE message (
+            id TEXT PRIMARY KEY NOT NULL,
+            conversationId TEXT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+            senderInboxId TEXT NOT NULL,
+            sentAt INTEGER NOT NULL,
+            receivedAt INTEGER NOT NULL,
+            contentType TEXT NOT NULL,
+            content BLOB NOT NULL,
+            fallback TEXT,
+            referenceId TEXT,
+            isOutgoing INTEGER NOT NULL DEFAULT 0 CHECK (isOutgoing IN (0, 1)),
+            deliveryStatus TEXT CHECK (deliveryStatus IS NULL OR deliveryStatus IN ('pending', 'sent', 'failed'))
+        );
+        -- The timeline's sort key: (sentAt, id), the same whichever process wrote first.
+        CREATE INDEX message_timeline ON message(conversationId, sentAt, id);
+
+        CREATE TABLE conversation_local_state (
+            conversationId TEXT PRIMARY KEY NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+            unreadCount INTEGER NOT NULL DEFAULT 0,
+            lastReadAt INTEGER,
+            muted INTEGER NOT NULL DEFAULT 0 CHECK (muted IN (0, 1)),
+            isOpen INTEGER NOT NULL DEFAULT 0 CHECK (isOpen IN (0, 1))
+        );
+
+        CREATE TABLE outbox (
+            messageId TEXT NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+            memberInboxId TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            payload BLOB NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sent', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            nextAttemptAt INTEGER NOT NULL,
+            lastError TEXT,
+            PRIMARY KEY (messageId, memberInboxId)
+        ) WITHOUT ROWID;
+        CREATE INDEX outbox_due ON outbox(state, nextAttemptAt);
+
+        CREATE TABLE change_log (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL,
+            conversationId TEXT,
+            entityId TEXT,
+            writerPid INTEGER NOT NULL,
+            createdAt INTEGER NOT NULL
+        );
+        CREATE INDEX change_log_by_conversation ON change_log(conversationId);
+        """
+}

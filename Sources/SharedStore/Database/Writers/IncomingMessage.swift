@@ -1,0 +1,123 @@
+/// A member as a membership message (or a new conversation) lists it.
+///
+/// ```swift
+/// MemberEntry(inboxId: id, publicKey: pkHex, endpoint: "unix:/run/x.sock",
+///             clientId: client, profileName: "Ann")
+/// ```
+public struct MemberEntry: Sendable, Equatable {
+    public var inboxId: String
+    public var publicKey: String
+    public var endpoint: String
+    public var clientId: String
+    public var profileName: String?
+
+    public init(inboxId: String, publicKey: String, endpoint: String, clientId: String,
+                profileName: String? = nil) {
+        self.inboxId = inboxId
+        self.publicKey = publicKey
+        self.endpoint = endpoint
+        self.clientId = clientId
+        self.profileName = profileName
+    }
+}
+
+/// A verified, decrypted message ready to store (PROTOCOL §4), with its content already
+/// parsed into what the store needs.
+///
+/// ```swift
+/// let m = IncomingMessage(id: mid, conversationId: cid, senderInboxId: sender,
+///                         senderPublicKey: pk, sentAtMs: t, contentType: "xmtp.org/text:1.0",
+///                         content: Array("hi".utf8), fallback: nil, kind: .stored(referenceId: nil))
+/// ```
+public struct IncomingMessage: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// Text, reply, reaction, or an unknown type shown by its fallback.
+        case stored(referenceId: String?)
+        case explodeSettings(expiresAtMs: Int64)
+        case joinRequest(inviteId: String, secret: String, profileName: String?, endpoint: String, clientId: String)
+        case membership(name: String?, members: [MemberEntry])
+    }
+
+    public var id: String
+    public var conversationId: String
+    public var senderInboxId: String
+    public var senderPublicKey: String
+    public var sentAtMs: Int64
+    public var contentType: String
+    public var content: [UInt8]
+    public var fallback: String?
+    public var kind: Kind
+
+    public init(id: String, conversationId: String, senderInboxId: String, senderPublicKey: String,
+                sentAtMs: Int64, contentType: String, content: [UInt8], fallback: String?, kind: Kind) {
+        self.id = id
+        self.conversationId = conversationId
+        self.senderInboxId = senderInboxId
+        self.senderPublicKey = senderPublicKey
+        self.sentAtMs = sentAtMs
+        self.contentType = contentType
+        self.content = content
+        self.fallback = fallback
+        self.kind = kind
+    }
+}
+
+/// Why an incoming message was refused; nothing was written. Maps 1:1 to PROTOCOL §2 codes.
+///
+/// ```swift
+/// error.protocolCode   // "unknown_sender"
+/// error.isRetryable    // false
+/// ```
+public enum IncomingWriteError: StoreErrorConvertible, Equatable {
+    case unknownConversation
+    case conversationExpired
+    case unknownSender
+    case store(StoreError)
+
+    public init(storeError: StoreError) { self = .store(storeError) }
+
+    /// The ack's `error` value.
+    public var protocolCode: String {
+        switch self {
+        case .unknownConversation: return "unknown_conversation"
+        case .conversationExpired: return "conversation_expired"
+        case .unknownSender: return "unknown_sender"
+        case .store(.busy): return "busy"
+        case .store: return "internal"
+        }
+    }
+
+    /// The ack's `retry` value: only `busy` and `internal` are retryable.
+    public var isRetryable: Bool {
+        if case .store = self { return true }
+        return false
+    }
+}
+
+/// What writing an incoming message did.
+///
+/// ```swift
+/// switch outcome {
+/// case .duplicate: ack(duplicate: true)
+/// case .written(let w): if !w.muted && !w.isOpen { notify(w.conversationName) }
+/// }
+/// ```
+public enum IncomingWriteOutcome: Sendable, Equatable {
+    /// The message id was already stored; nothing was written.
+    case duplicate
+    case written(IncomingWriteReceipt)
+}
+
+/// Enough about a written message to show a notification.
+public struct IncomingWriteReceipt: Sendable, Equatable {
+    public var seq: Int64
+    public var conversationId: String
+    public var conversationName: String?
+    public var senderProfileName: String?
+    public var muted: Bool
+    public var isOpen: Bool
+    public var unreadCount: Int64
+    /// True for a message a user should be told about (`.stored`); false for settings,
+    /// join requests and membership updates.
+    public var isUserVisible: Bool
+}

@@ -1,0 +1,128 @@
+/// Stores one verified incoming message, after checking, in order: the conversation belongs to
+/// the recipient inbox and matches the topic; it has not exploded; the id is new (else
+/// `.duplicate`, nothing written); the sender is a member with that exact key (join requests
+/// from anyone; membership only from the creator). Runs in the caller's one transaction;
+/// every refusal throws before anything is written.
+///
+/// ```swift
+/// let outcome = try conn.immediateTransaction { () throws(IncomingWriteError) in
+///     try IncomingMessageWriter.write(message, recipientInboxId: inbox.inboxId,
+///                                     topic: payload.topic, now: WallClock.nowMs(), on: conn)
+/// }
+/// ```
+public enum IncomingMessageWriter {
+    public static func write(_ m: IncomingMessage, recipientInboxId: String, topic: String,
+                             now: Int64, on conn: SQLiteConnection) throws(IncomingWriteError) -> IncomingWriteOutcome {
+        // MARK: Checks (read only)
+        guard let conversation = try store({ () throws(StoreError) in
+            try ConversationRepository.find(id: m.conversationId, on: conn)
+        }), conversation.inboxId == recipientInboxId, conversation.topic == topic else {
+            throw .unknownConversation
+        }
+        if let expiresAt = conversation.expiresAt, expiresAt <= now {
+            throw .conversationExpired
+        }
+        let seen = try store { () throws(StoreError) in
+            try conn.queryOne("""
+                SELECT 1 FROM message WHERE id = ?1
+                UNION ALL SELECT 1 FROM join_request WHERE messageId = ?1 LIMIT 1
+                """, [.text(m.id)])
+        }
+        if seen != nil { return .duplicate }
+        try checkSender(m, conversation: conversation, on: conn)
+
+        // MARK: Effects
+        return try store { () throws(StoreError) -> IncomingWriteOutcome in
+            let seq: Int64
+            var visible = false
+            switch m.kind {
+            case .stored(let referenceId):
+                try insertMessage(m, referenceId: referenceId, now: now, on: conn)
+                try conn.run("""
+                    UPDATE conversation_local_state SET unreadCount = unreadCount + 1 WHERE conversationId = ?
+                    """, [.text(m.conversationId)])
+                seq = try ChangeLog.append(conn, kind: .messageInserted, conversationId: m.conversationId,
+                                           entityId: m.id, now: now)
+                visible = true
+
+            case .explodeSettings(let expiresAtMs):
+                try insertMessage(m, referenceId: nil, now: now, on: conn)
+                // Earlier (or equal) wins: exploding is idempotent and never postponed.
+                try conn.run("""
+                    UPDATE conversation SET expiresAt = min(coalesce(expiresAt, ?1), ?1) WHERE id = ?2
+                    """, [.integer(expiresAtMs), .text(m.conversationId)])
+                seq = try ChangeLog.append(conn, kind: .conversationExpiresChanged,
+                                           conversationId: m.conversationId, entityId: m.id, now: now)
+
+            case .joinRequest(let inviteId, let secret, let profileName, let endpoint, let clientId):
+                try conn.run("""
+                    INSERT INTO join_request(conversationId, inviteId, secret, requesterInboxId,
+                        requesterPublicKey, profileName, endpoint, clientId, messageId, receivedAt, state)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')
+                    """, [.text(m.conversationId), .text(inviteId), .text(secret), .text(m.senderInboxId),
+                          .text(m.senderPublicKey), .optional(profileName), .text(endpoint),
+                          .text(clientId), .text(m.id), .integer(now)])
+                seq = try ChangeLog.append(conn, kind: .joinRequestReceived, conversationId: m.conversationId,
+                                           entityId: m.id, now: now)
+
+            case .membership(let name, let members):
+                // Stored as a timeline row too, so a replayed membership is a duplicate.
+                try insertMessage(m, referenceId: nil, now: now, on: conn)
+                try MemberList.replace(conversationId: m.conversationId,
+                                       creatorInboxId: conversation.creatorInboxId, with: members, on: conn)
+                try conn.run("""
+                    UPDATE conversation SET name = coalesce(?, name), state = 'active' WHERE id = ?
+                    """, [.optional(name), .text(m.conversationId)])
+                seq = try ChangeLog.append(conn, kind: .membersChanged, conversationId: m.conversationId,
+                                           entityId: m.id, now: now)
+            }
+            try InboxWriter.touch(inboxId: recipientInboxId, at: now, on: conn)
+            return .written(try receipt(seq: seq, conversationId: m.conversationId,
+                                        senderInboxId: m.senderInboxId, visible: visible, on: conn))
+        }
+    }
+
+    // MARK: Helpers
+
+    private static func checkSender(_ m: IncomingMessage, conversation: DBConversation,
+                                    on conn: SQLiteConnection) throws(IncomingWriteError) {
+        if case .joinRequest = m.kind { return }
+        let member = try store { () throws(StoreError) in
+            try MemberRepository.member(conversationId: m.conversationId, inboxId: m.senderInboxId, on: conn)
+        }
+        guard let member, member.publicKey == m.senderPublicKey.lowercased() else { throw .unknownSender }
+        if case .membership = m.kind, m.senderInboxId != conversation.creatorInboxId {
+            throw .unknownSender
+        }
+    }
+
+    private static func insertMessage(_ m: IncomingMessage, referenceId: String?, now: Int64,
+                                      on conn: SQLiteConnection) throws(StoreError) {
+        try conn.run("""
+            INSERT INTO message(id, conversationId, senderInboxId, sentAt, receivedAt, contentType,
+                content, fallback, referenceId, isOutgoing, deliveryStatus)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL)
+            """, [.text(m.id), .text(m.conversationId), .text(m.senderInboxId), .integer(m.sentAtMs),
+                  .integer(now), .text(m.contentType), .blob(m.content), .optional(m.fallback),
+                  .optional(referenceId)])
+    }
+
+    private static func receipt(seq: Int64, conversationId: String, senderInboxId: String, visible: Bool,
+                                on conn: SQLiteConnection) throws(StoreError) -> IncomingWriteReceipt {
+        let row = try conn.queryOne("""
+            SELECT c.name, coalesce(s.muted, 0), coalesce(s.isOpen, 0), coalesce(s.unreadCount, 0),
+                   (SELECT name FROM member_profile WHERE conversationId = c.id AND inboxId = ?)
+            FROM conversation c LEFT JOIN conversation_local_state s ON s.conversationId = c.id
+            WHERE c.id = ?
+            """, [.text(senderInboxId), .text(conversationId)])
+        guard let row else { throw .sqlite(code: 1, message: "conversation vanished during write") }
+        return IncomingWriteReceipt(
+            seq: seq, conversationId: conversationId, conversationName: try row.optionalString(0),
+            senderProfileName: try row.optionalString(4), muted: try row.bool(1),
+            isOpen: try row.bool(2), unreadCount: try row.int64(3), isUserVisible: visible)
+    }
+
+    private static func store<T>(_ body: () throws(StoreError) -> T) throws(IncomingWriteError) -> T {
+        do { return try body() } catch { throw .store(error) }
+    }
+}

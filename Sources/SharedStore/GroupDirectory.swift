@@ -1,0 +1,126 @@
+import Glibc
+
+/// Why a private directory could not be made or trusted.
+public enum DirectoryError: Error, Equatable, Sendable {
+    /// No candidate: neither the explicit path nor any environment variable gave one.
+    case unresolved
+    /// It exists but is a symlink, not a directory, or open to group/other.
+    case unsafe(String)
+    case io(String)
+}
+
+/// Where the shared database and keystore live: `--group-dir` > `SOTTO_GROUP_DIR` >
+/// `$XDG_DATA_HOME/sotto` > `$HOME/.local/share/sotto`. A pure function of its inputs, so the
+/// worker can pass its own environment and tests their own.
+///
+/// ```swift
+/// let dir = GroupDirectory.resolve(explicit: nil, environment: ProcessEnvironment.current())
+/// try dir.create()          // 0700, refuses a symlink or a group/other-accessible dir
+/// dir.databasePath          // ".../sotto/shared.sqlite"
+/// ```
+public struct GroupDirectory: Sendable, Equatable {
+    public let path: String
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    /// Without any usable variable, the passwd entry's home directory stands in for `$HOME`.
+    public static func resolve(explicit: String?, environment: [String: String]) -> GroupDirectory {
+        if let explicit, !explicit.isEmpty { return GroupDirectory(path: explicit) }
+        if let dir = environment["SOTTO_GROUP_DIR"], !dir.isEmpty { return GroupDirectory(path: dir) }
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            return GroupDirectory(path: PrivateDirectory.join(data, "sotto"))
+        }
+        if let home = environment["HOME"], home.hasPrefix("/") {
+            return GroupDirectory(path: PrivateDirectory.join(home, ".local/share/sotto"))
+        }
+        return GroupDirectory(path: PrivateDirectory.join(PrivateDirectory.passwdHome(), ".local/share/sotto"))
+    }
+
+    public var databasePath: String { PrivateDirectory.join(path, "shared.sqlite") }
+    public var keystorePath: String { PrivateDirectory.join(path, "keystore") }
+
+    /// Creates the directory 0700 if missing (parents too, also 0700), else checks it is safe.
+    public func create() throws(DirectoryError) {
+        try PrivateDirectory.create(path)
+    }
+}
+
+/// Where the sockets live: `SOTTO_RUNTIME_DIR` > `$XDG_RUNTIME_DIR/sotto`.
+///
+/// ```swift
+/// let run = RuntimeDirectory.resolve(environment: env)
+/// run.pushSocketPath   // "/run/user/1000/sotto/push.sock"
+/// ```
+public struct RuntimeDirectory: Sendable, Equatable {
+    public let path: String
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    /// Without either variable, `/run/user/<euid>/sotto` (what systemd-logind provides).
+    public static func resolve(environment: [String: String]) -> RuntimeDirectory {
+        if let dir = environment["SOTTO_RUNTIME_DIR"], !dir.isEmpty { return RuntimeDirectory(path: dir) }
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            return RuntimeDirectory(path: PrivateDirectory.join(runtime, "sotto"))
+        }
+        return RuntimeDirectory(path: "/run/user/\(geteuid())/sotto")
+    }
+
+    public var controlSocketPath: String { PrivateDirectory.join(path, "control.sock") }
+    public var eventsSocketPath: String { PrivateDirectory.join(path, "events.sock") }
+    public var pushSocketPath: String { PrivateDirectory.join(path, "push.sock") }
+
+    /// Creates the directory 0700 if missing, else checks it is safe.
+    public func create() throws(DirectoryError) {
+        try PrivateDirectory.create(path)
+    }
+}
+
+/// mkdir -p with 0700 and the safety checks both directories share.
+enum PrivateDirectory {
+    static func passwdHome() -> String {
+        if let entry = getpwuid(geteuid()), let dir = entry.pointee.pw_dir {
+            let home = String(cString: dir)
+            if home.hasPrefix("/") { return home }
+        }
+        return "/nonexistent"
+    }
+
+    static func join(_ base: String, _ name: String) -> String {
+        base.hasSuffix("/") ? base + name : base + "/" + name
+    }
+
+    static func create(_ path: String) throws(DirectoryError) {
+        guard !path.isEmpty else { throw .unresolved }
+        var st = stat()
+        if lstat(path, &st) == 0 {
+            try check(path, st)
+            return
+        }
+        guard errno == ENOENT else { throw .io("cannot inspect \(path): errno \(errno)") }
+        // Create missing parents first (0700 for the ones we make).
+        if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+            let parent = String(path[..<slash])
+            var pst = stat()
+            if lstat(parent, &pst) != 0 {
+                try create(parent)
+            }
+        }
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw .io("cannot create \(path): errno \(errno)")
+        }
+        guard lstat(path, &st) == 0 else { throw .io("cannot inspect \(path): errno \(errno)") }
+        try check(path, st)
+    }
+
+    private static func check(_ path: String, _ st: stat) throws(DirectoryError) {
+        let type = st.st_mode & S_IFMT
+        if type == S_IFLNK { throw .unsafe("\(path) is a symlink") }
+        guard type == S_IFDIR else { throw .unsafe("\(path) is not a directory") }
+        guard st.st_mode & 0o077 == 0 else { throw .unsafe("\(path) is accessible to group or others") }
+        guard st.st_uid == geteuid() else { throw .unsafe("\(path) belongs to another user") }
+    }
+}

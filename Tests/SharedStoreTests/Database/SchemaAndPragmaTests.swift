@@ -1,0 +1,99 @@
+import Foundation
+import SharedStore
+import Testing
+import TestSupport
+
+@Suite("Store schema and pragmas")
+struct SchemaAndPragmaTests {
+    @Test func migratesFromEmptyAndIsIdempotent() throws {
+        let f = try StoreFixture(seed: false)
+        let conn = try SQLiteConnection.open(path: f.directory.databasePath, profile: .worker, create: true)
+        #expect(throws: StoreError.schemaMissing) { try SchemaCheck.verify(conn) }
+        #expect(try Migrator.migrate(conn) == 1)
+        #expect(try SchemaCheck.userVersion(conn) == Schema.currentVersion)
+        try SchemaCheck.verify(conn)
+        let tables = try conn.query("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+            .map { try $0.string(0) }
+        for table in ["inbox", "conversation", "member", "member_profile", "invite", "join_request",
+                      "message", "conversation_local_state", "outbox", "change_log"] {
+            #expect(tables.contains(table), "missing \(table)")
+        }
+        #expect(try Migrator.migrate(conn) == 0)
+    }
+
+    @Test func rawConnectionHasEveryPragma() throws {
+        let f = try StoreFixture()
+        let profile = ConnectionProfile.worker(environment: ["SOTTO_BUSY_TIMEOUT_MS": "1234"])
+        #expect(profile.busyTimeoutMs == 1234)
+        let conn = try f.open(profile: profile)
+        let report = try PragmaReport.read(conn.handle)
+        #expect(report == PragmaReport(
+            journalMode: "wal", synchronous: 2, foreignKeys: true, secureDelete: true,
+            journalSizeLimit: profile.journalSizeLimit, busyTimeoutMs: 1234, cacheSize: -256,
+            mmapSize: 0, tempStore: 1, persistWAL: true))
+    }
+
+    @Test func busyTimeoutOverrideIgnoresGarbage() {
+        #expect(ConnectionProfile.daemon(environment: ["SOTTO_BUSY_TIMEOUT_MS": "abc"]).busyTimeoutMs == 10_000)
+        #expect(ConnectionProfile.worker(environment: ["SOTTO_BUSY_TIMEOUT_MS": "-5"]).busyTimeoutMs == 5_000)
+        #expect(ConnectionProfile.worker(environment: [:]).busyTimeoutMs == 5_000)
+    }
+
+    @Test func walFileSurvivesTheLastClose() throws {
+        let f = try StoreFixture()
+        do {
+            let conn = try f.open()
+            _ = try conn.immediateTransaction { () throws(IncomingWriteError) in
+                try IncomingMessageWriter.write(f.text("hello"), recipientInboxId: f.inboxId, topic: f.topic,
+                                                now: f.now, on: conn)
+            }
+        }   // closed: every connection of this process is gone
+        #expect(FileManager.default.fileExists(atPath: f.directory.databasePath + "-wal"))
+        #expect(FileManager.default.fileExists(atPath: f.directory.databasePath + "-shm"))
+    }
+
+    @Test func notSQLiteIsCorrupt() throws {
+        let tmp = try TemporaryDirectory()
+        let path = tmp.path + "/shared.sqlite"
+        try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: path))
+        #expect(throws: StoreError.corrupt) {
+            _ = try SQLiteConnection.open(path: path, profile: .worker)
+        }
+    }
+
+    @Test func missingFileIsIOWithoutCreate() throws {
+        let tmp = try TemporaryDirectory()
+        let path = tmp.path + "/absent.sqlite"
+        #expect {
+            _ = try SQLiteConnection.open(path: path, profile: .worker)
+        } throws: { error in
+            if case .io = error as? StoreError { return true }
+            return false
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func newerSchemaIsRefusedCleanly() throws {
+        let f = try StoreFixture()
+        let conn = try f.open()
+        try conn.execute("PRAGMA user_version = 99")
+        #expect(throws: StoreError.schemaTooNew(found: 99, known: Schema.currentVersion)) {
+            try SchemaCheck.verify(conn)
+        }
+        #expect(throws: StoreError.schemaTooNew(found: 99, known: Schema.currentVersion)) {
+            try Migrator.migrate(conn)
+        }
+        #expect(StoreError.schemaTooNew(found: 99, known: 1).isRetryable)
+        #expect(try SchemaCheck.userVersion(conn) == 99)
+    }
+
+    @Test func rankingIsServedByTheIndex() throws {
+        let f = try StoreFixture()
+        let conn = try f.open()
+        let plan = try conn.query("EXPLAIN QUERY PLAN " + InboxRepository.rankedByActivitySQL, [.integer(10)])
+            .map { try $0.string(3) }.joined(separator: "\n")
+        #expect(plan.contains("inbox_by_activity"), "plan: \(plan)")
+        #expect(!plan.contains("TEMP B-TREE"), "plan sorts: \(plan)")
+        #expect(!plan.contains("message"), "plan: \(plan)")
+    }
+}
