@@ -60,6 +60,10 @@ let package = Package(
             name: "TestSupport",
             dependencies: ["SharedStore"],
             path: "Tests/TestSupport"),
+        .executableTarget(
+            name: "sotto-keystore-probe",
+            dependencies: ["SharedStore"],
+            path: "Tests/KeystoreProbe"),
         .testTarget(
             name: "SharedStoreTests",
             dependencies: ["SharedStore", "TestSupport"]),
@@ -70,5 +74,11 @@ let package = Package(
             name: "MainProcessTests",
             dependencies: ["MainProcess", "SharedStore", "TestSupport",
                            .product(name: "GRDB", package: "GRDB.swift")]),
+
+        // MARK: Benchmarks
+        .executableTarget(
+            name: "ProtocolBench",
+            dependencies: ["SharedStore"],
+            path: "Benchmarks/ProtocolBench"),
     ]
 )
