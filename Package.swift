@@ -64,6 +64,10 @@ let package = Package(
             name: "sotto-store-probe",
             dependencies: ["SharedStore"],
             path: "Tests/StoreProbe"),
+        .executableTarget(
+            name: "sotto-keystore-probe",
+            dependencies: ["SharedStore"],
+            path: "Tests/KeystoreProbe"),
         .testTarget(
             name: "SharedStoreTests",
             dependencies: ["SharedStore", "TestSupport"]),
@@ -74,5 +78,11 @@ let package = Package(
             name: "MainProcessTests",
             dependencies: ["MainProcess", "SharedStore", "TestSupport",
                            .product(name: "GRDB", package: "GRDB.swift")]),
+
+        // MARK: Benchmarks
+        .executableTarget(
+            name: "ProtocolBench",
+            dependencies: ["SharedStore"],
+            path: "Benchmarks/ProtocolBench"),
     ]
 )

@@ -1,1 +1,2 @@
-print("sotto")
+// `sotto`: the daemon (`sotto daemon`) and the command-line client, one binary.
+await SottoCommand.main()

@@ -16,12 +16,13 @@ public final class ChildProcess: @unchecked Sendable {
     private var stdoutBuffer = Data()
     private var stderrBuffer = Data()
 
+    /// Starts `executable`; `environment` entries are added to (or override) this process's.
     public static func launch(_ executable: String, _ arguments: [String] = [],
-                              environment: [String: String]? = nil) throws -> ChildProcess {
+                              environment: [String: String] = [:]) throws -> ChildProcess {
         let child = ChildProcess()
         child.process.executableURL = URL(fileURLWithPath: executable)
         child.process.arguments = arguments
-        if let environment { child.process.environment = environment }
+        child.process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         child.process.standardInput = child.stdinPipe
         child.process.standardOutput = child.stdoutPipe
         child.process.standardError = child.stderrPipe
@@ -33,6 +34,21 @@ public final class ChildProcess: @unchecked Sendable {
 
     public func write(_ text: String) {
         try? stdinPipe.fileHandleForWriting.write(contentsOf: Data(text.utf8))
+    }
+
+    /// Reads stdout lines until one contains `needle`; nil if stdout ends first.
+    public func waitForLine(containing needle: String) -> String? {
+        while let line = readStdoutLine() {
+            if line.contains(needle) { return line }
+        }
+        return nil
+    }
+
+    /// Closes stdin and waits for exit; returns the exit status.
+    public func waitForExit() -> Int32 {
+        closeStdin()
+        process.waitUntilExit()
+        return process.terminationStatus
     }
 
     public func closeStdin() {
@@ -82,7 +98,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Runs a program to completion and returns its exit status and output.
     public static func run(_ executable: String, _ arguments: [String] = [],
-                           environment: [String: String]? = nil, stdin: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+                           environment: [String: String] = [:], stdin: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
         let child = try launch(executable, arguments, environment: environment)
         if let stdin { child.write(stdin) }
         return child.finish()

@@ -1,43 +1,34 @@
 import Foundation
+import SharedStore
 
 /// Where the package, its build products and the shared test material are, found from this
 /// file's own path so tests work from any working directory.
 ///
 /// ```swift
-/// let worker = PackagePaths.executable("sotto-notify")
+/// let worker = try builtExecutable("sotto-notify")
+/// let vectors = PackagePaths.shared.appendingPathComponent("vectors/envelope-v1.json")
 /// ```
 public enum PackagePaths {
     /// The package root (the directory holding Package.swift).
-    public static let root: URL = {
-        var url = URL(fileURLWithPath: #filePath)
-        while url.path != "/" {
-            url.deleteLastPathComponent()
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-                return url
-            }
-        }
-        fatalError("Package.swift not found above \(#filePath)")
-    }()
-
-    /// The directory of the running test bundle's build products (`.build/<triple>/debug`).
-    public static let buildDirectory: URL = {
-        let argument0 = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var url = argument0.deletingLastPathComponent()
-        // The XCTest/Swift Testing runner may live inside a .xctest bundle directory.
-        while url.path != "/" {
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("sotto-notify").path) {
-                return url
-            }
-            url.deleteLastPathComponent()
-        }
-        return root.appendingPathComponent(".build/debug")
-    }()
-
-    /// A built executable of this package, e.g. `sotto`, `sotto-notify`.
-    public static func executable(_ name: String) -> String {
-        buildDirectory.appendingPathComponent(name).path
-    }
+    public static let root: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// `../shared` beside the package.
     public static let shared: URL = root.deletingLastPathComponent().appendingPathComponent("shared")
+}
+
+/// The path of an executable of this package built next to the tests
+/// (`.build/<triple>/debug/NAME`); throws when it was not built.
+public func builtExecutable(_ name: String) throws -> String {
+    var candidates: [URL] = []
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    for _ in 0..<4 {
+        candidates.append(directory.appendingPathComponent(name))
+        directory.deleteLastPathComponent()
+    }
+    candidates.append(PackagePaths.root.appendingPathComponent(".build/debug/\(name)"))
+    for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
+        return candidate.path
+    }
+    throw StoreError.io("\(name) not built; run swift build --build-tests")
 }

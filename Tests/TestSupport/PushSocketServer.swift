@@ -6,7 +6,7 @@ import Foundation
 ///
 /// ```swift
 /// let server = try PushSocketServer.start(socketPath: dir.path("push.sock"), accept: true,
-///                                         command: [PackagePaths.executable("sotto-notify")],
+///                                         command: [try builtExecutable("sotto-notify")],
 ///                                         environment: ["SOTTO_GROUP_DIR": group])
 /// defer { server.stop() }
 /// let ack = try PushClient.send(payload, to: server.socketPath)

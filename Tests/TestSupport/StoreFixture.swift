@@ -1,26 +1,6 @@
 import Foundation
 import SharedStore
 
-/// A temporary directory removed when released.
-///
-/// ```swift
-/// let tmp = try TemporaryDirectory()
-/// let file = tmp.path + "/x"
-/// ```
-public final class TemporaryDirectory: @unchecked Sendable {
-    public let path: String
-
-    public init() throws {
-        var template = Array((NSTemporaryDirectory() + "sotto-test-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw StoreError.io("mkdtemp failed") }
-        path = String(cString: made)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: path)
-    }
-}
-
 /// A migrated group directory seeded with one inbox, one active conversation, its creator
 /// and one other member (`sender`), for store tests in both test targets.
 ///
@@ -94,27 +74,4 @@ public final class StoreFixture: @unchecked Sendable {
     public static func randomHex(_ bytes: Int) -> String {
         Hex.encode(SecureRandom.bytes(bytes))
     }
-}
-
-/// Finds an executable built next to the tests (`.build/<triple>/debug/NAME`).
-///
-/// ```swift
-/// let probe = try builtExecutable("sotto-store-probe")
-/// ```
-public func builtExecutable(_ name: String, filePath: String = #filePath) throws -> URL {
-    var candidates: [URL] = []
-    let argv0 = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    var dir = argv0.deletingLastPathComponent()
-    for _ in 0..<4 {
-        candidates.append(dir.appendingPathComponent(name))
-        dir = dir.deletingLastPathComponent()
-    }
-    // Tests/TestSupport/StoreFixture.swift -> package root
-    let root = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    candidates.append(root.appendingPathComponent(".build/debug/\(name)"))
-    for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
-        return candidate
-    }
-    throw StoreError.io("\(name) not built; run swift build --build-tests")
 }

@@ -1,28 +1,26 @@
 import Foundation
+import SharedStore
 
-/// A fresh private directory (0700) under /tmp, removed by `remove()`.
+/// A fresh private directory (0700) under /tmp, removed when released or by `remove()`.
+/// Paths stay short: a Unix socket path must fit in 108 bytes.
 ///
 /// ```swift
-/// let dir = try TemporaryDirectory(prefix: "worker")
-/// defer { dir.remove() }
-/// let group = dir.path("group")
+/// let tmp = try TemporaryDirectory()
+/// let group = tmp.path + "/group"
 /// ```
-public struct TemporaryDirectory: Sendable {
-    public let url: URL
+public final class TemporaryDirectory: @unchecked Sendable {
+    public let path: String
+    public var url: URL { URL(fileURLWithPath: path) }
 
     public init(prefix: String = "sotto-test") throws {
-        // Short paths: a Unix socket path must fit in 108 bytes.
-        let base = URL(fileURLWithPath: "/tmp").appendingPathComponent("\(prefix)-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        url = base
-    }
-
-    public func path(_ component: String) -> String {
-        url.appendingPathComponent(component).path
+        var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw StoreError.io("mkdtemp failed") }
+        path = String(cString: made)
     }
 
     public func remove() {
-        try? FileManager.default.removeItem(at: url)
+        try? FileManager.default.removeItem(atPath: path)
     }
+
+    deinit { remove() }
 }

@@ -20,7 +20,7 @@ struct SottoCommand: AsyncParsableCommand {
             """,
         version: SottoVersion.string,
         subcommands: [
-            DaemonCommand.self, StatusCommand.self, ListCommand.self, NewCommand.self,
+            StatusCommand.self, ListCommand.self, NewCommand.self,
             ReadCommand.self, SendCommand.self, WatchCommand.self, InstallCommand.self,
         ])
 }
@@ -34,7 +34,8 @@ struct ClientOptions: ParsableArguments {
     var runtimeDir: String?
 
     var controlSocketPath: String {
-        RuntimeDirectory.resolve(explicit: runtimeDir, environment: ProcessInfo.processInfo.environment).controlSocketPath
+        (runtimeDir.map(RuntimeDirectory.init(path:))
+            ?? RuntimeDirectory.resolve(environment: ProcessInfo.processInfo.environment)).controlSocketPath
     }
 
     /// Calls one method and prints the result, as JSON with `--json`, else with `render`.

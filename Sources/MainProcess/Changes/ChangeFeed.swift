@@ -42,7 +42,7 @@ actor ChangeFeed {
             }
             guard let last = batch.last else { return }
             lastSeq = last.seq
-            database.notifyObservers()
+            try? database.notifyExternalChanges()
             await consumer(batch)
             for change in batch { deliver(change) }
             if batch.count < Self.batchSize { return }

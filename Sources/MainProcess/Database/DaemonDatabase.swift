@@ -107,8 +107,9 @@ public final class DaemonDatabase: Sendable {
 
     /// Makes observations re-fetch after another process (the worker) committed: call it when
     /// the change_log moved or a push was acked. Observations do not see other processes' writes.
+    /// A write access without a transaction: no lock is taken, so workers are never held up.
     public func notifyExternalChanges() throws {
-        try write { _ in () }
+        try pool.writeWithoutTransaction { db in try db.notifyChanges(in: .fullDatabase) }
     }
 
     // MARK: Observation

@@ -1,3 +1,4 @@
+import CSystemd
 import Glibc
 
 /// Tells the daemon that a worker committed something: one datagram `{"seq":N,"pid":P}` to

@@ -63,19 +63,3 @@ struct WorkerOptions: Equatable {
         return options
     }
 }
-
-/// The process environment as a dictionary, read from `environ` (no Foundation).
-enum ProcessEnvironment {
-    static func current() -> [String: String] {
-        var result: [String: String] = [:]
-        var pointer = environ
-        while let entry = pointer.pointee {
-            let text = String(cString: entry)
-            if let equals = text.firstIndex(of: "=") {
-                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            pointer += 1
-        }
-        return result
-    }
-}

@@ -3,49 +3,6 @@ import SharedStore
 import Testing
 import TestSupport
 
-/// A child process with piped stdin/stdout, read line by line (blocking reads on a real pipe).
-final class Child {
-    let process = Process()
-    let stdin = Pipe()
-    let stdout = Pipe()
-    private var buffer: [UInt8] = []
-
-    init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = executable
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        try process.run()
-    }
-
-    func send(_ text: String) {
-        stdin.fileHandleForWriting.write(Data(text.utf8))
-    }
-
-    /// Reads lines until one contains `needle` (true) or the stream ends (false).
-    func waitForLine(containing needle: String) -> String? {
-        while true {
-            while let newline = buffer.firstIndex(of: 0x0a) {
-                let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeSubrange(...newline)
-                if line.contains(needle) { return line }
-            }
-            let chunk = stdout.fileHandleForReading.availableData
-            if chunk.isEmpty { return nil }
-            buffer.append(contentsOf: chunk)
-        }
-    }
-
-    func finish() -> Int32 {
-        try? stdin.fileHandleForWriting.close()
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-}
-
 @Suite("Store across real processes", .serialized)
 struct MultiProcessTests {
     func messageCount(_ f: StoreFixture) throws -> Int64 {
@@ -56,12 +13,12 @@ struct MultiProcessTests {
         let f = try StoreFixture()
         let probe = try builtExecutable("sotto-store-probe")
         let perProcess = 200
-        let a = try Child(probe, [f.directory.path, String(perProcess)])
-        let b = try Child(probe, [f.directory.path, String(perProcess)])
+        let a = try ChildProcess.launch(probe, [f.directory.path, String(perProcess)])
+        let b = try ChildProcess.launch(probe, [f.directory.path, String(perProcess)])
         let summaryA = a.waitForLine(containing: "written=")
         let summaryB = b.waitForLine(containing: "written=")
-        #expect(a.finish() == 0, "\(summaryA ?? "no summary")")
-        #expect(b.finish() == 0, "\(summaryB ?? "no summary")")
+        #expect(a.waitForExit() == 0, "\(summaryA ?? "no summary")")
+        #expect(b.waitForExit() == 0, "\(summaryB ?? "no summary")")
         #expect(summaryA == "written=\(perProcess) duplicate=0 busy=0 failed=0")
         #expect(summaryB == "written=\(perProcess) duplicate=0 busy=0 failed=0")
         #expect(try messageCount(f) == Int64(2 * perProcess))
@@ -72,9 +29,9 @@ struct MultiProcessTests {
     }
 
     /// Starts `sqlite3` on the database and holds `BEGIN IMMEDIATE` until `COMMIT;` is sent.
-    func holdWriteLock(_ f: StoreFixture) throws -> Child {
-        let cli = try Child(URL(fileURLWithPath: "/usr/bin/sqlite3"), [f.directory.databasePath])
-        cli.send("BEGIN IMMEDIATE;\nSELECT 'locked';\n")
+    func holdWriteLock(_ f: StoreFixture) throws -> ChildProcess {
+        let cli = try ChildProcess.launch("/usr/bin/sqlite3", [f.directory.databasePath])
+        cli.write("BEGIN IMMEDIATE;\nSELECT 'locked';\n")
         #expect(cli.waitForLine(containing: "locked") != nil)
         return cli
     }
@@ -82,18 +39,18 @@ struct MultiProcessTests {
     @Test func writerWaitsForAShortForeignLock() throws {
         let f = try StoreFixture()
         let cli = try holdWriteLock(f)
-        let writer = try Child(try builtExecutable("sotto-store-probe"), [f.directory.path, "1"],
+        let writer = try ChildProcess.launch(try builtExecutable("sotto-store-probe"), [f.directory.path, "1"],
                                environment: ["SOTTO_BUSY_TIMEOUT_MS": "10000"])
         #expect(writer.waitForLine(containing: "ready") != nil)
         // The writer is now blocked in BEGIN IMMEDIATE. Release after a moment: the delay
         // only chooses when to release; nothing is asserted on time.
         Thread.sleep(forTimeInterval: 0.2)
         #expect(try messageCount(f) == 0)
-        cli.send("COMMIT;\n.quit\n")
+        cli.write("COMMIT;\n.quit\n")
         let summary = writer.waitForLine(containing: "written=")
-        #expect(writer.finish() == 0)
+        #expect(writer.waitForExit() == 0)
         #expect(summary == "written=1 duplicate=0 busy=0 failed=0")
-        #expect(cli.finish() == 0)
+        #expect(cli.waitForExit() == 0)
         #expect(try messageCount(f) == 1)
     }
 
@@ -101,13 +58,13 @@ struct MultiProcessTests {
         let f = try StoreFixture()
         let before = try rowCounts(f.open())
         let cli = try holdWriteLock(f)
-        let writer = try Child(try builtExecutable("sotto-store-probe"), [f.directory.path, "1"],
+        let writer = try ChildProcess.launch(try builtExecutable("sotto-store-probe"), [f.directory.path, "1"],
                                environment: ["SOTTO_BUSY_TIMEOUT_MS": "300"])
         let summary = writer.waitForLine(containing: "written=")
-        #expect(writer.finish() == 3)   // the lock is still held: the writer exited on its own
+        #expect(writer.waitForExit() == 3)   // the lock is still held: the writer exited on its own
         #expect(summary == "written=0 duplicate=0 busy=1 failed=0")
-        cli.send("COMMIT;\n.quit\n")
-        #expect(cli.finish() == 0)
+        cli.write("COMMIT;\n.quit\n")
+        #expect(cli.waitForExit() == 0)
         #expect(try rowCounts(f.open()) == before)
     }
 }

@@ -18,7 +18,7 @@ struct ListCommand: ParsableCommand {
                 let unread = conversation["unread"] as? Int ?? 0
                 let state = conversation["state"] as? String ?? ""
                 let awake = (conversation["awake"] as? Bool ?? false) ? "awake" : "asleep"
-                let expires = (conversation["expiresAtMs"] as? NSNumber)?.int64Value.map { " explodes \(CLIOutput.time($0))" } ?? ""
+                let expires = ((conversation["expiresAtMs"] as? NSNumber)?.int64Value).map { " explodes \(CLIOutput.time($0))" } ?? ""
                 return "\(id)  \(name)  [\(state), \(awake)]  unread \(unread)\(expires)"
             }.joined(separator: "\n")
         }

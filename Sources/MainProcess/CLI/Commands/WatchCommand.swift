@@ -24,7 +24,7 @@ struct WatchCommand: ParsableCommand {
                     let conversation = (event["conversationId"] as? String).map { " conversation \($0.prefix(12))" } ?? ""
                     print("#\(event["seq"] ?? "?") \(event["kind"] ?? "?")\(conversation)")
                 }
-                fflush(stdout)
+                fflush(nil)
             }
         } catch let failure as ControlClient.Failure {
             if case .protocolError = failure { return }  // the daemon stopped: end of the feed

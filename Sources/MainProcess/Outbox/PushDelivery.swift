@@ -1,0 +1,124 @@
+import Foundation
+
+/// Delivers one sealed push to a member's endpoint (`unix:/path` or `tcp:host:port`,
+/// PROTOCOL §1) and reads the worker's ack line (§2). Blocking, with deadlines; the outbox
+/// calls it off the actor's executor.
+///
+/// ```swift
+/// let result = PushDelivery.deliver(payload, to: "unix:/run/user/1000/sotto/push.sock")
+/// if case .acked(let ack) = result, ack.ok { … mark sent … }
+/// ```
+enum PushDelivery {
+    struct Ack: Equatable, Sendable {
+        let ok: Bool
+        let duplicate: Bool
+        let error: String?
+        let retry: Bool
+    }
+
+    enum Result: Equatable, Sendable {
+        case acked(Ack)
+        /// Could not reach the endpoint or no ack came: retry later.
+        case unreachable(String)
+        /// The endpoint string is not one we can deliver to: a permanent failure.
+        case badEndpoint(String)
+    }
+
+    static func deliver(_ payload: [UInt8], to endpoint: String, timeoutMs: Int32 = 10_000) -> Result {
+        let fd: Int32
+        switch connect(endpoint) {
+        case .success(let socket): fd = socket
+        case .failure(let failure): return failure
+        }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: Int(timeoutMs / 1000), tv_usec: Int((timeoutMs % 1000) * 1000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+
+        var bytes = payload + [0x0a]
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .unreachable("write failed: errno \(errno)")
+            }
+            offset += n
+        }
+        shutdown(fd, Int32(SHUT_WR))
+
+        var reply: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1024)
+        while reply.count < 64 * 1024 {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .unreachable("no ack: errno \(errno)")
+            }
+            if n == 0 { break }
+            reply += chunk[0..<n]
+            if reply.contains(0x0a) { break }
+        }
+        guard let line = reply.split(separator: 0x0a).first,
+              let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any],
+              let ok = object["ok"] as? Bool else {
+            return .unreachable("no valid ack line")
+        }
+        return .acked(Ack(ok: ok, duplicate: object["duplicate"] as? Bool ?? false,
+                          error: object["error"] as? String, retry: object["retry"] as? Bool ?? false))
+    }
+
+    private enum Connected { case success(Int32), failure(Result) }
+
+    private static func connect(_ endpoint: String) -> Connected {
+        if endpoint.hasPrefix("unix:") {
+            let path = String(endpoint.dropFirst(5))
+            guard path.hasPrefix("/") else { return .failure(.badEndpoint("unix endpoint needs an absolute path")) }
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { return .failure(.unreachable("socket: errno \(errno)")) }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            let bytes = Array(path.utf8)
+            guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+                close(fd)
+                return .failure(.badEndpoint("socket path too long"))
+            }
+            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+            let rc = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            guard rc == 0 else {
+                let code = errno
+                close(fd)
+                return .failure(.unreachable("connect: \(String(cString: strerror(code)))"))
+            }
+            return .success(fd)
+        }
+        if endpoint.hasPrefix("tcp:") {
+            let rest = endpoint.dropFirst(4)
+            guard let colon = rest.lastIndex(of: ":"), let port = UInt16(rest[rest.index(after: colon)...]) else {
+                return .failure(.badEndpoint("tcp endpoint must be tcp:HOST:PORT"))
+            }
+            var host = String(rest[..<colon])
+            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            var hints = addrinfo()
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            var results: UnsafeMutablePointer<addrinfo>?
+            guard getaddrinfo(host, String(port), &hints, &results) == 0, let first = results else {
+                return .failure(.unreachable("cannot resolve \(host)"))
+            }
+            defer { freeaddrinfo(results) }
+            var info: UnsafeMutablePointer<addrinfo>? = first
+            while let current = info {
+                let fd = socket(current.pointee.ai_family, current.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), current.pointee.ai_protocol)
+                if fd >= 0 {
+                    if Glibc.connect(fd, current.pointee.ai_addr, current.pointee.ai_addrlen) == 0 { return .success(fd) }
+                    close(fd)
+                }
+                info = current.pointee.ai_next
+            }
+            return .failure(.unreachable("connect to \(host):\(port) failed"))
+        }
+        return .failure(.badEndpoint("unknown endpoint scheme"))
+    }
+}

@@ -1,0 +1,117 @@
+import Glibc
+import SharedStore
+
+/// Where a push becomes a stored message: decode the payload, find that one identity by
+/// clientId, open the envelope and verify the signature (`PushOpener`), then write it with
+/// `IncomingMessageWriter` in one IMMEDIATE transaction, durable (synchronous=FULL) before
+/// the ack. A rejected push writes nothing.
+///
+/// ```swift
+/// let processor = PushProcessor(options: options, environment: ProcessEnvironment.current())
+/// let outcome = processor.handle(connection.readPayload())
+/// ```
+final class PushProcessor {
+    private let group: GroupDirectory
+    private let runtime: RuntimeDirectory
+    private let environment: [String: String]
+    private var keystore: Keystore?
+    private var connection: SQLiteConnection?  // opened on first use, reused under Accept=no
+
+    init(options: WorkerOptions, environment: [String: String]) {
+        self.group = GroupDirectory.resolve(explicit: options.groupDirectory, environment: environment)
+        self.runtime = RuntimeDirectory.resolve(environment: environment)
+        self.environment = environment
+    }
+
+    func handle(_ read: PushConnection.ReadResult) -> PushOutcome {
+        switch read {
+        case .payload(let bytes): return handle(payload: bytes)
+        case .tooLarge: return .rejected(.payloadTooLarge, "payload over \(PushFrame.maxPayloadBytes) bytes")
+        case .timeout: return .rejected(.timeout, "no payload within 5 s")
+        case .failed(let code): return .rejected(.internal, "read failed: errno \(code)")
+        }
+    }
+
+    func handle(payload: [UInt8]) -> PushOutcome {
+        let opened: OpenedPush
+        do {
+            let keystore = try openKeystore()
+            opened = try PushOpener.open(payload) { (clientId) throws(KeystoreError) in
+                try keystore.identity(clientId: clientId)
+            }
+        } catch let error as PushError {
+            WorkerLog.info("push rejected: \(error.code.rawValue)")
+            return PushOutcome(ack: .error(error), afterAck: {})
+        } catch {
+            WorkerLog.error("keystore unavailable: \(error)")
+            return .rejected(.internal, "keystore unavailable")
+        }
+
+        let messageId = opened.message.id
+        let outcome: IncomingWriteOutcome
+        do {
+            let conn = try database()
+            outcome = try conn.immediateTransaction { () throws(IncomingWriteError) in
+                try IncomingMessageWriter.write(IncomingMessage(opened), recipientInboxId: opened.recipientInboxId,
+                                                topic: opened.payload.topic, now: WallClock.nowMs(), on: conn)
+            }
+        } catch let error as IncomingWriteError {
+            return rejected(error)
+        } catch let error as StoreError {
+            return rejected(.store(error))
+        } catch {
+            return .rejected(.internal, "unexpected error")
+        }
+
+        switch outcome {
+        case .duplicate:
+            WorkerLog.info("push duplicate message=\(messageId)")
+            return PushOutcome(ack: .ok(messageId: messageId, duplicate: true), afterAck: {})
+        case .written(let receipt):
+            WorkerLog.info("push stored message=\(messageId) seq=\(receipt.seq)")
+            let runtime = self.runtime
+            let content = opened.content
+            return PushOutcome(ack: .ok(messageId: messageId, duplicate: false)) {
+                DaemonSignal(socketPath: runtime.eventsSocketPath).send(seq: receipt.seq)
+                if let notification = NotificationText.make(for: content, receipt: receipt) {
+                    let result = DesktopNotifier().post(summary: notification.summary, body: notification.body)
+                    if case .failed(let reason) = result { WorkerLog.info("notification not shown: \(reason)") }
+                }
+            }
+        }
+    }
+
+    // MARK: - Resources, opened once per process
+
+    private func openKeystore() throws(KeystoreError) -> Keystore {
+        if let keystore { return keystore }
+        let opened = try Keystore(directory: group.keystorePath, environment: environment)
+        keystore = opened
+        return opened
+    }
+
+    /// The worker never migrates: an unknown schema is a retryable error for the sender.
+    private func database() throws(StoreError) -> SQLiteConnection {
+        if let connection { return connection }
+        let opened = try SQLiteConnection.open(path: group.databasePath, profile: .worker(environment: environment))
+        try SchemaCheck.verify(opened)
+        connection = opened
+        return opened
+    }
+
+    private func rejected(_ error: IncomingWriteError) -> PushOutcome {
+        let code = PushErrorCode(rawValue: error.protocolCode) ?? .internal
+        let detail: String
+        switch error {
+        case .unknownConversation: detail = "no such conversation for this inbox and topic"
+        case .conversationExpired: detail = "the conversation has exploded"
+        case .unknownSender: detail = "sender is not a member of the conversation"
+        case .store(.busy): detail = "database locked past the busy timeout"
+        case .store(.schemaTooNew(let found, let known)): detail = "database schema \(found) is newer than this worker's \(known)"
+        case .store(.schemaMissing): detail = "database not initialised; start the daemon"
+        case .store: detail = "storage error"
+        }
+        WorkerLog.info("push rejected: \(code.rawValue)")
+        return .rejected(code, detail)
+    }
+}

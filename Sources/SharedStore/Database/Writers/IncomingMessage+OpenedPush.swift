@@ -1,0 +1,33 @@
+/// The bridge from the protocol layer to the store: a verified push becomes the writer's
+/// input, its content already sorted into what the store does with it.
+///
+/// ```swift
+/// let opened = try PushOpener.open(bytes) { try keystore.identity(clientId: $0) }
+/// let outcome = try IncomingMessageWriter.write(IncomingMessage(opened), recipientInboxId: opened.recipientInboxId, …)
+/// ```
+extension IncomingMessage {
+    public init(_ opened: OpenedPush) {
+        let message = opened.message
+        let kind: Kind
+        switch opened.content {
+        case .text, .unknown:
+            kind = .stored(referenceId: nil)
+        case .reply(let reference, _), .reaction(let reference, _, _):
+            kind = .stored(referenceId: reference)
+        case .explodeSettings(let expiresAtMs):
+            kind = .explodeSettings(expiresAtMs: expiresAtMs)
+        case .joinRequest(let request):
+            kind = .joinRequest(inviteId: request.inviteId, secret: request.secret, profileName: request.profileName,
+                                endpoint: request.endpoint, clientId: request.clientId)
+        case .membership(let name, let members):
+            kind = .membership(name: name, members: members.map {
+                MemberEntry(inboxId: $0.inboxId, publicKey: $0.publicKey, endpoint: $0.endpoint,
+                            clientId: $0.clientId, profileName: $0.profileName)
+            })
+        }
+        self.init(id: message.id, conversationId: message.conversationId, senderInboxId: message.senderInboxId,
+                  senderPublicKey: message.senderPublicKey, sentAtMs: message.sentAtMs,
+                  contentType: message.contentType, content: message.contentBytes, fallback: message.fallback,
+                  kind: kind)
+    }
+}

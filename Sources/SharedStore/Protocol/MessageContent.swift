@@ -1,0 +1,173 @@
+/// The content types of PROTOCOL §5.
+///
+/// ```swift
+/// ContentType.text   // "xmtp.org/text:1.0"
+/// ```
+public enum ContentType {
+    public static let text = "xmtp.org/text:1.0"
+    public static let reply = "xmtp.org/reply:1.0"
+    public static let reaction = "xmtp.org/reaction:1.0"
+    public static let explodeSettings = "convos.org/explode_settings:1.0"
+    public static let joinRequest = "sotto/join_request:1.0"
+    public static let membership = "sotto/membership:1.0"
+}
+
+/// A request to join, sent by a non-member who holds an invite code (validated by the creator).
+public struct JoinRequest: Sendable, Equatable {
+    public let inviteId: String
+    public let secret: String
+    public let profileName: String
+    public let endpoint: String
+    public let clientId: String
+
+    public init(inviteId: String, secret: String, profileName: String, endpoint: String, clientId: String) {
+        self.inviteId = inviteId
+        self.secret = secret
+        self.profileName = profileName
+        self.endpoint = endpoint
+        self.clientId = clientId
+    }
+}
+
+/// One member in a `sotto/membership:1.0` list.
+public struct Member: Sendable, Equatable {
+    public let inboxId: String
+    public let publicKey: String
+    public let endpoint: String
+    public let clientId: String
+    public let profileName: String
+
+    public init(inboxId: String, publicKey: String, endpoint: String, clientId: String, profileName: String) {
+        self.inboxId = inboxId
+        self.publicKey = publicKey
+        self.endpoint = endpoint
+        self.clientId = clientId
+        self.profileName = profileName
+    }
+}
+
+public enum ReactionAction: String, Sendable, Equatable {
+    case added
+    case removed
+}
+
+/// Decoded message content (PROTOCOL §5).
+///
+/// ```swift
+/// let content = try MessageContent.decode(contentType: m.contentType, content: m.contentBytes, fallback: m.fallback)
+/// content.displayText   // "hello", "reacted 👍", "A poll", …
+/// ```
+public enum MessageContent: Sendable, Equatable {
+    case text(String)
+    case reply(reference: String, text: String)
+    case reaction(reference: String, action: ReactionAction, emoji: String)
+    case explodeSettings(expiresAtMs: Int64)
+    case joinRequest(JoinRequest)
+    case membership(name: String, members: [Member])
+    /// An unknown content type shown as its fallback text.
+    case unknown(contentType: String, fallback: String)
+
+    public static let maxMembers = 256
+
+    /// `unsupported_content` for an unknown type without fallback text; `malformed_message`
+    /// for a known type whose bytes do not match its shape.
+    public static func decode(contentType: String, content: [UInt8], fallback: String?) throws(PushError) -> MessageContent {
+        switch contentType {
+        case ContentType.text:
+            guard let text = String(validating: content, as: UTF8.self) else {
+                throw PushError(.malformedMessage, "text content is not UTF-8")
+            }
+            return .text(text)
+        case ContentType.reply:
+            let value = try object(content, contentType)
+            let reference = try string(value, "reference", contentType, ProtocolIds.isId16)
+            return .reply(reference: reference, text: try string(value, "text", contentType))
+        case ContentType.reaction:
+            let value = try object(content, contentType)
+            let reference = try string(value, "reference", contentType, ProtocolIds.isId16)
+            guard let action = ReactionAction(rawValue: try string(value, "action", contentType)) else {
+                throw PushError(.malformedMessage, "reaction action is not added or removed")
+            }
+            let emoji = try string(value, "content", contentType) { !$0.isEmpty && $0.utf8.count <= 64 }
+            return .reaction(reference: reference, action: action, emoji: emoji)
+        case ContentType.explodeSettings:
+            let value = try object(content, contentType)
+            let text = try string(value, "expiresAt", contentType)
+            guard let ms = ISO8601.millis(from: text) else {
+                throw PushError(.malformedMessage, "expiresAt is not an ISO 8601 UTC date")
+            }
+            return .explodeSettings(expiresAtMs: ms)
+        case ContentType.joinRequest:
+            let value = try object(content, contentType)
+            return .joinRequest(JoinRequest(
+                inviteId: try string(value, "inviteId", contentType, isSecretHex),
+                secret: try string(value, "secret", contentType, isSecretHex),
+                profileName: try string(value, "profileName", contentType),
+                endpoint: try string(value, "endpoint", contentType, ProtocolIds.isEndpoint),
+                clientId: try string(value, "clientId", contentType, ProtocolIds.isClientId)))
+        case ContentType.membership:
+            let value = try object(content, contentType)
+            let name = try string(value, "name", contentType)
+            guard let list = value["members"]?.array, list.count <= maxMembers else {
+                throw PushError(.malformedMessage, "membership members is missing, not a list, or too long")
+            }
+            var members: [Member] = []
+            for item in list {
+                guard item.object != nil else { throw PushError(.malformedMessage, "membership member is not an object") }
+                members.append(Member(
+                    inboxId: try string(item, "inboxId", contentType, ProtocolIds.isInboxId),
+                    publicKey: try string(item, "publicKey", contentType) { Hex.isCanonical($0, byteCount: 33) },
+                    endpoint: try string(item, "endpoint", contentType, ProtocolIds.isEndpoint),
+                    clientId: try string(item, "clientId", contentType, ProtocolIds.isClientId),
+                    profileName: try string(item, "profileName", contentType)))
+            }
+            return .membership(name: name, members: members)
+        default:
+            guard let fallback, !fallback.isEmpty else {
+                throw PushError(.unsupportedContent, "content type \(printable(contentType)) is unknown and has no fallback")
+            }
+            return .unknown(contentType: contentType, fallback: fallback)
+        }
+    }
+
+    /// One line for a notification.
+    public var displayText: String {
+        switch self {
+        case .text(let text): return text
+        case .reply(_, let text): return text
+        case .reaction(_, .added, let emoji): return "reacted \(emoji)"
+        case .reaction(_, .removed, let emoji): return "removed \(emoji)"
+        case .explodeSettings(let ms): return "Conversation expires at \(ISO8601.string(fromMillis: ms))"
+        case .joinRequest(let request): return "\(request.profileName) asked to join"
+        case .membership(let name, let members): return "\(name): \(members.count) members"
+        case .unknown(_, let fallback): return fallback
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// Invite ids and secrets: 1 to 64 bytes of lowercase hex.
+    static func isSecretHex(_ text: String) -> Bool {
+        let count = text.utf8.count
+        return count >= 2 && count <= 128 && count % 2 == 0 && Hex.isCanonical(text, byteCount: count / 2)
+    }
+
+    private static func object(_ content: [UInt8], _ contentType: String) throws(PushError) -> JSONValue {
+        guard let value = try? JSONParser.parse(content, limits: .init(maxBytes: SignedMessage.maxBytes, maxDepth: 8)),
+              value.object != nil
+        else { throw PushError(.malformedMessage, "\(contentType) content is not a JSON object") }
+        return value
+    }
+
+    private static func string(_ value: JSONValue, _ key: String, _ contentType: String,
+                               _ isValid: (String) -> Bool = { _ in true }) throws(PushError) -> String {
+        guard let text = value[key]?.string, isValid(text) else {
+            throw PushError(.malformedMessage, "\(contentType) \(key) is missing or malformed")
+        }
+        return text
+    }
+
+    private static func printable(_ text: String) -> String {
+        String(text.unicodeScalars.prefix(64).map { $0.isASCII && $0.value >= 0x20 ? Character($0) : "?" })
+    }
+}

@@ -1,0 +1,253 @@
+import Foundation
+import SharedStore
+import TestSupport
+import Testing
+
+@Suite("Keystore", .serialized)
+struct KeystoreTests {
+    func withKeystore(_ body: (Keystore, String) throws -> Void) throws {
+        let temp = try TemporaryDirectory()
+        defer { temp.remove() }
+        let dir = temp.path + "/keystore"
+        try body(try Keystore(directory: dir, environment: [:], createIfMissing: true), dir)
+    }
+
+    func mode(_ path: String) throws -> Int {
+        (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+    }
+
+    func expectError(_ expected: (KeystoreError) -> Bool, _ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) {
+        do {
+            try body()
+            Issue.record("no error", sourceLocation: sourceLocation)
+        } catch let error as KeystoreError {
+            #expect(expected(error), "\(error)", sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("unexpected \(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    func isCorrupt(_ e: KeystoreError) -> Bool { if case .corrupt = e { true } else { false } }
+    func isInsecure(_ e: KeystoreError) -> Bool { if case .insecure = e { true } else { false } }
+    func isUnavailable(_ e: KeystoreError) -> Bool { if case .unavailable = e { true } else { false } }
+
+    @Test func saveLookupListAndModes() throws {
+        try withKeystore { keystore, dir in
+            let a = Identity.generate(), b = Identity.generate()
+            try keystore.save(a)
+            try keystore.save(b)
+            #expect(try keystore.identity(clientId: a.clientId).isSame(as: a))
+            #expect(try keystore.identity(inboxId: b.inboxId).isSame(as: b))
+            #expect(Set(try keystore.list().map(\.clientId)) == [a.clientId, b.clientId])
+            #expect(throws: KeystoreError.duplicateClientId) { try keystore.save(a) }
+            #expect(try mode(dir) == 0o700)
+            #expect(try mode("\(dir)/\(a.clientId).identity") == 0o600)
+            #expect(try mode("\(dir)/master.key") == 0o600)
+            // No key bytes in the file in clear.
+            let file = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/\(a.clientId).identity"))
+            #expect(file.range(of: Data(a.privateKey.exportBytes())) == nil)
+            // A second process's view: a fresh Keystore on the same directory reads the same identity.
+            #expect(try Keystore(directory: dir, environment: [:]).identity(clientId: a.clientId).isSame(as: a))
+        }
+    }
+
+    @Test func missingVersusUnavailable() throws {
+        try withKeystore { keystore, dir in
+            #expect(throws: KeystoreError.missing) { try keystore.identity(clientId: SecureRandom.uuidV4()) }
+            #expect(throws: KeystoreError.missing) { try keystore.identity(inboxId: String(repeating: "ab", count: 32)) }
+            #expect(throws: KeystoreError.missing) { try keystore.identity(clientId: "../master.key") }
+            expectError(isUnavailable) { _ = try Keystore(directory: dir + "/nope", environment: [:]) }
+            // A reader finds no master key: unavailable, and it does not create one.
+            try FileManager.default.removeItem(atPath: dir + "/master.key")
+            expectError(isUnavailable) { _ = try Keystore(directory: dir, environment: [:]) }
+            #expect(!FileManager.default.fileExists(atPath: dir + "/master.key"))
+        }
+    }
+
+    @Test func refusesLoosePermissionsOwnerAndSymlinks() throws {
+        try withKeystore { keystore, dir in
+            let a = Identity.generate()
+            try keystore.save(a)
+            let file = "\(dir)/\(a.clientId).identity"
+            chmod(file, 0o640)
+            expectError(isInsecure) { _ = try keystore.identity(clientId: a.clientId) }
+            chmod(file, 0o600)
+            #expect(try keystore.identity(clientId: a.clientId).isSame(as: a))
+            #expect(chown(file, 65534, 65534) == 0)
+            expectError(isInsecure) { _ = try keystore.identity(clientId: a.clientId) }
+            #expect(chown(file, geteuid(), getegid()) == 0)
+            // Symlink to a perfectly valid copy: still refused.
+            try FileManager.default.moveItem(atPath: file, toPath: dir + "/elsewhere")
+            try FileManager.default.createSymbolicLink(atPath: file, withDestinationPath: dir + "/elsewhere")
+            expectError(isInsecure) { _ = try keystore.identity(clientId: a.clientId) }
+            // A FIFO in place of the file: refused without blocking.
+            try FileManager.default.removeItem(atPath: file)
+            #expect(mkfifo(file, 0o600) == 0)
+            expectError(isInsecure) { _ = try keystore.identity(clientId: a.clientId) }
+            chmod(dir, 0o755)
+            expectError(isInsecure) { _ = try Keystore(directory: dir, environment: [:]) }
+            chmod(dir, 0o700)
+            let link = dir + "-link"
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: dir)
+            defer { try? FileManager.default.removeItem(atPath: link) }
+            expectError(isInsecure) { _ = try Keystore(directory: link, environment: [:]) }
+        }
+    }
+
+    @Test func tamperedTruncatedGarbageOversizeSwapped() throws {
+        try withKeystore { keystore, dir in
+            let a = Identity.generate(), b = Identity.generate()
+            try keystore.save(a)
+            try keystore.save(b)
+            let path = "\(dir)/\(a.clientId).identity"
+            let original = try Data(contentsOf: URL(fileURLWithPath: path))
+            func put(_ data: Data, at target: String? = nil) throws {
+                let url = URL(fileURLWithPath: target ?? path)
+                try data.write(to: url)
+                chmod(url.path, 0o600)
+            }
+            for index in [0, 20, 50, 80, 100, original.count - 1] {
+                var bytes = original
+                bytes[index] ^= 0x01
+                try put(bytes)
+                expectError(isCorrupt) { _ = try keystore.identity(clientId: a.clientId) }
+            }
+            try put(original.prefix(100))
+            expectError(isCorrupt) { _ = try keystore.identity(clientId: a.clientId) }
+            try put(Data())
+            expectError(isCorrupt) { _ = try keystore.identity(clientId: a.clientId) }
+            try put(Data(SecureRandom.bytes(original.count)))
+            expectError(isCorrupt) { _ = try keystore.identity(clientId: a.clientId) }
+            try put(Data(count: 10_000))
+            expectError(isCorrupt) { _ = try keystore.identity(clientId: a.clientId) }
+            // b's sealed file under a's name: the authenticated header names b.
+            try put(try Data(contentsOf: URL(fileURLWithPath: "\(dir)/\(b.clientId).identity")))
+            expectError(isCorrupt) { _ = try keystore.identity(clientId: a.clientId) }
+            // a's alias pointing at b: lookup by a's inbox must not return b.
+            try put(Data(b.clientId.utf8), at: "\(dir)/\(a.inboxId).inbox")
+            #expect(throws: KeystoreError.missing) { try keystore.identity(inboxId: a.inboxId) }
+            try put(original)
+            #expect(try keystore.identity(clientId: a.clientId).isSame(as: a))
+            // Another master key cannot open it.
+            try FileManager.default.removeItem(atPath: dir + "/master.key")
+            let other = try Keystore(directory: dir, environment: [:], createIfMissing: true)
+            expectError(isCorrupt) { _ = try other.identity(clientId: a.clientId) }
+        }
+    }
+
+    @Test func credentialsDirectoryMasterKey() throws {
+        let temp = try TemporaryDirectory()
+        defer { temp.remove() }
+        let credentials = temp.path + "/credentials"
+        try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: false)
+        let keyPath = credentials + "/sotto-keystore-key"
+        try Data((Hex.encode(SecureRandom.bytes(32)) + "\n").utf8).write(to: URL(fileURLWithPath: keyPath))
+        chmod(keyPath, 0o400)
+        let env = ["CREDENTIALS_DIRECTORY": credentials]
+        let dir = temp.path + "/keystore"
+        let keystore = try Keystore(directory: dir, environment: env, createIfMissing: true)
+        let a = Identity.generate()
+        try keystore.save(a)
+        #expect(!FileManager.default.fileExists(atPath: dir + "/master.key"))
+        #expect(try Keystore(directory: dir, environment: env).identity(clientId: a.clientId).isSame(as: a))
+        // Without the credential the daemon would make its own master.key, which cannot open a.
+        let local = try Keystore(directory: dir, environment: [:], createIfMissing: true)
+        expectError(isCorrupt) { _ = try local.identity(clientId: a.clientId) }
+        expectError(isUnavailable) { _ = try Keystore(directory: dir, environment: ["CREDENTIALS_DIRECTORY": temp.path]) }
+        chmod(keyPath, 0o644)
+        expectError(isInsecure) { _ = try Keystore(directory: dir, environment: env) }
+    }
+
+    @Test func deleteZeroesThenUnlinks() throws {
+        try withKeystore { keystore, dir in
+            let a = Identity.generate()
+            try keystore.save(a)
+            let path = "\(dir)/\(a.clientId).identity"
+            // A hard link keeps the inode reachable, to check its bytes were overwritten.
+            let witness = dir + "-witness"
+            #expect(link(path, witness) == 0)
+            defer { unlink(witness) }
+            try keystore.delete(inboxId: a.inboxId)
+            #expect(!FileManager.default.fileExists(atPath: path))
+            #expect(!FileManager.default.fileExists(atPath: "\(dir)/\(a.inboxId).inbox"))
+            let left = try Data(contentsOf: URL(fileURLWithPath: witness))
+            #expect(left.count == 176 && left.allSatisfy { $0 == 0 })
+            #expect(throws: KeystoreError.missing) { try keystore.identity(clientId: a.clientId) }
+            #expect(throws: KeystoreError.missing) { try keystore.delete(inboxId: a.inboxId) }
+        }
+    }
+
+    @Test func unusedSlotTakeIsExclusive() async throws {
+        let temp = try TemporaryDirectory()
+        defer { temp.remove() }
+        let keystore = try Keystore(directory: temp.path + "/keystore", environment: [:], createIfMissing: true)
+        #expect(try keystore.peekUnused() == nil)
+        #expect(try keystore.takeUnused() == nil)
+        for _ in 0..<20 {
+            let spare = Identity.generate()
+            try keystore.storeUnused(spare)
+            #expect(try keystore.peekUnused()?.isSame(as: spare) == true)
+            let taken = try await withThrowingTaskGroup(of: Identity?.self) { group in
+                for _ in 0..<8 { group.addTask { try keystore.takeUnused() } }
+                var got: [Identity] = []
+                for try await result in group { if let result { got.append(result) } }
+                return got
+            }
+            #expect(taken.count == 1)
+            #expect(taken.first?.isSame(as: spare) == true)
+            #expect(try keystore.peekUnused() == nil)
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: temp.path + "/keystore")
+        #expect(names == ["master.key"])
+    }
+
+    @Test func readerProcessNeverSeesATornWrite() throws {
+        let probe = try builtExecutable("sotto-keystore-probe")
+        let temp = try TemporaryDirectory()
+        defer { temp.remove() }
+        let dir = temp.path + "/keystore"
+        let a = Identity.generate()
+        try Keystore(directory: dir, environment: [:], createIfMissing: true).save(a)
+        let stopFile = temp.path + "/stop"
+
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: probe)
+        reader.arguments = ["read", dir, a.clientId, stopFile]
+        let readerOut = Pipe()
+        reader.standardOutput = readerOut
+        try reader.run()
+        // Wait for the reader's first good read (a real event on its stdout), so it overlaps the writer.
+        var firstLine = Data()
+        while !firstLine.contains(0x0a) {
+            let chunk = readerOut.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            firstLine.append(chunk)
+        }
+        #expect(String(decoding: firstLine, as: UTF8.self).hasPrefix("ready"))
+
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: probe)
+        writer.arguments = ["write", dir, a.clientId, "300"]
+        let writerOut = Pipe()
+        writer.standardOutput = writerOut
+        try writer.run()
+        let writerText = String(decoding: writerOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        writer.waitUntilExit()
+        FileManager.default.createFile(atPath: stopFile, contents: nil)
+        let readerText = String(decoding: firstLine + readerOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        reader.waitUntilExit()
+
+        #expect(writer.terminationReason == .exit && writer.terminationStatus == 0, "\(writerText)")
+        #expect(reader.terminationReason == .exit && reader.terminationStatus == 0, "\(readerText)")
+        #expect(writerText.contains("wrote=300"))
+        let summary = try #require(readerText.split(separator: "\n").last { $0.hasPrefix("ok=") })
+        let fields = Dictionary(uniqueKeysWithValues: summary.split(separator: " ").map {
+            let pair = $0.split(separator: "=")
+            return (String(pair[0]), Int(pair[1]) ?? -1)
+        })
+        #expect(fields["torn"] == 0, "\(summary)")
+        #expect((fields["ok"] ?? 0) > 1, "\(summary)")
+        // Both versions were observed, so reads really interleaved with the rewrites.
+        #expect(fields["distinct"] == 2, "\(summary)")
+    }
+}
