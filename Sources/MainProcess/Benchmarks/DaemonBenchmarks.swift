@@ -55,6 +55,12 @@ enum DaemonBenchmarks {
         print("append, timeline only, history 100,000: \(format(pl)) ns/append   ratio \(String(format: "%.2f", pl / ps))")
         print("append at cap 10,000 (drops oldest):   \(format(median(atCap))) ns/append")
 
+        // Long runs include the array and index growth the short window above may not reach.
+        let longSmall = try await perAppendNs(history: 10, cap: 1_000_000, batch: 50_000)
+        let longLarge = try await perAppendNs(history: 100_000, cap: 1_000_000, batch: 50_000)
+        print("append, 50,000 in a row, history 10 / 100,000: \(format(longSmall)) / \(format(longLarge)) ns/append"
+              + "   ratio \(String(format: "%.2f", longLarge / longSmall))")
+
         let store = try ConversationStore(conversationId: "c", cap: 1_000_000,
                                           history: history(count: 100_000))
         let t0 = WallClock.monotonicNs()

@@ -38,8 +38,12 @@ struct ConversationTimeline {
         }
         var seen = Set<String>()
         let unique = history.filter { seen.insert($0.id).inserted }
-        items = Array(unique.sorted { $0.sortKey < $1.sortKey }.suffix(cap))
-        sentAtById.reserveCapacity(items.count)
+        let kept = unique.sorted { $0.sortKey < $1.sortKey }.suffix(cap)
+        // Room to grow, so the first messages after a wake do not copy the whole history.
+        let headroom = Swift.max(256, kept.count / 4)
+        items.reserveCapacity(kept.count + headroom)
+        items.append(contentsOf: kept)
+        sentAtById.reserveCapacity(kept.count + headroom)
         for message in items { sentAtById[message.id] = message.sentAtMs }
         self.readMarker = readMarker
         unreadCount = items.reduce(0) { $0 + (isUnread($1) ? 1 : 0) }

@@ -233,10 +233,13 @@ public actor InboxLifecycleManager {
 
     // MARK: State transitions (synchronous: state is consistent at every await)
 
-    private func track(_ inboxId: String, lastActivityMs: Int64) {
-        guard entries[inboxId] == nil else { return }
+    /// Starts tracking an unknown inbox as sleeping; returns false if it was already tracked.
+    @discardableResult
+    private func track(_ inboxId: String, lastActivityMs: Int64) -> Bool {
+        guard entries[inboxId] == nil else { return false }
         touchCounter += 1
         entries[inboxId] = Entry(recency: Recency(lastActivityMs: lastActivityMs, touch: touchCounter))
+        return true
     }
 
     private func touch(_ inboxId: String, at ms: Int64) {
@@ -285,8 +288,8 @@ public actor InboxLifecycleManager {
     /// all protected, then the most recent unprotected up to capacity.
     private func reconcile(ranked: [InboxActivity], reason: WakeReason) async -> [InboxLifecycleError] {
         // Reverse order so that, on equal timestamps, a higher rank gets the later touch.
-        for item in ranked.reversed() {
-            track(item.inboxId, lastActivityMs: item.lastActivityMs)
+        entries.reserveCapacity(entries.count + ranked.count)
+        for item in ranked.reversed() where !track(item.inboxId, lastActivityMs: item.lastActivityMs) {
             touch(item.inboxId, at: item.lastActivityMs)
         }
         var activations: [Handle] = []

@@ -75,30 +75,28 @@ public actor UnusedInboxCache {
 
     /// Fills the slot if it is empty and waits until it is (joins a replenish already running).
     public func replenish() async throws {
-        if let running = replenishing {
-            try await running.value
-            return
-        }
-        let task = Task { try await self.fillSlot() }
-        replenishing = task
-        defer { replenishing = nil }
-        try await task.value
+        try await ensureReplenishing().value
     }
 
     private func startReplenish() {
-        guard replenishing == nil else { return }
+        _ = ensureReplenishing()
+    }
+
+    /// The running refill, or a new one. The task runs on this actor and clears the handle
+    /// itself before anyone awaiting it resumes, so a finished refill never blocks the next.
+    private func ensureReplenishing() -> Task<Void, any Error> {
+        if let running = replenishing { return running }
         let task = Task {
-            do { try await self.fillSlot() } catch {
+            defer { self.replenishing = nil }
+            do {
+                try await self.fillSlot()
+            } catch {
                 self.recordReplenishFailure(error)
                 throw error
             }
         }
         replenishing = task
-        Task { _ = try? await task.value; self.replenishFinished(task) }
-    }
-
-    private func replenishFinished(_ task: Task<Void, any Error>) {
-        if replenishing == task { replenishing = nil }
+        return task
     }
 
     private func recordReplenishFailure(_ error: any Error) {

@@ -137,3 +137,18 @@ struct UnusedInboxCacheTests {
         #expect("\(identity)".contains("redacted"))
     }
 }
+
+@Suite("UnusedInboxCache refill")
+struct UnusedInboxCacheRefillTests {
+    /// Consume, wait for the refill, consume again: every consume after the first refill hits.
+    @Test func everyConsumeAfterARefillHits() async throws {
+        let generator = CountingGenerator()
+        let cache = UnusedInboxCache(vault: InMemoryIdentityVault()) { try generator.generate() }
+        for _ in 0..<50 {
+            try await cache.replenish()
+            _ = try await cache.consume()
+        }
+        #expect(await cache.stats.hits == 50)
+        #expect(await cache.stats.misses == 0)
+    }
+}
