@@ -20,7 +20,7 @@ struct SottoCommand: AsyncParsableCommand {
             """,
         version: SottoVersion.string,
         subcommands: [
-            StatusCommand.self, ListCommand.self, NewCommand.self,
+            StatusCommand.self, ListCommand.self, BenchmarkCommand.self, NewCommand.self,
             ReadCommand.self, SendCommand.self, WatchCommand.self, InstallCommand.self,
         ])
 }

@@ -1,0 +1,41 @@
+/// The conversation stores of awake conversations: one is created when a conversation wakes
+/// and dropped (its subscribers' streams ended) when it sleeps. Looking up a sleeping
+/// conversation returns nil rather than creating a store behind the lifecycle's back.
+///
+/// ```swift
+/// let registry = ConversationStoreRegistry()
+/// let store = try await registry.open("c1", history: rowsFromDatabase)   // on wake
+/// await registry.store(for: "c1")?.append(message)
+/// await registry.drop("c1")                                              // on sleep
+/// ```
+public actor ConversationStoreRegistry {
+    private var stores: [String: ConversationStore] = [:]
+    public let cap: Int
+
+    public init(cap: Int = ConversationStore.defaultCap) {
+        self.cap = cap
+    }
+
+    /// The store of an awake conversation, or nil.
+    public func store(for conversationId: String) -> ConversationStore? { stores[conversationId] }
+
+    public var openConversationIds: [String] { stores.keys.sorted() }
+
+    /// Creates the store from its history, or returns the one already open (history ignored).
+    public func open(_ conversationId: String, history: [TimelineMessage] = [],
+                     readMarker: TimelinePosition? = nil) throws(ConversationStoreError) -> ConversationStore {
+        if let existing = stores[conversationId] { return existing }
+        let store = try ConversationStore(conversationId: conversationId, cap: cap,
+                                          history: history, readMarker: readMarker)
+        stores[conversationId] = store
+        return store
+    }
+
+    /// Forgets the store and ends its subscribers' streams. Returns false if it was not open.
+    @discardableResult
+    public func drop(_ conversationId: String) async -> Bool {
+        guard let store = stores.removeValue(forKey: conversationId) else { return false }
+        await store.close()
+        return true
+    }
+}

@@ -1,0 +1,13 @@
+/// Where an inbox stands in the lifecycle (ADR 003).
+///
+/// ```swift
+/// if await manager.state(of: "inbox-1") == .sleeping { ... }
+/// ```
+public enum InboxState: String, Sendable, Hashable, Codable {
+    /// Resources are held: unlocked identity, conversation store, outbox sender, observation.
+    case awake
+    /// Known to the manager but holding nothing; a push or a user action wakes it.
+    case sleeping
+    /// Unknown to the manager (never seen, or removed with `forceRemove`).
+    case notTracked
+}

@@ -1,0 +1,25 @@
+/// A point-in-time view of the lifecycle manager, for `sotto status`.
+///
+/// ```swift
+/// let snap = await manager.snapshot()
+/// print("\(snap.awake.count)/\(snap.capacity) awake, \(snap.sleepingCount) sleeping")
+/// ```
+public struct LifecycleSnapshot: Sendable, Hashable, Codable {
+    /// Awake inboxes, most recently active first.
+    public var awake: [String]
+    /// The awake inboxes that are protected (a subset of `awake`).
+    public var protectedAwake: [String]
+    public var sleepingCount: Int
+    /// How many wakes happened per reason since the manager started.
+    public var wakesByReason: [WakeReason: Int]
+    public var capacity: Int
+
+    public init(awake: [String], protectedAwake: [String], sleepingCount: Int,
+                wakesByReason: [WakeReason: Int], capacity: Int) {
+        self.awake = awake
+        self.protectedAwake = protectedAwake
+        self.sleepingCount = sleepingCount
+        self.wakesByReason = wakesByReason
+        self.capacity = capacity
+    }
+}

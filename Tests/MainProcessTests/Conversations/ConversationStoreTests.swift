@@ -1,0 +1,192 @@
+import Testing
+@testable import MainProcess
+
+func message(_ id: String, at sentAtMs: Int64, in conversationId: String = "c1",
+             outgoing: Bool = false, text: String? = nil) -> TimelineMessage {
+    TimelineMessage(id: id, conversationId: conversationId, senderInboxId: outgoing ? "me" : "them",
+                    sentAtMs: sentAtMs, text: text ?? "text of \(id)", isOutgoing: outgoing,
+                    deliveryStatus: outgoing ? .pending : .received)
+}
+
+/// Reads exactly `count` changes from a stream (the test fails by hanging only if they never
+/// come; each one is produced before we start reading).
+func collect(_ count: Int, from stream: AsyncStream<ConversationChange>) async -> [ConversationChange] {
+    var changes: [ConversationChange] = []
+    for await change in stream {
+        changes.append(change)
+        if changes.count == count { break }
+    }
+    return changes
+}
+
+@Suite("ConversationStore")
+struct ConversationStoreTests {
+    // MARK: Order and identity
+
+    @Test func appendsKeepSendOrder() async throws {
+        let store = try ConversationStore(conversationId: "c1")
+        #expect(try await store.append(message("a", at: 1)) == .appended(index: 0))
+        #expect(try await store.append(message("b", at: 2)) == .appended(index: 1))
+        #expect(try await store.append(message("c", at: 3)) == .appended(index: 2))
+        #expect(await store.messages.map(\.id) == ["a", "b", "c"])
+    }
+
+    @Test func outOfOrderMessageIsInsertedInPlace() async throws {
+        let store = try ConversationStore(conversationId: "c1")
+        for (id, at) in [("a", 10), ("d", 40), ("c", 30)] { try await store.append(message(id, at: Int64(at))) }
+        #expect(try await store.append(message("b", at: 20)) == .appended(index: 1))
+        #expect(try await store.append(message("b2", at: 20)) == .appended(index: 2))   // tie: by id
+        #expect(try await store.append(message("0", at: 5)) == .appended(index: 0))
+        #expect(await store.messages.map(\.id) == ["0", "a", "b", "b2", "c", "d"])
+        #expect(await store.message(id: "c")?.sentAtMs == 30)
+    }
+
+    @Test func duplicateIdsAreIgnored() async throws {
+        let store = try ConversationStore(conversationId: "c1")
+        let subscription = await store.subscribe()
+        try await store.append(message("a", at: 1, text: "first"))
+        #expect(try await store.append(message("a", at: 99, text: "again")) == .duplicate)
+        await store.clear()
+        let changes = await collect(4, from: subscription.changes)
+        #expect(changes == [.appended(message("a", at: 1, text: "first"), index: 0), .unreadChanged(count: 1),
+                            .cleared, .unreadChanged(count: 0)])   // nothing from the duplicate
+    }
+
+    @Test func upsertInsertsReplacesAndMoves() async throws {
+        let store = try ConversationStore(conversationId: "c1")
+        try await store.upsertByID(message("a", at: 1))
+        try await store.upsertByID(message("b", at: 2))
+        let subscription = await store.subscribe()
+        try await store.upsertByID(message("a", at: 1, text: "edited"))
+        try await store.upsertByID(message("a", at: 3, text: "moved"))     // send time changed
+        #expect(await store.messages.map(\.text) == ["text of b", "moved"])
+        let changes = await collect(3, from: subscription.changes)
+        #expect(changes == [
+            .updated(message("a", at: 1, text: "edited"), index: 0),
+            .removed(messageId: "a", index: 0),
+            .appended(message("a", at: 3, text: "moved"), index: 1),
+        ])
+    }
+
+    @Test func deliveryStatusUpdatesInPlace() async throws {
+        let store = try ConversationStore(conversationId: "c1")
+        try await store.append(message("out", at: 1, outgoing: true))
+        let subscription = await store.subscribe()
+        #expect(await store.setDeliveryStatus("out", .sent))
+        #expect(await store.setDeliveryStatus("out", .sent))             // same status: no event
+        #expect(await store.setDeliveryStatus("nope", .sent) == false)
+        await store.setDeliveryStatus("out", .failed)
+        let changes = await collect(2, from: subscription.changes)
+        let statuses: [DeliveryStatus?] = changes.map { if case .updated(let m, _) = $0 { m.deliveryStatus } else { nil } }
+        #expect(statuses == [.sent, .failed])
+    }
+
+    @Test func wrongConversationIsRefusedAndChangesNothing() async throws {
+        let store = try ConversationStore(conversationId: "c1")
+        await #expect(throws: ConversationStoreError.wrongConversation(expected: "c1", got: "c2")) {
+            try await store.append(message("x", at: 1, in: "c2"))
+        }
+        #expect(await store.count == 0)
+        #expect(throws: ConversationStoreError.invalidCap(0)) { try ConversationStore(conversationId: "c", cap: 0) }
+    }
+
+    // MARK: Read state
+
+    @Test func unreadCountsFollowReadAndUnreadMarks() async throws {
+        let store = try ConversationStore(conversationId: "c1")
+        try await store.append(message("i1", at: 1))
+        try await store.append(message("o1", at: 2, outgoing: true))
+        try await store.append(message("i2", at: 3))
+        try await store.append(message("i3", at: 4))
+        #expect(await store.unreadCount == 3)                            // outgoing never unread
+        await store.markRead(upTo: "i2")
+        #expect(await store.unreadCount == 1)
+        await store.markRead(upTo: "i1")                                 // never backwards
+        #expect(await store.unreadCount == 1)
+        await store.markAllRead()
+        #expect(await store.unreadCount == 0)
+        await store.markUnread()
+        #expect(await store.unreadCount == 1)
+        #expect(await store.readMarker == TimelinePosition(sentAtMs: 3, messageId: "i2"))
+        try await store.append(message("late", at: 0))                   // before the marker: read
+        try await store.append(message("i4", at: 5))
+        #expect(await store.unreadCount == 2)
+        try await store.append(message("o2", at: 6, outgoing: true))
+        #expect(await store.unreadCount == 2)
+    }
+
+    @Test func historyLoadsSortedDedupedAndCapped() async throws {
+        let history = [message("c", at: 3), message("a", at: 1), message("d", at: 4),
+                       message("b", at: 2), message("c", at: 3)]
+        let store = try ConversationStore(conversationId: "c1", cap: 3, history: history,
+                                          readMarker: TimelinePosition(sentAtMs: 2, messageId: "b"))
+        #expect(await store.messages.map(\.id) == ["b", "c", "d"])
+        #expect(await store.unreadCount == 2)
+        #expect(await store.message(id: "a") == nil)
+    }
+
+    // MARK: Cap and clear
+
+    @Test func capDropsTheOldest() async throws {
+        let store = try ConversationStore(conversationId: "c1", cap: 3)
+        let subscription = await store.subscribe()
+        for i in 1...5 { try await store.append(message("m\(i)", at: Int64(i))) }
+        #expect(await store.messages.map(\.id) == ["m3", "m4", "m5"])
+        #expect(await store.unreadCount == 3)                            // dropped unread ones uncounted
+        #expect(try await store.append(message("old", at: 0)) == .olderThanCap)
+        #expect(await store.message(id: "m1") == nil)
+        // 3 × (appended, unread) then 2 × (removed, appended): the count stays 3, so no unread event.
+        let changes = await collect(10, from: subscription.changes)
+        #expect(changes[6] == .removed(messageId: "m1", index: 0))
+        #expect(changes[7] == .appended(message("m4", at: 4), index: 2))
+        #expect(changes.last == .appended(message("m5", at: 5), index: 2))
+    }
+
+    @Test func longRunsPastTheCapStayConsistent() async throws {
+        let store = try ConversationStore(conversationId: "c1", cap: 10)
+        for i in 0..<5_000 { try await store.append(message(String(format: "m%05d", i), at: Int64(i))) }
+        #expect(await store.count == 10)
+        #expect(await store.messages.first?.id == "m04990")
+        #expect(await store.message(id: "m04995")?.sentAtMs == 4_995)
+        #expect(await store.message(id: "m04989") == nil)
+        #expect(await store.unreadCount == 10)
+    }
+
+    @Test func clearEmptiesAndCountsTheRestAsRead() async throws {
+        let store = try ConversationStore(conversationId: "c1")
+        for i in 1...3 { try await store.append(message("m\(i)", at: Int64(i))) }
+        let subscription = await store.subscribe()
+        await store.clear()
+        #expect(await store.count == 0)
+        #expect(await store.unreadCount == 0)
+        try await store.append(message("old", at: 2))                    // from before the clear
+        try await store.append(message("new", at: 9))
+        #expect(await store.unreadCount == 1)
+        #expect(await collect(2, from: subscription.changes) == [.cleared, .unreadChanged(count: 0)])
+    }
+
+    // MARK: Model check
+
+    /// Random appends and upserts against a reference that re-sorts everything.
+    @Test func matchesASortedReference() async throws {
+        var timeline = try ConversationTimeline(conversationId: "c1", cap: 50)
+        var reference: [String: TimelineMessage] = [:]
+        var rng = SplitMix(seed: 7)
+        for step in 0..<3_000 {
+            let id = "m\(rng.next() % 120)"
+            let candidate = message(id, at: Int64(rng.next() % 500), text: "v\(step)")
+            if rng.next() % 2 == 0 {
+                let (outcome, _) = try timeline.append(candidate)
+                if outcome != .duplicate, outcome != .olderThanCap { reference[id] = candidate }
+            } else {
+                _ = try timeline.upsert(candidate)
+                reference[id] = candidate
+            }
+            // The reference applies the cap the same way: keep the newest 50.
+            let kept = reference.values.sorted { $0.sortKey < $1.sortKey }.suffix(50)
+            reference = Dictionary(uniqueKeysWithValues: kept.map { ($0.id, $0) })
+            #expect(Array(timeline.messages) == Array(kept))
+            if Array(timeline.messages) != Array(kept) { break }
+        }
+    }
+}
