@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build -c release --product sotto
-SOTTO_RUN_BENCHMARK=1 "$(swift build -c release --show-bin-path)/sotto"
+"$(swift build -c release --show-bin-path)/sotto" benchmark
