@@ -131,10 +131,9 @@ enum DaemonBenchmarks {
 
     private static func unusedInboxBenchmark() async throws {
         for (name, vault) in [("in-memory vault", InMemoryIdentityVault() as any IdentityVault),
-                              ("JSON file vault", try BenchmarkFileVault())] {
+                              ("keystore vault (fsync'd, sealed)", try KeystoreIdentityVault(keystore: benchmarkKeystore()))] {
             let cache = UnusedInboxCache(vault: vault) {
-                PreparedIdentity(inboxId: SecureRandom.uuidV4(), privateKey: SecureRandom.bytes(32),
-                                 createdAtMs: WallClock.nowMs())
+                Identity.generate()
             }
             var samples: [Double] = []
             for _ in 0..<200 {
@@ -148,7 +147,6 @@ enum DaemonBenchmarks {
             samples.sort()
             print("unused-inbox consume hit, \(name): median \(format(median(samples) / 1e3, unit: "µs")), "
                   + "p99 \(format(samples[samples.count * 99 / 100] / 1e3, unit: "µs"))   (goal ≤ 5 ms; \(hits) hits)")
-            (vault as? BenchmarkFileVault)?.remove()
         }
     }
 
@@ -182,31 +180,7 @@ private actor SwitchableRanking: InboxActivitySource {
 
 /// Writes the slot to a temporary file and fsyncs it, like a durable keystore would (the keys
 /// are throwaway benchmark keys). Removed at the end.
-private final class BenchmarkFileVault: IdentityVault, @unchecked Sendable {
-    private let directory: URL
-    private let file: URL
-
-    init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("sotto-bench-\(SecureRandom.uuidV4())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        file = directory.appendingPathComponent("unused.json")
-    }
-
-    func loadUnusedIdentity() async throws -> PreparedIdentity? {
-        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
-        return try JSONDecoder().decode(PreparedIdentity.self, from: Data(contentsOf: file))
-    }
-
-    func storeUnusedIdentity(_ identity: PreparedIdentity?) async throws {
-        if let identity {
-            try JSONEncoder().encode(identity).write(to: file, options: .atomic)
-            let fd = open(file.path, O_RDONLY)
-            if fd >= 0 { fsync(fd); close(fd) }
-        } else if FileManager.default.fileExists(atPath: file.path) {
-            try FileManager.default.removeItem(at: file)
-        }
-    }
-
-    func remove() { try? FileManager.default.removeItem(at: directory) }
+private func benchmarkKeystore() throws -> Keystore {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sotto-bench-\(SecureRandom.uuidV4())")
+    return try Keystore(directory: directory.path, environment: [:], createIfMissing: true)
 }

@@ -1,3 +1,5 @@
+import SharedStore
+
 /// Why the unused-inbox cache could not hand out an identity. Type names only, no key bytes.
 ///
 /// ```swift
@@ -27,11 +29,11 @@ public actor UnusedInboxCache {
         public var lastReplenishError: String?
     }
 
-    public typealias Generator = @Sendable () async throws -> PreparedIdentity
+    public typealias Generator = @Sendable () async throws -> Identity
 
     private let vault: any IdentityVault
     private let generate: Generator
-    private var slot: PreparedIdentity?
+    private var slot: Identity?
     private var loaded = false
     private var replenishing: Task<Void, any Error>?
     public private(set) var stats = Stats()
@@ -45,7 +47,7 @@ public actor UnusedInboxCache {
 
     /// The prepared identity if there is one (then a background replenish starts), otherwise
     /// a newly generated one. Either way the slot no longer holds the returned identity.
-    public func consume() async throws -> PreparedIdentity {
+    public func consume() async throws -> Identity {
         try await loadIfNeeded()
         if let identity = slot {
             slot = nil                       // before any await: a concurrent consume cannot take it too
@@ -119,7 +121,7 @@ public actor UnusedInboxCache {
 
     private func loadIfNeeded() async throws {
         guard !loaded else { return }
-        let stored: PreparedIdentity?
+        let stored: Identity?
         do {
             stored = try await vault.loadUnusedIdentity()
         } catch {
@@ -131,7 +133,7 @@ public actor UnusedInboxCache {
         }
     }
 
-    private func generateIdentity() async throws -> PreparedIdentity {
+    private func generateIdentity() async throws -> Identity {
         do {
             return try await generate()
         } catch {
