@@ -8,6 +8,7 @@ let staticStdlib: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
 
 let package = Package(
     name: "Sotto",
+    platforms: [.macOS(.v14)],  // Linux is the target; this only sets availability for async entry points
     products: [
         .executable(name: "sotto", targets: ["MainProcess"]),
         .executable(name: "sotto-notify", targets: ["NotificationWorker"]),

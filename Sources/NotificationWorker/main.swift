@@ -5,6 +5,7 @@ import SharedStore
 // Start-up is on the hot path of every push: nothing here loads Foundation (docs/adr/0001).
 
 signal(SIGPIPE, SIG_IGN)
+umask(0o077)
 
 let options: WorkerOptions
 do {

@@ -27,6 +27,9 @@ final class ControlClient {
     private let fd: Int32
     private var reader: LineReader
     private var nextID = 1
+    /// Notifications that arrived while waiting for a response (a subscription's replay can
+    /// overtake the `subscribe` response); `stream` delivers them first.
+    private var early: [[String: Any]] = []
 
     private init(fd: Int32) {
         self.fd = fd
@@ -63,7 +66,10 @@ final class ControlClient {
         try send(JSONRPC.requestLine(id: id, method: method, params: params))
         while true {
             let object = try readObject()
-            guard object["id"] != nil else { continue }  // a notification from a subscription
+            guard object["id"] != nil else {
+                if let params = object["params"] as? [String: Any] { early.append(params) }
+                continue
+            }
             if let error = object["error"] as? [String: Any] {
                 throw .rpc(code: error["code"] as? Int ?? -32603, message: error["message"] as? String ?? "error")
             }
@@ -74,6 +80,8 @@ final class ControlClient {
 
     /// Reads notifications until the daemon closes the connection.
     func stream(_ onNotification: ([String: Any]) -> Void) throws(Failure) {
+        for params in early { onNotification(params) }
+        early.removeAll()
         while true {
             let object = try readObject()
             if object["id"] == nil, let params = object["params"] as? [String: Any] {

@@ -3,6 +3,7 @@ import Foundation
 import SharedStore
 
 /// `sotto`: the daemon and its command-line client in one binary.
+@main
 struct SottoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sotto",
@@ -20,7 +21,7 @@ struct SottoCommand: AsyncParsableCommand {
             """,
         version: SottoVersion.string,
         subcommands: [
-            StatusCommand.self, ListCommand.self, BenchmarkCommand.self, NewCommand.self,
+            DaemonCommand.self, StatusCommand.self, ListCommand.self, BenchmarkCommand.self, NewCommand.self,
             ReadCommand.self, SendCommand.self, WatchCommand.self, InstallCommand.self,
         ])
 }

@@ -19,6 +19,7 @@ actor ChangeFeed {
     private let consumer: Consumer
     private(set) var lastSeq: Int64 = 0
     private var subscribers: [UUID: AsyncStream<DBChange>.Continuation] = [:]
+    private var connectionSubscriptions: [ObjectIdentifier: UUID] = [:]
     private static let batchSize = 500
     /// A subscriber that falls this far behind is dropped (it can resubscribe with `since`).
     static let subscriberBuffer = 10_000
@@ -73,6 +74,25 @@ actor ChangeFeed {
         return (id, stream)
     }
 
+    /// Streams changes to a control-socket client as `change` notifications until it
+    /// disconnects. Returns the seq the feed is at (replayed changes are up to it).
+    func subscribe(connection: ControlConnection, since: Int64?) -> Int64 {
+        let key = ObjectIdentifier(connection)
+        if let previous = connectionSubscriptions[key] { unsubscribe(previous) }
+        let (id, stream) = subscribe(since: since)
+        connectionSubscriptions[key] = id
+        Task.detached {
+            for await change in stream {
+                guard connection.send(JSONRPC.notificationLine(method: "change", params: change.rpcObject)) else { break }
+            }
+        }
+        return lastSeq
+    }
+
+    func unsubscribe(connection key: ObjectIdentifier) {
+        if let id = connectionSubscriptions.removeValue(forKey: key) { unsubscribe(id) }
+    }
+
     func unsubscribe(_ id: UUID) {
         subscribers.removeValue(forKey: id)?.finish()
     }
@@ -91,5 +111,15 @@ actor ChangeFeed {
                 subscribers.removeValue(forKey: id)?.finish()
             }
         }
+    }
+}
+
+extension DBChange {
+    /// A `change` notification's params.
+    var rpcObject: [String: Any] {
+        var object: [String: Any] = ["seq": seq, "kind": kind, "writerPid": writerPid, "createdAtMs": createdAt]
+        if let conversationId { object["conversationId"] = conversationId }
+        if let entityId { object["entityId"] = entityId }
+        return object
     }
 }

@@ -107,7 +107,8 @@ extension JSONRPC.Request {
 
     func optionalInt(_ key: String) throws(JSONRPC.ErrorObject) -> Int64? {
         guard let value = params[key], !(value is NSNull) else { return nil }
-        guard !(value is Bool), let number = value as? NSNumber,
+        // A JSON boolean arrives as Swift Bool; `is Bool` would also match NSNumber 0 and 1.
+        guard type(of: value) != Bool.self, let number = value as? NSNumber,
               number.doubleValue == number.doubleValue.rounded(), abs(number.doubleValue) < 9.0e15 else {
             throw .invalidParams("'\(key)' must be an integer")
         }
@@ -116,7 +117,7 @@ extension JSONRPC.Request {
 
     func optionalBool(_ key: String) throws(JSONRPC.ErrorObject) -> Bool? {
         guard let value = params[key], !(value is NSNull) else { return nil }
-        guard let number = value as? Bool else { throw .invalidParams("'\(key)' must be a boolean") }
-        return number
+        guard type(of: value) == Bool.self, let flag = value as? Bool else { throw .invalidParams("'\(key)' must be a boolean") }
+        return flag
     }
 }

@@ -1,3 +1,5 @@
+import SharedStore
+
 /// Where an outgoing message is on its way out; incoming messages are `.received`.
 ///
 /// ```swift
@@ -10,7 +12,7 @@ public enum DeliveryStatus: String, Sendable, Hashable, Codable {
     case received
 }
 
-/// The kind of content, as a `authority/type` string (e.g. `sotto.org/text`).
+/// The kind of content: the protocol's contentType string (PROTOCOL §5).
 ///
 /// ```swift
 /// let kind: MessageContentType = .text
@@ -19,9 +21,9 @@ public struct MessageContentType: RawRepresentable, Sendable, Hashable, Codable 
     public var rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
 
-    public static let text = MessageContentType(rawValue: "sotto.org/text")
-    public static let reaction = MessageContentType(rawValue: "sotto.org/reaction")
-    public static let reply = MessageContentType(rawValue: "sotto.org/reply")
+    public static let text = MessageContentType(rawValue: ContentType.text)
+    public static let reaction = MessageContentType(rawValue: ContentType.reaction)
+    public static let reply = MessageContentType(rawValue: ContentType.reply)
 }
 
 /// One message as the daemon's conversation store and its clients see it, independent of

@@ -46,6 +46,9 @@ public enum Hex {
         return utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
+    /// True for an ASCII hex digit of either case.
+    public static func isDigit(_ char: UInt8) -> Bool { value(of: char) != nil }
+
     private static func value(of char: UInt8) -> UInt8? {
         switch char {
         case 0x30...0x39: return char - 0x30

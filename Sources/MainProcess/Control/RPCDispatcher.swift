@@ -1,0 +1,75 @@
+import Foundation
+import SharedStore
+
+/// The control socket's methods (JSON-RPC 2.0, camelCase), each a thin mapping onto the
+/// daemon's services. Errors become JSON-RPC errors; nothing here can stop the daemon.
+///
+/// | method | params | result |
+/// |---|---|---|
+/// | `status` | – | daemon summary |
+/// | `listConversations` | – | `{conversations: [...]}` |
+/// | `newConversation` | `name?` | `{conversationId, inboxId, topic}` |
+/// | `readMessages` | `conversation`, `limit?` | `{messages: [...]}` |
+/// | `sendMessage` | `conversation`, `text`, `replyTo?` | `{messageId, recipients}` |
+/// | `markRead` | `conversation` | `{}` |
+/// | `subscribe` | `since?` | `{lastSeq}`, then `change` notifications |
+struct RPCDispatcher: ControlRequestHandler {
+    let daemon: DaemonContext
+
+    func handle(_ request: JSONRPC.Request, on connection: ControlConnection) async -> String {
+        do {
+            let result = try await call(request, connection: connection)
+            return JSONRPC.resultLine(id: request.id, result)
+        } catch let error as JSONRPC.ErrorObject {
+            return JSONRPC.errorLine(id: request.id, error)
+        } catch let error as ConversationService.Failure {
+            switch error {
+            case .notFound, .ambiguous: return JSONRPC.errorLine(id: request.id, .notFound(error.description))
+            case .refused: return JSONRPC.errorLine(id: request.id, .refused(error.description))
+            case .invalid: return JSONRPC.errorLine(id: request.id, .invalidParams(error.description))
+            }
+        } catch let error as KeystoreError {
+            return JSONRPC.errorLine(id: request.id, .unavailable("keystore: \(error)"))
+        } catch {
+            DaemonLog.warning("\(request.method) failed: \(type(of: error))")
+            return JSONRPC.errorLine(id: request.id, .internalError(String(describing: type(of: error))))
+        }
+    }
+
+    func connectionClosed(_ connection: ControlConnection) {
+        let feed = daemon.feed
+        Task { await feed.unsubscribe(connection: ObjectIdentifier(connection)) }
+    }
+
+    private func call(_ request: JSONRPC.Request, connection: ControlConnection) async throws -> Any {
+        let service = daemon.service
+        switch request.method {
+        case "status":
+            return await daemon.status()
+        case "listConversations":
+            return ["conversations": try await service.listConversations().map(\.rpcObject)]
+        case "newConversation":
+            let conversation = try await service.newConversation(name: try request.optionalString("name"))
+            return ["conversationId": conversation.id, "inboxId": conversation.inboxId, "topic": conversation.topic]
+        case "readMessages":
+            let limit = Int(try request.optionalInt("limit") ?? 50)
+            guard (1...10_000).contains(limit) else { throw JSONRPC.ErrorObject.invalidParams("'limit' must be 1…10000") }
+            let messages = try await service.readMessages(try request.string("conversation"), limit: limit)
+            return ["messages": messages.map(\.rpcObject)]
+        case "sendMessage":
+            let sent = try await service.send(to: try request.string("conversation"), text: try request.string("text"),
+                                              replyTo: try request.optionalString("replyTo"))
+            return ["messageId": sent.messageId, "recipients": sent.recipients]
+        case "markRead":
+            try await service.markRead(try request.string("conversation"))
+            return [String: Any]()
+        case "subscribe":
+            let since = try request.optionalInt("since")
+            if let since, since < 0 { throw JSONRPC.ErrorObject.invalidParams("'since' must be ≥ 0") }
+            let lastSeq = await daemon.feed.subscribe(connection: connection, since: since)
+            return ["lastSeq": lastSeq]
+        default:
+            throw JSONRPC.ErrorObject.methodNotFound(request.method)
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import SharedStore
+
+/// Delivers what the outbox table holds: each due push to its member's endpoint, recording
+/// every attempt in the same database (so a restart loses nothing). An ok ack marks the
+/// push sent; a permanent error marks it failed; a retryable error or an unreachable
+/// endpoint schedules a retry with exponential backoff (1 s doubling to 5 min).
+///
+/// ```swift
+/// let outbox = OutboxSender(database: db)
+/// Task { await outbox.run() }
+/// await outbox.kick()          // after queueing a message
+/// ```
+actor OutboxSender {
+    static let firstRetryMs: Int64 = 1_000
+    static let maxRetryMs: Int64 = 300_000
+
+    private let database: DaemonDatabase
+    private var wakeUp: AsyncStream<Void>.Continuation?
+    private var running = true
+    private(set) var attempts = 0
+
+    init(database: DaemonDatabase) {
+        self.database = database
+    }
+
+    func kick() {
+        wakeUp?.yield()
+    }
+
+    func stop() {
+        running = false
+        wakeUp?.finish()
+    }
+
+    /// Delivers due pushes until stopped; sleeps until kicked or until the next retry is due.
+    func run() async {
+        let (signals, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        wakeUp = continuation
+        var iterator = signals.makeAsyncIterator()
+        while running {
+            let nextDue = await deliverDue()
+            guard running else { return }
+            let waitMs = nextDue.map { max(10, min($0 - WallClock.nowMs(), 60_000)) } ?? 60_000
+            let timer = Task { [continuation] in
+                try? await Task.sleep(for: .milliseconds(waitMs))
+                continuation.yield()
+            }
+            _ = await iterator.next()
+            timer.cancel()
+        }
+    }
+
+    /// One pass over what is due now. Returns when the next pending push is due, if any.
+    @discardableResult
+    func deliverDue() async -> Int64? {
+        let now = WallClock.nowMs()
+        guard let due = try? database.read({ conn in try OutboxRepository.due(now: now, limit: 64, on: conn) }) else {
+            return now + Self.firstRetryMs
+        }
+        for item in due {
+            attempts += 1
+            let result = await Task.detached { PushDelivery.deliver(item.payload, to: item.endpoint) }.value
+            let backoff = min(Self.firstRetryMs << min(Int64(item.attempts), 20), Self.maxRetryMs)
+            let (state, nextAttempt, lastError): (DBOutboxItem.State, Int64, String?)
+            switch result {
+            case .acked(let ack) where ack.ok:
+                (state, nextAttempt, lastError) = (.sent, WallClock.nowMs(), nil)
+            case .acked(let ack) where ack.retry:
+                (state, nextAttempt, lastError) = (.pending, WallClock.nowMs() + backoff, ack.error ?? "retry")
+            case .acked(let ack):
+                (state, nextAttempt, lastError) = (.failed, WallClock.nowMs(), ack.error ?? "rejected")
+            case .unreachable(let reason):
+                (state, nextAttempt, lastError) = (.pending, WallClock.nowMs() + backoff, reason)
+            case .badEndpoint(let reason):
+                (state, nextAttempt, lastError) = (.failed, WallClock.nowMs(), reason)
+            }
+            _ = try? await database.write { conn in
+                try OutgoingMessageWriter.recordAttempt(messageId: item.messageId, memberInboxId: item.memberInboxId,
+                                                        state: state, nextAttemptAt: nextAttempt,
+                                                        lastError: lastError, on: conn)
+            }
+        }
+        return try? database.read { conn in
+            try conn.queryOne("SELECT min(nextAttemptAt) FROM outbox WHERE state = 'pending'")?.optionalInt64(0)
+        } ?? nil
+    }
+}

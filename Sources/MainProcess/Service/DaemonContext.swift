@@ -1,0 +1,101 @@
+import Foundation
+import SharedStore
+
+/// Everything a running daemon holds, built once at start-up in dependency order:
+/// directories → single-instance lock → database (migrated) → keystore → services.
+///
+/// ```swift
+/// let context = try await DaemonContext.start(group: group, runtime: runtime, capacity: 20)
+/// ```
+final class DaemonContext: Sendable {
+    let group: GroupDirectory
+    let runtime: RuntimeDirectory
+    let database: DaemonDatabase
+    let keystore: Keystore
+    let service: ConversationService
+    let lifecycle: InboxLifecycleManager
+    let unusedInboxes: UnusedInboxCache
+    let feed: ChangeFeed
+    let outbox: OutboxSender
+    let walKeeper: WALKeeper
+    let startedAtMs = WallClock.nowMs()
+
+    private init(group: GroupDirectory, runtime: RuntimeDirectory, database: DaemonDatabase, keystore: Keystore,
+                 service: ConversationService, lifecycle: InboxLifecycleManager, unusedInboxes: UnusedInboxCache,
+                 feed: ChangeFeed, outbox: OutboxSender, walKeeper: WALKeeper) {
+        self.group = group
+        self.runtime = runtime
+        self.database = database
+        self.keystore = keystore
+        self.service = service
+        self.lifecycle = lifecycle
+        self.unusedInboxes = unusedInboxes
+        self.feed = feed
+        self.outbox = outbox
+        self.walKeeper = walKeeper
+    }
+
+    static func start(group: GroupDirectory, runtime: RuntimeDirectory, capacity: Int,
+                      environment: [String: String]) async throws -> DaemonContext {
+        let database = try DaemonDatabase(directory: group, profile: .daemon(environment: environment))
+        let keystore = try Keystore(directory: group.keystorePath, environment: environment, createIfMissing: true)
+        let unusedInboxes = UnusedInboxCache(vault: KeystoreIdentityVault(keystore: keystore)) { Identity.generate() }
+        let stores = ConversationStoreRegistry()
+        let endpoint = environment["SOTTO_ENDPOINT"] ?? "unix:" + runtime.pushSocketPath
+        let service = ConversationService(database: database, keystore: keystore, unusedInboxes: unusedInboxes,
+                                          stores: stores, endpoint: endpoint)
+        let lifecycle = InboxLifecycleManager(capacity: capacity, activitySource: DatabaseActivitySource(database: database)) { inboxId in
+            AwakeInbox(inboxId: inboxId, service: service)
+        }
+        let outbox = OutboxSender(database: database)
+        await service.attach(lifecycle: lifecycle, outbox: outbox)
+        let latestSeq = try database.read { conn in try ChangeLogRepository.latestSeq(on: conn) }
+        let feed = ChangeFeed(database: database, startingAt: latestSeq) { changes in await service.apply(changes) }
+        let walKeeper = WALKeeper(pool: database.pool, walPath: group.databasePath + "-wal",
+                                  policy: .init(normalBusyMs: database.profile.busyTimeoutMs))
+        return DaemonContext(group: group, runtime: runtime, database: database, keystore: keystore,
+                             service: service, lifecycle: lifecycle, unusedInboxes: unusedInboxes, feed: feed,
+                             outbox: outbox, walKeeper: walKeeper)
+    }
+
+    /// Launch initialisation (ADR 003): inboxes with pending invites or join requests first
+    /// (protected), then the most active up to capacity; the rest sleep.
+    func launchInboxes() async throws {
+        let (ranked, pending) = try database.read { conn -> ([DBInbox], [String]) in
+            let ranked = try InboxRepository.rankedByActivity(limit: 10_000, on: conn)
+            let pending = try conn.query("""
+                SELECT DISTINCT c.inboxId FROM conversation c
+                WHERE EXISTS (SELECT 1 FROM join_request j WHERE j.conversationId = c.id AND j.state = 'pending')
+                   OR EXISTS (SELECT 1 FROM invite i WHERE i.conversationId = c.id
+                              AND (i.expiresAt IS NULL OR i.expiresAt > ?))
+                """, [.integer(WallClock.nowMs())]).map { try $0.string(0) }
+            return (ranked, pending)
+        }
+        try await lifecycle.launch(ranked: ranked.map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) },
+                                   pendingInvites: Set(pending))
+    }
+
+    /// `sotto status`.
+    func status() async -> [String: Any] {
+        let snapshot = await lifecycle.snapshot()
+        let conversations = (try? database.read { conn in try conn.queryOne("SELECT count(*) FROM conversation")?.int64(0) }) ?? 0
+        let unusedReady = (try? await unusedInboxes.hasPreparedIdentity()) ?? false
+        let stats = await walKeeper.stats
+        return [
+            "pid": Int(getpid()), "version": SottoVersion.string, "groupDirectory": group.path,
+            "runtimeDirectory": runtime.path, "conversations": conversations ?? 0,
+            "awakeCount": snapshot.awake.count, "awake": snapshot.awake, "protectedAwake": snapshot.protectedAwake,
+            "sleepingCount": snapshot.sleepingCount, "capacity": snapshot.capacity,
+            "wakeReasons": Dictionary(uniqueKeysWithValues: snapshot.wakesByReason.map { ($0.key.rawValue, $0.value) }),
+            "unusedInboxReady": unusedReady, "lastSeq": await feed.lastSeq,
+            "walBytes": stats.lastWALBytes, "checkpoints": ["passive": stats.passive, "truncate": stats.truncated, "busy": stats.busy],
+            "uptimeMs": WallClock.nowMs() - startedAtMs,
+        ]
+    }
+
+    /// One line for systemd's STATUS=.
+    func statusLine() async -> String {
+        let snapshot = await lifecycle.snapshot()
+        return "\(snapshot.awake.count)/\(snapshot.capacity) inboxes awake, \(snapshot.sleepingCount) sleeping, feed at seq \(await feed.lastSeq)"
+    }
+}

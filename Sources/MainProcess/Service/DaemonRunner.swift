@@ -1,0 +1,159 @@
+import Foundation
+import SharedStore
+
+/// `sotto daemon` from start to exit: take the single-instance lock, open and migrate the
+/// database, start the services and sockets, tell systemd `READY=1`, ping the watchdog, and
+/// on SIGTERM/SIGINT say `STOPPING=1` and drain (stop accepting, finish in-flight sends,
+/// a last passive checkpoint) before exiting 0.
+///
+/// ```swift
+/// exit(await DaemonRunner(groupDirectory: nil, capacity: 20).run())
+/// ```
+struct DaemonRunner {
+    let groupDirectory: String?
+    let capacity: Int
+
+    func run() async -> Int32 {
+        let environment = ProcessInfo.processInfo.environment
+        let group = GroupDirectory.resolve(explicit: groupDirectory, environment: environment)
+        let runtime = RuntimeDirectory.resolve(environment: environment)
+        let notifier = SystemdNotifier()
+        umask(0o077)  // the database, its WAL and the sockets are the user's alone
+        do {
+            try group.create()
+            try runtime.create()
+        } catch {
+            DaemonLog.error("cannot create directories: \(error)")
+            return 73  // EX_CANTCREAT
+        }
+        guard let lock = InstanceLock.acquire(path: group.path + "/daemon.lock") else {
+            DaemonLog.error("another sotto daemon is already running for \(group.path)")
+            return 75  // EX_TEMPFAIL
+        }
+        defer { lock.release() }
+
+        let context: DaemonContext
+        do {
+            context = try await DaemonContext.start(group: group, runtime: runtime, capacity: capacity, environment: environment)
+            try await context.launchInboxes()
+        } catch {
+            DaemonLog.error("start-up failed: \(error)")
+            return 70
+        }
+
+        let feed = context.feed
+        let events: EventsSocketListener
+        let control: ControlServer
+        do {
+            events = try EventsSocketListener.bind(path: runtime.eventsSocketPath) { _ in
+                Task { await feed.catchUp() }
+            }
+            control = try ControlServer.listen(path: runtime.controlSocketPath, handler: RPCDispatcher(daemon: context))
+        } catch {
+            DaemonLog.error("cannot open sockets: \(error)")
+            return 71
+        }
+        events.start()
+        control.start()
+
+        // Catch up on what workers wrote while the daemon was down, then keep watching.
+        await feed.catchUp()
+        let background: [Task<Void, Never>] = [
+            Task { await context.outbox.run() },
+            Task { await context.walKeeper.run() },
+            Task { _ = try? await context.unusedInboxes.replenish() },
+            Task {  // safety net under the datagrams: a lost one costs at most this long
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(250))
+                    await feed.catchUp()
+                }
+            },
+        ]
+        let watchdog = notifier.watchdogInterval.map { interval in
+            Task {
+                while !Task.isCancelled {
+                    notifier.watchdog()
+                    notifier.status(await context.statusLine())
+                    try? await Task.sleep(for: interval)
+                }
+            }
+        }
+
+        notifier.ready(status: await context.statusLine())
+        DaemonLog.info("ready: group \(group.path), control \(runtime.controlSocketPath)")
+
+        let signal = await SignalWaiter.waitForTermination()
+        DaemonLog.info("received \(signal), stopping")
+        notifier.stopping()
+        control.stop()
+        events.stop()
+        watchdog?.cancel()
+        await context.outbox.stop()
+        await context.walKeeper.stop()
+        for task in background { task.cancel() }
+        await feed.catchUp()
+        await feed.finishAll()
+        await context.walKeeper.tick()
+        DaemonLog.info("stopped")
+        return 0
+    }
+}
+
+/// One daemon per group directory: an exclusive `flock` on `daemon.lock`, released by the
+/// kernel if the process dies.
+struct InstanceLock {
+    let fd: Int32
+
+    static func acquire(path: String) -> InstanceLock? {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return nil }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            return nil
+        }
+        return InstanceLock(fd: fd)
+    }
+
+    func release() {
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+}
+
+/// Waits for SIGTERM or SIGINT without a signal handler's restrictions (Dispatch sources).
+enum SignalWaiter {
+    static func waitForTermination() async -> String {
+        await withCheckedContinuation { continuation in
+            let once = OnceFlag()
+            var sources: [DispatchSourceSignal] = []
+            for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler {
+                    if once.take() { continuation.resume(returning: name) }
+                }
+                source.resume()
+                sources.append(source)
+            }
+            SignalSources.keep(sources)
+        }
+    }
+
+    /// Dispatch sources must stay alive for as long as the process waits on them.
+    private enum SignalSources {
+        nonisolated(unsafe) static var retained: [DispatchSourceSignal] = []
+        static func keep(_ sources: [DispatchSourceSignal]) { retained = sources }
+    }
+
+    private final class OnceFlag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var taken = false
+        func take() -> Bool {
+            lock.lock()
+            defer { lock.unlock() }
+            if taken { return false }
+            taken = true
+            return true
+        }
+    }
+}
