@@ -63,7 +63,16 @@ final class ControlClient {
     func call(_ method: String, _ params: [String: Any] = [:]) throws(Failure) -> Any {
         let id = nextID
         nextID += 1
-        try send(JSONRPC.requestLine(id: id, method: method, params: params))
+        do {
+            try send(JSONRPC.requestLine(id: id, method: method, params: params))
+        } catch {
+            // The daemon may have answered and closed before reading the request (a refused
+            // peer): its reply is still readable, and says more than "write failed".
+            if let object = try? readObject(), let refusal = object["error"] as? [String: Any] {
+                throw .rpc(code: refusal["code"] as? Int ?? -32603, message: refusal["message"] as? String ?? "error")
+            }
+            throw error
+        }
         while true {
             let object = try readObject()
             guard object["id"] != nil else {

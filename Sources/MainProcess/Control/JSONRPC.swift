@@ -107,8 +107,7 @@ extension JSONRPC.Request {
 
     func optionalInt(_ key: String) throws(JSONRPC.ErrorObject) -> Int64? {
         guard let value = params[key], !(value is NSNull) else { return nil }
-        // A JSON boolean arrives as Swift Bool; `is Bool` would also match NSNumber 0 and 1.
-        guard type(of: value) != Bool.self, let number = value as? NSNumber,
+        guard !Self.isJSONBoolean(value), let number = value as? NSNumber,
               number.doubleValue == number.doubleValue.rounded(), abs(number.doubleValue) < 9.0e15 else {
             throw .invalidParams("'\(key)' must be an integer")
         }
@@ -117,7 +116,16 @@ extension JSONRPC.Request {
 
     func optionalBool(_ key: String) throws(JSONRPC.ErrorObject) -> Bool? {
         guard let value = params[key], !(value is NSNull) else { return nil }
-        guard type(of: value) == Bool.self, let flag = value as? Bool else { throw .invalidParams("'\(key)' must be a boolean") }
+        guard Self.isJSONBoolean(value), let flag = value as? Bool else { throw .invalidParams("'\(key)' must be a boolean") }
         return flag
+    }
+
+    /// Whether a JSONSerialization value was a JSON `true`/`false`. On Linux it arrives as an
+    /// `NSNumber` (`__NSCFBoolean`, objCType "c") for which `is Bool` and `as? NSNumber` both
+    /// succeed, exactly as for the numbers 0 and 1; only the objCType tells them apart.
+    static func isJSONBoolean(_ value: Any) -> Bool {
+        if type(of: value) == Bool.self { return true }
+        guard let number = value as? NSNumber else { return false }
+        return String(cString: number.objCType) == "c"
     }
 }

@@ -49,10 +49,14 @@ final class DaemonContext: Sendable {
         }
         let outbox = OutboxSender(database: database)
         await service.attach(lifecycle: lifecycle, outbox: outbox)
-        let latestSeq = try database.read { conn in try ChangeLogRepository.latestSeq(on: conn) }
-        let feed = ChangeFeed(database: database, startingAt: latestSeq) { changes in await service.apply(changes) }
         let walKeeper = WALKeeper(pool: database.pool, walPath: group.databasePath + "-wal",
-                                  policy: .init(normalBusyMs: database.profile.busyTimeoutMs))
+                                  policy: try WALKeeper.Policy(environment: environment,
+                                                               normalBusyMs: database.profile.busyTimeoutMs))
+        let latestSeq = try database.read { conn in try ChangeLogRepository.latestSeq(on: conn) }
+        let feed = ChangeFeed(database: database, startingAt: latestSeq) { changes in
+            await walKeeper.noteCommit()  // someone wrote: an idle checkpoint is due once things calm down
+            await service.apply(changes)
+        }
         return DaemonContext(group: group, runtime: runtime, database: database, keystore: keystore,
                              service: service, lifecycle: lifecycle, unusedInboxes: unusedInboxes, feed: feed,
                              outbox: outbox, walKeeper: walKeeper)
@@ -80,6 +84,7 @@ final class DaemonContext: Sendable {
         let snapshot = await lifecycle.snapshot()
         let conversations = (try? database.read { conn in try conn.queryOne("SELECT count(*) FROM conversation")?.int64(0) }) ?? 0
         let unusedReady = (try? await unusedInboxes.hasPreparedIdentity()) ?? false
+        let unusedStats = await unusedInboxes.stats
         let stats = await walKeeper.stats
         return [
             "pid": Int(getpid()), "version": SottoVersion.string, "groupDirectory": group.path,
@@ -87,7 +92,8 @@ final class DaemonContext: Sendable {
             "awakeCount": snapshot.awake.count, "awake": snapshot.awake, "protectedAwake": snapshot.protectedAwake,
             "sleepingCount": snapshot.sleepingCount, "capacity": snapshot.capacity,
             "wakeReasons": Dictionary(uniqueKeysWithValues: snapshot.wakesByReason.map { ($0.key.rawValue, $0.value) }),
-            "unusedInboxReady": unusedReady, "lastSeq": await feed.lastSeq,
+            "unusedInboxReady": unusedReady, "unusedInboxHits": unusedStats.hits, "unusedInboxMisses": unusedStats.misses,
+            "lastSeq": await feed.lastSeq,
             "walBytes": stats.lastWALBytes, "checkpoints": ["passive": stats.passive, "truncate": stats.truncated, "busy": stats.busy],
             "uptimeMs": WallClock.nowMs() - startedAtMs,
         ]

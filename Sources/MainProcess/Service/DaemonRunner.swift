@@ -18,6 +18,9 @@ struct DaemonRunner {
         let group = GroupDirectory.resolve(explicit: groupDirectory, environment: environment)
         let runtime = RuntimeDirectory.resolve(environment: environment)
         let notifier = SystemdNotifier()
+        // Before anything else: a SIGTERM during start-up (or right after READY=1) must mean
+        // "stop cleanly", never the default action of dying without STOPPING=1.
+        let termination = SignalWaiter.install()
         umask(0o077)  // the database, its WAL and the sockets are the user's alone
         do {
             try group.create()
@@ -82,7 +85,7 @@ struct DaemonRunner {
         notifier.ready(status: await context.statusLine())
         DaemonLog.info("ready: group \(group.path), control \(runtime.controlSocketPath)")
 
-        let signal = await SignalWaiter.waitForTermination()
+        let signal = await termination.wait()
         DaemonLog.info("received \(signal), stopping")
         notifier.stopping()
         control.stop()
@@ -120,40 +123,56 @@ struct InstanceLock {
     }
 }
 
-/// Waits for SIGTERM or SIGINT without a signal handler's restrictions (Dispatch sources).
-enum SignalWaiter {
-    static func waitForTermination() async -> String {
+/// Catches SIGTERM and SIGINT from the moment `install()` runs (Dispatch sources, so no
+/// signal-handler restrictions) and hands the first one to `wait()`, however early it came.
+///
+/// ```swift
+/// let termination = SignalWaiter.install()   // first thing in main
+/// … start up …
+/// let name = await termination.wait()        // "SIGTERM"
+/// ```
+final class SignalWaiter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var received: String?
+    private var waiter: CheckedContinuation<String, Never>?
+    private var sources: [DispatchSourceSignal] = []
+
+    static func install() -> SignalWaiter {
+        let waiter = SignalWaiter()
+        for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { waiter.deliver(name) }
+            source.resume()
+            waiter.sources.append(source)
+        }
+        return waiter
+    }
+
+    /// The first signal's name, at once if it already arrived.
+    func wait() async -> String {
         await withCheckedContinuation { continuation in
-            let once = OnceFlag()
-            var sources: [DispatchSourceSignal] = []
-            for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler {
-                    if once.take() { continuation.resume(returning: name) }
-                }
-                source.resume()
-                sources.append(source)
-            }
-            SignalSources.keep(sources)
-        }
-    }
-
-    /// Dispatch sources must stay alive for as long as the process waits on them.
-    private enum SignalSources {
-        nonisolated(unsafe) static var retained: [DispatchSourceSignal] = []
-        static func keep(_ sources: [DispatchSourceSignal]) { retained = sources }
-    }
-
-    private final class OnceFlag: @unchecked Sendable {
-        private let lock = NSLock()
-        private var taken = false
-        func take() -> Bool {
             lock.lock()
-            defer { lock.unlock() }
-            if taken { return false }
-            taken = true
-            return true
+            if let received {
+                lock.unlock()
+                continuation.resume(returning: received)
+                return
+            }
+            waiter = continuation
+            lock.unlock()
         }
+    }
+
+    private func deliver(_ name: String) {
+        lock.lock()
+        guard received == nil else {
+            lock.unlock()
+            return
+        }
+        received = name
+        let continuation = waiter
+        waiter = nil
+        lock.unlock()
+        continuation?.resume(returning: name)
     }
 }

@@ -25,6 +25,24 @@ actor WALKeeper {
         var maxBackoff: Duration = .seconds(30)
         /// The connection's normal busy timeout, restored after a checkpoint.
         var normalBusyMs: Int32 = 10_000
+
+        /// The defaults, with the TRUNCATE budget from `SOTTO_WAL_TRUNCATE_BYTES` when set
+        /// (4 KiB … 1 GiB; anything else is a start-up error, not a silent default).
+        init(environment: [String: String], normalBusyMs: Int32) throws {
+            self.normalBusyMs = normalBusyMs
+            if let text = environment["SOTTO_WAL_TRUNCATE_BYTES"] {
+                guard let bytes = Int64(text), (4096...(1 << 30)).contains(bytes) else {
+                    throw ConfigurationError(description: "SOTTO_WAL_TRUNCATE_BYTES must be 4096…1073741824 bytes")
+                }
+                truncateAboveBytes = bytes
+            }
+        }
+
+        init() {}
+    }
+
+    struct ConfigurationError: Error, CustomStringConvertible {
+        let description: String
     }
 
     struct Stats: Sendable, Equatable {
@@ -76,6 +94,7 @@ actor WALKeeper {
         if walBytes > policy.truncateAboveBytes, now >= nextTruncateAttempt {
             if checkpoint(mode: SQLITE_CHECKPOINT_TRUNCATE) {
                 stats.truncated += 1
+                stats.lastWALBytes = Self.fileSize(walPath)
                 backoff = policy.tick
                 idleCheckpointDone = true
             } else {
