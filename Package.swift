@@ -85,5 +85,9 @@ let package = Package(
             name: "ProtocolBench",
             dependencies: ["SharedStore"],
             path: "Benchmarks/ProtocolBench"),
+        .executableTarget(
+            name: "DaemonE2EBench",
+            dependencies: ["SharedStore", "TestSupport"],
+            path: "Benchmarks/DaemonE2EBench"),
     ]
 )

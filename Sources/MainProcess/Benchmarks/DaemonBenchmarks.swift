@@ -9,24 +9,42 @@ import SharedStore
 /// DaemonBenchmarks.run()     // `SOTTO_RUN_BENCHMARK=1 .build/release/sotto`
 /// ```
 enum DaemonBenchmarks {
-    static func run() {
+    static func run(databaseOnly: Bool = false) {
         let done = DispatchSemaphore(value: 0)
         Task.detached {
-            await runAll()
+            await runAll(databaseOnly: databaseOnly)
             done.signal()
         }
         done.wait()
     }
 
-    private static func runAll() async {
-        print("== sotto daemon benchmarks (in-memory core) ==")
+    private static func runAll(databaseOnly: Bool) async {
         do {
-            try await appendBenchmark()
-            try await rebalanceBenchmark()
-            try await unusedInboxBenchmark()
+            if !databaseOnly {
+                print("== sotto daemon benchmarks (in-memory core) ==")
+                try await appendBenchmark()
+                try await rebalanceBenchmark()
+                try await unusedInboxBenchmark()
+            }
+            try await rebalanceDatabaseBenchmark()
         } catch {
-            print("benchmark failed: \(type(of: error))")
+            print("benchmark failed: \(error)")
         }
+    }
+
+    // MARK: Rebalance on a real database
+
+    private static func rebalanceDatabaseBenchmark() async throws {
+        print("== rebalance on a real database: 10,000 inboxes, ranking by InboxRepository.rankedByActivity ==")
+        let small = try await RebalanceDatabaseBenchmark.run(messages: 10_000)
+        let large = try await RebalanceDatabaseBenchmark.run(messages: 1_000_000)
+        for figures in [small, large] {
+            print("messages \(figures.messages): rebalance median \(format(figures.rebalanceMedianMs, unit: "ms")), "
+                  + "p99 \(format(figures.rebalanceP99Ms, unit: "ms")), launch \(format(figures.launchMs, unit: "ms")), "
+                  + "awake \(figures.awake)   (database built in \(String(format: "%.1f", figures.buildSeconds)) s)")
+        }
+        print("  ratio 1,000,000 / 10,000 messages: median \(String(format: "%.2f", large.rebalanceMedianMs / small.rebalanceMedianMs)), "
+              + "p99 \(String(format: "%.2f", large.rebalanceP99Ms / small.rebalanceP99Ms))   (goal: ≤ 5 ms, flat in messages)")
     }
 
     // MARK: Conversation store

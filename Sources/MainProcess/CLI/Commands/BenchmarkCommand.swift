@@ -8,7 +8,10 @@ struct BenchmarkCommand: ParsableCommand {
         commandName: "benchmark", abstract: "Run the daemon's in-memory benchmarks and print figures.",
         shouldDisplay: false)
 
+    @Flag(name: .long, help: "Only the rebalance on a real database (10,000 inboxes, 10,000 and 1,000,000 messages).")
+    var databaseOnly = false
+
     func run() {
-        DaemonBenchmarks.run()
+        DaemonBenchmarks.run(databaseOnly: databaseOnly)
     }
 }

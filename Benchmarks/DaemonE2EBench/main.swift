@@ -1,0 +1,140 @@
+import Foundation
+import SharedStore
+import TestSupport
+
+// End-to-end figures of the real processes (issue #5), printed with their goals:
+//  1. worker commit → subscriber event: the time from a real `sotto-notify` ack arriving to
+//     the daemon's `change` notification for that message arriving at a `subscribe` client;
+//  2. `newConversation` round trip with the unused inbox ready (hit) and empty (miss).
+// Build release and run through Benchmarks/daemon-e2e-bench.sh.
+
+func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+func ms(_ value: Double) -> String { String(format: "%.3f ms", value) }
+
+func summary(_ values: [Double]) -> String {
+    let sorted = values.sorted()
+    return "p50 \(ms(percentile(sorted, 0.5))), p99 \(ms(percentile(sorted, 0.99))), max \(ms(sorted.last!)) (n=\(sorted.count))"
+}
+
+/// Collects `change` notifications on its own thread: messageId → arrival (monotonic ns).
+final class Subscriber: @unchecked Sendable {
+    private let client: ControlSocketClient
+    private let lock = NSCondition()
+    private var arrivals: [String: UInt64] = [:]
+
+    init(daemon: DaemonProcess) throws {
+        client = try daemon.connect()
+        _ = try client.result("subscribe")
+        let thread = Thread { [self] in
+            while let change = try? client.nextNotification() {
+                guard change["kind"] as? String == "messageInserted", let id = change["entityId"] as? String,
+                      let at = (change["receivedNs"] as? NSNumber)?.uint64Value else { continue }
+                lock.lock()
+                arrivals[id] = at
+                lock.broadcast()
+                lock.unlock()
+            }
+        }
+        thread.start()
+    }
+
+    /// Waits (on the condition, deadline 10 s) until the change for `messageId` arrived.
+    func arrival(of messageId: String) -> UInt64? {
+        lock.lock()
+        defer { lock.unlock() }
+        let deadline = Date().addingTimeInterval(10)
+        while arrivals[messageId] == nil {
+            if !lock.wait(until: deadline) { return nil }
+        }
+        return arrivals[messageId]
+    }
+}
+
+func pushLatency(pushes: Int, warmUp: Int) throws {
+    let home = try DaemonHome()
+    let daemon = try DaemonProcess.start(home: home)
+    defer { _ = try? daemon.stop() }
+    let conversationId = try daemon.result("newConversation")["conversationId"] as! String
+    let remote = try RemoteMember.join(conversationId: conversationId, databasePath: home.databasePath)
+    let subscriber = try Subscriber(daemon: daemon)
+    let worker = try builtExecutable("sotto-notify")
+
+    var latencies: [Double] = []
+    var workerTimes: [Double] = []
+    for index in 0..<(warmUp + pushes) {
+        let payload = String(decoding: try remote.push("push \(index)"), as: UTF8.self) + "\n"
+        let spawned = WallClock.monotonicNs()
+        let child = try ChildProcess.launch(worker, ["--payload", "-"], environment: home.environment)
+        child.write(payload)
+        child.closeStdin()
+        guard let line = child.readStdoutLine() else { fatalError("no ack: \(child.finish().stderr)") }
+        let ackNs = WallClock.monotonicNs()
+        _ = child.finish()
+        let ack = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
+        guard ack["ok"] as? Bool == true, let messageId = ack["messageId"] as? String else { fatalError("refused: \(line)") }
+        guard let arrived = subscriber.arrival(of: messageId) else { fatalError("no change for \(messageId)") }
+        if index >= warmUp {
+            latencies.append(Double(Int64(arrived) - Int64(ackNs)) / 1e6)
+            workerTimes.append(Double(ackNs - spawned) / 1e6)
+        }
+    }
+    print("worker ack → subscriber change: \(summary(latencies))   (goal p99 ≤ 5 ms)")
+    print("  for scale, worker spawn → ack (process start, open, decrypt, commit): \(summary(workerTimes))")
+}
+
+func newConversationRoundTrip(samples: Int, keystorePath: (DaemonHome) -> String = { $0.keystorePath }) throws {
+    let home = try DaemonHome()
+    let daemon = try DaemonProcess.start(home: home)
+    defer { _ = try? daemon.stop() }
+    let clients = [try daemon.connect(), try daemon.connect()]
+
+    // Hits: the slot is ready before each call.
+    var hits: [Double] = []
+    for _ in 0..<samples {
+        try daemon.waitForStatus { $0["unusedInboxReady"] as? Bool == true }
+        let t0 = WallClock.monotonicNs()
+        _ = try clients[0].result("newConversation")
+        hits.append(Double(WallClock.monotonicNs() - t0) / 1e6)
+    }
+    print("newConversation round trip, unused inbox hit:  \(summary(hits))   (goal ≤ 5 ms)")
+
+    // Misses: two calls at once on two connections; one takes the prepared identity, the
+    // other finds the slot empty and generates one on the spot. The keystore's slot, read
+    // before the pair, tells which response was the hit.
+    var pairHits: [Double] = []
+    var misses: [Double] = []
+    let keystore = try Keystore(directory: home.keystorePath)
+    for _ in 0..<samples {
+        try daemon.waitForStatus { $0["unusedInboxReady"] as? Bool == true }
+        guard let prepared = try keystore.peekUnused()?.inboxId else { continue }
+        let results = ResultPair()
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            let t0 = WallClock.monotonicNs()
+            let inboxId = (try? clients[index].result("newConversation"))?["inboxId"] as? String
+            results.set(index, inboxId, Double(WallClock.monotonicNs() - t0) / 1e6)
+        }
+        for (inboxId, time) in results.values { (inboxId == prepared ? { pairHits.append(time) } : { misses.append(time) })() }
+    }
+    print("newConversation, two at once: the hit \(summary(pairHits))")
+    print("newConversation, two at once: the miss \(summary(misses))")
+}
+
+final class ResultPair: @unchecked Sendable {
+    private let lock = NSLock()
+    private var slots: [(String?, Double)] = [(nil, 0), (nil, 0)]
+    func set(_ index: Int, _ inboxId: String?, _ ms: Double) { lock.withLock { slots[index] = (inboxId, ms) } }
+    var values: [(String?, Double)] { lock.withLock { slots } }
+}
+
+let pushes = Int(ProcessInfo.processInfo.environment["SOTTO_BENCH_PUSHES"] ?? "") ?? 500
+print("== sotto daemon end-to-end (real processes) ==")
+do {
+    try pushLatency(pushes: pushes, warmUp: 20)
+    try newConversationRoundTrip(samples: 100)
+} catch {
+    print("benchmark failed: \(error)")
+    exit(1)
+}
