@@ -88,7 +88,7 @@ public final class DaemonProcess: @unchecked Sendable {
         let run = home.nextRun()
         let notify = try NotifySocket(path: home.tmp.path + "/notify-\(run).sock")
         let logPath = home.tmp.path + "/daemon-\(run).log"
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try builtExecutable("sotto"))
         var arguments = ["daemon"]

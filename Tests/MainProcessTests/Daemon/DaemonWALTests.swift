@@ -52,7 +52,7 @@ extension DaemonProcessTests {
                 written += 1
                 try #require(written < 10_000)
             }
-            #expect(written > 10)
+            #expect(written >= 5)  // ≈ 44 KB of WAL per commit (message, indexes, change_log, state)
 
             // The daemon sees the WAL over budget and tries; the reader makes it back off.
             var status = try daemon.waitForStatus { Self.checkpoints($0, "busy") >= 1 }
@@ -63,8 +63,14 @@ extension DaemonProcessTests {
             #expect(try writer.run("UPDATE conversation_local_state SET muted = muted WHERE conversationId = ?",
                                    [.text(conversationId)]) >= 0)
 
+            let peakWAL = Self.walBytes(home)
+            let busyTries = Self.checkpoints(status, "busy")
             try reader.execute("COMMIT")
+            let readerEnded = Date()
             status = try daemon.waitForStatus(timeout: 60) { Self.checkpoints($0, "truncate") >= 1 }
+            print("WAL upkeep figures: \(written) commits → WAL \(peakWAL) bytes (budget \(Self.budget)); "
+                  + "\(busyTries) busy TRUNCATE tries while the reader held its snapshot; "
+                  + "TRUNCATE done \(Int(Date().timeIntervalSince(readerEnded) * 1000)) ms after the reader ended")
             #expect(Self.walBytes(home) <= Self.budget)
             #expect(int64(status["walBytes"]) ?? .max <= Self.budget)
 
