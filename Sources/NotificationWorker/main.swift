@@ -5,6 +5,11 @@ import SharedStore
 // Start-up is on the hot path of every push: nothing here loads Foundation (docs/adr/0001).
 
 signal(SIGPIPE, SIG_IGN)
+// A parent may hand down a mask that blocks SIGALRM and SIGTERM (a test runner's thread
+// does): unblock everything so the 30 s deadline and systemd's stop signal take effect.
+var unblocked = sigset_t()
+sigemptyset(&unblocked)
+sigprocmask(SIG_SETMASK, &unblocked, nil)
 
 let options: WorkerOptions
 do {

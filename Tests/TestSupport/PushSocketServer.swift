@@ -37,7 +37,19 @@ public final class PushSocketServer: @unchecked Sendable {
         throw PushClient.Failure(message: "systemd-socket-activate did not start: \(result.stderr)")
     }
 
+    /// Kills systemd-socket-activate (or, with Accept=no, the worker it became). SIGKILL:
+    /// a child spawned from a test thread inherits that thread's signal mask, in which
+    /// SIGTERM (and SIGCHLD) are blocked, so it would never die of SIGTERM.
+    /// Waits for the process to exit by itself (Accept=no: the worker after its idle
+    /// timeout); returns its exit status and everything it wrote on stderr.
+    public func waitForExit() -> (status: Int32, stderr: String) {
+        let result = child.finish()
+        try? FileManager.default.removeItem(atPath: socketPath)
+        return (result.status, result.stderr)
+    }
+
     public func stop() {
+        child.kill(SIGKILL)
         child.terminate()
         try? FileManager.default.removeItem(atPath: socketPath)
     }
@@ -48,6 +60,7 @@ public enum PushClient {
     public struct Failure: Error, CustomStringConvertible {
         public let message: String
         public var description: String { message }
+        public init(message: String) { self.message = message }
     }
 
     /// Sends `payload` (followed by LF unless `newline` is false) and returns the ack line
