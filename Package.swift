@@ -84,5 +84,10 @@ let package = Package(
             name: "ProtocolBench",
             dependencies: ["SharedStore"],
             path: "Benchmarks/ProtocolBench"),
+        .executableTarget(
+            name: "WorkerBench",
+            dependencies: ["SharedStore", "TestSupport"],
+            path: "Benchmarks/WorkerBench",
+            exclude: ["baseline.c", "acker.c"]),
     ]
 )
