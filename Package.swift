@@ -89,5 +89,10 @@ let package = Package(
             name: "DaemonE2EBench",
             dependencies: ["SharedStore", "TestSupport"],
             path: "Benchmarks/DaemonE2EBench"),
+        .executableTarget(
+            name: "WorkerBench",
+            dependencies: ["SharedStore", "TestSupport"],
+            path: "Benchmarks/WorkerBench",
+            exclude: ["baseline.c", "acker.c"]),
     ]
 )

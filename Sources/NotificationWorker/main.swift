@@ -6,6 +6,11 @@ import SharedStore
 
 signal(SIGPIPE, SIG_IGN)
 umask(0o077)
+// A parent may hand down a mask that blocks SIGALRM and SIGTERM (a test runner's thread
+// does): unblock everything so the 30 s deadline and systemd's stop signal take effect.
+var unblocked = sigset_t()
+sigemptyset(&unblocked)
+sigprocmask(SIG_SETMASK, &unblocked, nil)
 
 let options: WorkerOptions
 do {

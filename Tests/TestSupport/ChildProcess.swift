@@ -17,9 +17,11 @@ public final class ChildProcess: @unchecked Sendable {
     private var stderrBuffer = Data()
 
     /// Starts `executable`; `environment` entries are added to (or override) this process's.
+    /// `directory` is the working directory (default: this process's).
     public static func launch(_ executable: String, _ arguments: [String] = [],
-                              environment: [String: String] = [:]) throws -> ChildProcess {
+                              environment: [String: String] = [:], directory: String? = nil) throws -> ChildProcess {
         let child = ChildProcess()
+        if let directory { child.process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         child.process.executableURL = URL(fileURLWithPath: executable)
         child.process.arguments = arguments
         child.process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -98,8 +100,9 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Runs a program to completion and returns its exit status and output.
     public static func run(_ executable: String, _ arguments: [String] = [],
-                           environment: [String: String] = [:], stdin: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
-        let child = try launch(executable, arguments, environment: environment)
+                           environment: [String: String] = [:], stdin: String? = nil,
+                           directory: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+        let child = try launch(executable, arguments, environment: environment, directory: directory)
         if let stdin { child.write(stdin) }
         return child.finish()
     }

@@ -15,9 +15,26 @@ public final class PushSocketServer: @unchecked Sendable {
     public let socketPath: String
     private let child: ChildProcess
 
+    private let stderrLock = NSLock()
+    private var stderrLines: [String] = []
+    private let stderrDrained = DispatchSemaphore(value: 0)
+
     private init(socketPath: String, child: ChildProcess) {
         self.socketPath = socketPath
         self.child = child
+    }
+
+    /// systemd-socket-activate logs a few lines per connection: keep reading them, or after
+    /// a few hundred connections the pipe is full and it blocks before starting the worker.
+    private func drainStderr() {
+        Thread.detachNewThread { [self] in
+            while let line = child.readStderrLine() {
+                stderrLock.lock()
+                stderrLines.append(line)
+                stderrLock.unlock()
+            }
+            stderrDrained.signal()
+        }
     }
 
     public static func start(socketPath: String, accept: Bool, command: [String],
@@ -31,13 +48,33 @@ public final class PushSocketServer: @unchecked Sendable {
         let child = try ChildProcess.launch("/usr/bin/systemd-socket-activate", arguments)
         // It prints "Listening on PATH as 3." once the socket is bound: wait for that line.
         while let line = child.readStderrLine() {
-            if line.hasPrefix("Listening on") { return PushSocketServer(socketPath: socketPath, child: child) }
+            if line.hasPrefix("Listening on") {
+                let server = PushSocketServer(socketPath: socketPath, child: child)
+                server.drainStderr()
+                return server
+            }
         }
         let result = child.finish()
         throw PushClient.Failure(message: "systemd-socket-activate did not start: \(result.stderr)")
     }
 
+    /// Kills systemd-socket-activate (or, with Accept=no, the worker it became). SIGKILL:
+    /// a child spawned from a test thread inherits that thread's signal mask, in which
+    /// SIGTERM (and SIGCHLD) are blocked, so it would never die of SIGTERM.
+    /// Waits for the process to exit by itself (Accept=no: the worker after its idle
+    /// timeout); returns its exit status and everything it wrote on stderr.
+    public func waitForExit() -> (status: Int32, stderr: String) {
+        child.closeStdin()
+        stderrDrained.wait()
+        child.process.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: socketPath)
+        stderrLock.lock()
+        defer { stderrLock.unlock() }
+        return (child.process.terminationStatus, stderrLines.joined(separator: "\n"))
+    }
+
     public func stop() {
+        child.kill(SIGKILL)
         child.terminate()
         try? FileManager.default.removeItem(atPath: socketPath)
     }
@@ -48,6 +85,7 @@ public enum PushClient {
     public struct Failure: Error, CustomStringConvertible {
         public let message: String
         public var description: String { message }
+        public init(message: String) { self.message = message }
     }
 
     /// Sends `payload` (followed by LF unless `newline` is false) and returns the ack line

@@ -1,0 +1,90 @@
+import Foundation
+import SharedStore
+import TestSupport
+
+// worker-bench: spawn→durable-ack latency of sotto-notify beside a C baseline doing the same
+// durable insert and a bare C acker, all in one run through systemd-socket-activate
+// (Accept=yes); peak RSS of each; pushes per second with Accept=no beside Accept=yes.
+// Run through Benchmarks/worker-bench.sh, which builds release and compiles the C programs.
+//
+//   worker-bench <sotto-notify> <baseline> <acker> [pushes]
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4 else {
+    FileHandle.standardError.write(Data("usage: worker-bench SOTTO_NOTIFY BASELINE ACKER [PUSHES]\n".utf8))
+    exit(64)
+}
+let (worker, baseline, acker) = (arguments[1], arguments[2], arguments[3])
+let pushCount = arguments.count > 4 ? Int(arguments[4]) ?? 200 : 200
+
+guard let vectors = try Vectors.load() else { fatalError("vectors not found; set SOTTO_VECTORS") }
+let fixture = try WorkerFixture(vectors: vectors)
+// The baseline writes into its own table of a WAL database with the same durability.
+let baselineDB = fixture.tmp.path + "/baseline.sqlite"
+_ = try ChildProcess.run("/usr/bin/sqlite3", [baselineDB, "PRAGMA journal_mode=WAL; CREATE TABLE baseline(id TEXT PRIMARY KEY, payload BLOB);"])
+let environment = fixture.environment.merging(["BASELINE_DB": baselineDB]) { $1 }
+
+func sealed(_ n: Int, _ tag: String) throws -> [[UInt8]] {
+    try (0..<n).map { try fixture.sealText("\(tag) \($0)").payload }
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p))]
+}
+
+/// Sequential pushes through systemd-socket-activate; milliseconds from connect to ack.
+func latencies(_ command: [String], accept: Bool, payloads: [[UInt8]]) throws -> (ms: [Double], wallSeconds: Double) {
+    let socketPath = fixture.tmp.path + "/bench.sock"
+    let server = try PushSocketServer.start(socketPath: socketPath, accept: accept, command: command, environment: environment)
+    defer { server.stop() }
+    var out: [Double] = []
+    let start = WallClock.monotonicNs()
+    for payload in payloads {
+        let t0 = WallClock.monotonicNs()
+        let ack = try PushClient.send(payload, to: socketPath)
+        guard ack.contains("\"ok\":true") else { throw PushClient.Failure(message: "\(command[0]): \(ack)") }
+        out.append(Double(WallClock.monotonicNs() - t0) / 1e6)
+    }
+    return (out, Double(WallClock.monotonicNs() - start) / 1e9)
+}
+
+/// Peak RSS (KiB) of one direct run with the payload on stdin, from /usr/bin/time.
+func peakRSS(_ command: [String], payload: [UInt8]) throws -> Int {
+    let result = try ChildProcess.run("/usr/bin/time", ["-f", "RSS %M"] + command, environment: environment,
+                                      stdin: String(decoding: payload, as: UTF8.self) + "\n")
+    guard result.stdout.contains("\"ok\":true"),
+          let line = result.stderr.split(separator: "\n").last(where: { $0.hasPrefix("RSS ") }),
+          let kib = Int(line.dropFirst(4)) else {
+        throw PushClient.Failure(message: "\(command[0]) run failed: \(result.stdout) \(result.stderr)")
+    }
+    return kib
+}
+
+func row(_ name: String, _ ms: [Double]) -> String {
+    String(format: "%-14@ p50 %6.2f ms  p99 %6.2f ms  mean %6.2f ms", name as NSString,
+           percentile(ms, 0.5), percentile(ms, 0.99), ms.reduce(0, +) / Double(ms.count))
+}
+
+print("worker-bench: \(pushCount) sequential pushes each, Accept=yes via systemd-socket-activate")
+_ = try latencies([worker], accept: true, payloads: try sealed(10, "warm"))   // page cache, WAL
+let ackerRun = try latencies([acker], accept: true, payloads: Array(repeating: Array("x".utf8), count: pushCount))
+let baselineRun = try latencies([baseline], accept: true, payloads: try sealed(pushCount, "base"))
+let workerRun = try latencies([worker], accept: true, payloads: try sealed(pushCount, "yes"))
+print(row("acker (C)", ackerRun.ms))
+print(row("baseline (C)", baselineRun.ms))
+print(row("sotto-notify", workerRun.ms))
+print(String(format: "ratio sotto-notify / baseline: p50 %.2f  p99 %.2f   (budget ≤ 2.00)",
+             percentile(workerRun.ms, 0.5) / percentile(baselineRun.ms, 0.5),
+             percentile(workerRun.ms, 0.99) / percentile(baselineRun.ms, 0.99)))
+
+let rssPayload = try fixture.sealText("rss").payload
+print("peak RSS: acker \(try peakRSS([acker, "--stdin"], payload: rssPayload)) KiB, "
+      + "baseline \(try peakRSS([baseline, "--stdin"], payload: rssPayload)) KiB, "
+      + "sotto-notify \(try peakRSS([worker, "--payload", "-"], payload: try fixture.sealText("rss2").payload)) KiB (budget 12288)")
+
+let noRun = try latencies([worker, "--idle-timeout", "5"], accept: false, payloads: try sealed(pushCount, "no"))
+let yesRate = Double(pushCount) / workerRun.wallSeconds
+let noRate = Double(pushCount) / noRun.wallSeconds
+print(row("Accept=no", noRun.ms))
+print(String(format: "pushes/s sequential: Accept=yes %.0f, Accept=no %.0f (%.1fx; goal ≥ 5x)", yesRate, noRate, noRate / yesRate))

@@ -1,0 +1,183 @@
+import Foundation
+import SharedStore
+import Testing
+import TestSupport
+
+/// What the worker does after the commit (the daemon datagram, the desktop notification),
+/// and what it must not link.
+@Suite("Worker after commit")
+struct WorkerAfterCommitTests {
+    private func fixture(conversationName: String? = "Trip") throws -> WorkerFixture {
+        try WorkerFixture(vectors: try #require(try Vectors.load()), conversationName: conversationName)
+    }
+
+    private func runStdin(_ push: WorkerFixture.Push, _ environment: [String: String]) throws
+        -> (status: Int32, stdout: String, stderr: String) {
+        try ChildProcess.run(try WorkerRun.worker(), ["--payload", "-"], environment: environment,
+                             stdin: String(decoding: push.payload, as: UTF8.self) + "\n")
+    }
+
+    @Test("The daemon gets {\"seq\":N,\"pid\":P} on events.sock with N the change_log seq")
+    func eventsDatagram() throws {
+        let f = try fixture()
+        let path = f.runtimeDirectory + "/events.sock"
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd); unlink(path) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)   // a safety net only: the datagram comes first
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+
+        let push = try f.sealText("ping the daemon")
+        let worker = try ChildProcess.launch(try WorkerRun.worker(), ["--payload", "-"], environment: f.environment)
+        worker.write(String(decoding: push.payload, as: UTF8.self) + "\n")
+        let pid = worker.pid
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        let result = worker.finish()
+        #expect(result.status == 0)
+        #expect(n > 0)
+        let datagram = try JSONParser.parse(Array(buffer.prefix(max(n, 0))), limits: .init(maxBytes: 256, maxDepth: 2))
+        let seq = try f.open().queryOne("SELECT max(seq) FROM change_log")?.int64(0)
+        #expect(datagram["seq"]?.int64 == seq)
+        #expect(datagram["pid"]?.int64 == Int64(pid))
+    }
+
+    @Test("No session bus: the push still succeeds")
+    func noBus() throws {
+        let f = try fixture()
+        let push = try f.sealText("quiet")
+        let result = try runStdin(push, f.environment)   // DBUS_SESSION_BUS_ADDRESS points nowhere
+        #expect(result.status == 0)
+        #expect(try #require(PushAck.parse(Array(result.stdout.utf8))) == .ok(messageId: push.messageId, duplicate: false))
+    }
+
+    // MARK: - Desktop notifications on a private session bus
+
+    /// A private dbus-daemon and a dbus-monitor watching calls to org.freedesktop.Notifications.
+    private final class PrivateBus {
+        let daemon: ChildProcess
+        let monitor: ChildProcess
+        let address: String
+
+        init() throws {
+            daemon = try ChildProcess.launch("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address=1"])
+            address = try #require(daemon.readStdoutLine())
+            // Line-buffered: dbus-monitor block-buffers a pipe otherwise.
+            monitor = try ChildProcess.launch("/usr/bin/stdbuf", ["-oL", "/usr/bin/dbus-monitor",
+                "--address", address, "type='method_call',interface='org.freedesktop.Notifications'"])
+            // dbus-monitor prints its NameAcquired signal only once BecomeMonitor returned.
+            _ = monitor.waitForLine(containing: "NameAcquired")
+        }
+
+        /// The string arguments of every Notify call seen before a marker call this sends
+        /// (with an argument, so its header line is complete once printed).
+        func notifyCalls() throws -> [[String]] {
+            _ = try ChildProcess.run("/usr/bin/dbus-send", ["--print-reply", "--reply-timeout=200", 
+                "--address=\(address)", "--dest=org.freedesktop.Notifications", "/org/freedesktop/Notifications",
+                "org.freedesktop.Notifications.GetCapabilities", "string:end-of-test"])
+            var calls: [[String]] = []
+            var current: [String]?
+            while let line = monitor.readStdoutLine() {
+                if line.hasPrefix("method call") {
+                    if let current { calls.append(current) }
+                    if line.contains("member=GetCapabilities") { return calls }
+                    current = line.contains("member=Notify") ? [] : nil
+                } else {
+                    // `string "x"`, or a hint value `variant string "x"`.
+                    var trimmed = Substring(line.trimmingCharacters(in: .whitespaces))
+                    if trimmed.hasPrefix("variant ") { trimmed = trimmed.dropFirst(8).drop { $0 == " " } }
+                    if trimmed.hasPrefix("string \"") { current?.append(String(trimmed.dropFirst(8).dropLast())) }
+                }
+            }
+            return calls
+        }
+
+        deinit {
+            monitor.kill(SIGKILL)
+            daemon.kill(SIGKILL)
+            monitor.terminate()
+            daemon.terminate()
+        }
+    }
+
+    @Test("Notify on the session bus: conversation name and text, category im.received")
+    func notifies() throws {
+        let f = try fixture()
+        let bus = try PrivateBus()
+        let push = try f.sealText("see you at 7")
+        var environment = f.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        #expect(try runStdin(push, environment).status == 0)
+        let calls = try bus.notifyCalls()
+        #expect(calls.count == 1)
+        let strings = try #require(calls.first)
+        // app_name, app_icon, summary, body, then the hint key "category" and its value.
+        #expect(strings.prefix(4) == ["Sotto", "", "Trip", "see you at 7"])
+        #expect(strings.contains("im.received"))
+    }
+
+    @Test("Unnamed conversation: the summary is the sender's profile name")
+    func notifiesWithSenderName() throws {
+        let f = try fixture(conversationName: nil)
+        let bus = try PrivateBus()
+        let push = try f.sealText("hello")
+        var environment = f.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        #expect(try runStdin(push, environment).status == 0)
+        let calls = try bus.notifyCalls()
+        #expect(calls.first?.prefix(4) == ["Sotto", "", f.senderProfileName, "hello"])
+    }
+
+    @Test("Muted conversation: stored, no Notify call")
+    func mutedIsSilent() throws {
+        let f = try fixture()
+        try f.open().run("UPDATE conversation_local_state SET muted = 1 WHERE conversationId = ?",
+                         [.text(f.recipient.conversationId)])
+        let bus = try PrivateBus()
+        let push = try f.sealText("shh")
+        var environment = f.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        #expect(try runStdin(push, environment).status == 0)
+        #expect(try bus.notifyCalls().isEmpty)
+        #expect(try f.message(id: push.messageId) != nil)
+    }
+
+    @Test("An explosion's notification never shows its content")
+    func explodeNotificationHidesContent() throws {
+        let f = try fixture()
+        let bus = try PrivateBus()
+        let expiresAt = f.now + 3_600_000
+        let content = Array("{\"expiresAt\":\"\(ISO8601.string(fromMillis: expiresAt))\"}".utf8)
+        let push = try f.seal(contentType: ContentType.explodeSettings, content: content, fallback: "secret fallback")
+        var environment = f.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        #expect(try runStdin(push, environment).status == 0)
+        #expect(try f.conversationExpiresAt() == expiresAt)
+        let calls = try bus.notifyCalls()
+        for call in calls { #expect(!call.contains { $0.contains("secret fallback") || $0.contains("expiresAt") }) }
+    }
+
+    // MARK: - What the binary links
+
+    @Test("sotto-notify links no Foundation and no NIO")
+    func linksNoFoundation() throws {
+        let worker = try WorkerRun.worker()
+        let ldd = try ChildProcess.run("/usr/bin/ldd", [worker])
+        #expect(ldd.status == 0)
+        #expect(!ldd.stdout.contains("Foundation"), "\(ldd.stdout)")
+        #expect(!ldd.stdout.contains("NIO"))
+        #expect(!ldd.stdout.contains("libswiftCore"), "the stdlib should be static")
+        let nm = try ChildProcess.run("/usr/bin/nm", ["-C", worker])
+        #expect(nm.status == 0)
+        #expect(nm.stdout.count > 1000, "nm printed no symbols")
+        let offending = nm.stdout.split(separator: "\n").filter { $0.contains("Foundation") || $0.contains("NIO") }
+        #expect(offending.isEmpty, "\(offending.prefix(5))")
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import SharedStore
+
+/// A fresh group directory seeded for one vectors file exactly as PROTOCOL §7 says: the
+/// recipient's identity in the keystore (built from the vector's private key and clientId),
+/// a migrated database holding its inbox and its conversation (the vector's id and topic,
+/// not expired) with the listed members, plus one extra member, `sender`, whose private key
+/// this fixture holds so tests can seal their own valid pushes.
+///
+/// ```swift
+/// let vectors = try #require(try Vectors.load())
+/// let f = try WorkerFixture(vectors: vectors)
+/// let push = f.sealText("hi")                       // a valid push from `sender`
+/// let ack = try ChildProcess.run(worker, ["--payload", "-"], environment: f.environment,
+///                                stdin: String(decoding: push.payload, as: UTF8.self) + "\n")
+/// ```
+public final class WorkerFixture: @unchecked Sendable {
+    public let tmp: TemporaryDirectory
+    public let group: GroupDirectory
+    public let runtimeDirectory: String
+    public let vectors: Vectors.File
+    /// A member of the conversation whose key the tests hold (the vectors do not include
+    /// their sender's private key).
+    public let senderKey = PrivateKey.generate()
+    public let senderProfileName = "Sam"
+    public let conversationName: String?
+    public let now = WallClock.nowMs()
+
+    /// The conversation's creator: the first listed member that is not the recipient.
+    public var creatorInboxId: String {
+        vectors.members.first { $0.inboxId != vectors.recipient.inboxId }?.inboxId ?? vectors.recipient.inboxId
+    }
+
+    public var recipient: Vectors.Recipient { vectors.recipient }
+
+    /// `conversationName` nil leaves the conversation unnamed, so notifications show the
+    /// sender's profile name.
+    public init(vectors: Vectors.File, conversationName: String? = "Trip") throws {
+        self.vectors = vectors
+        self.conversationName = conversationName
+        tmp = try TemporaryDirectory(prefix: "sotto-wk")
+        group = GroupDirectory(path: tmp.path + "/group")
+        runtimeDirectory = tmp.path + "/run"
+        try group.create()
+        try FileManager.default.createDirectory(atPath: runtimeDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+
+        let keystore = try Keystore(directory: group.keystorePath, environment: [:], createIfMissing: true)
+        try keystore.save(try vectors.recipient.identity())
+
+        let conn = try SQLiteConnection.open(path: group.databasePath, profile: .worker, create: true)
+        try Migrator.migrate(conn)
+        let r = vectors.recipient
+        var members = vectors.members.map {
+            MemberEntry(inboxId: $0.inboxId, publicKey: $0.publicKey, endpoint: "unix:/tmp/\($0.inboxId.prefix(8)).sock",
+                        clientId: $0.inboxId == r.inboxId ? r.clientId : SecureRandom.uuidV4(),
+                        profileName: $0.profileName.isEmpty ? nil : $0.profileName)
+        }
+        members.append(MemberEntry(inboxId: senderKey.publicKey.inboxId, publicKey: senderKey.publicKey.hex,
+                                   endpoint: "unix:/tmp/sam.sock", clientId: SecureRandom.uuidV4(),
+                                   profileName: senderProfileName))
+        let new = NewConversation(id: r.conversationId, inboxId: r.inboxId, name: conversationName,
+                                  creatorInboxId: creatorInboxId, state: .active, createdAt: now, members: members)
+        precondition(DBConversation.topic(for: r.conversationId) == r.topic, "vectors topic does not match conversationId")
+        try conn.immediateTransaction { () throws(InboxWriteError) in
+            try InboxWriter.save(inboxId: r.inboxId, clientId: r.clientId, now: now, on: conn)
+            try InboxWriter.createConversation(new, on: conn)
+        }
+    }
+
+    // MARK: - Running the worker
+
+    /// The environment a worker needs for this group (no credentials directory: the
+    /// keystore's master.key is used).
+    public var environment: [String: String] {
+        ["SOTTO_GROUP_DIR": group.path, "SOTTO_RUNTIME_DIR": runtimeDirectory,
+         "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(tmp.path)/no-bus"]
+    }
+
+    /// A read-write connection for assertions and set-up.
+    public func open() throws -> SQLiteConnection {
+        try SQLiteConnection.open(path: group.databasePath, profile: .worker)
+    }
+
+    // MARK: - Sealing pushes from `sender`
+
+    /// A push payload and the message id inside it.
+    public struct Push: Sendable {
+        public let messageId: String
+        public let payload: [UInt8]
+    }
+
+    /// A valid push: `contentType`/`content` signed by `sender` (or `signer`), sealed to the
+    /// recipient for its clientId and topic.
+    public func seal(contentType: String, content: [UInt8], fallback: String? = nil,
+                     id: String = Hex.encode(SecureRandom.bytes(16)), signer: PrivateKey? = nil) throws -> Push {
+        let message = SignedMessage.sign(id: id, conversationId: recipient.conversationId, sentAtMs: now,
+                                         contentType: contentType, content: content, fallback: fallback,
+                                         signer: signer ?? senderKey)
+        let recipientKey = try PrivateKey(bytes: recipient.privateKey).publicKey
+        let envelope = Envelope.seal(message.encode(), recipient: recipientKey, clientId: recipient.clientId,
+                                     topic: recipient.topic)
+        let payload = PushPayload(clientId: recipient.clientId, topic: recipient.topic, envelope: envelope)
+        return Push(messageId: id, payload: payload.encode())
+    }
+
+    public func sealText(_ text: String, id: String = Hex.encode(SecureRandom.bytes(16))) throws -> Push {
+        try seal(contentType: ContentType.text, content: Array(text.utf8), id: id)
+    }
+
+    // MARK: - Observing the database
+
+    /// Row counts of every table and change_log's max seq: equal snapshots mean nothing was
+    /// written.
+    public func snapshot() throws -> [String: Int64] {
+        let conn = try open()
+        var out: [String: Int64] = [:]
+        let tables = try conn.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        for row in tables {
+            let name = try row.string(0)
+            out[name] = try conn.queryOne("SELECT count(*) FROM \"\(name)\"")?.int64(0) ?? -1
+        }
+        out["change_log.maxSeq"] = try conn.queryOne("SELECT coalesce(max(seq), 0) FROM change_log")?.int64(0) ?? -1
+        return out
+    }
+
+    /// The stored message row, or nil.
+    public func message(id: String) throws -> StoredMessage? {
+        let conn = try open()
+        guard let row = try conn.queryOne("""
+            SELECT id, conversationId, senderInboxId, sentAt, contentType, content, fallback
+            FROM message WHERE id = ?
+            """, [.text(id)]) else { return nil }
+        return StoredMessage(id: try row.string(0), conversationId: try row.string(1), senderInboxId: try row.string(2),
+                             sentAtMs: try row.int64(3), contentType: try row.string(4), content: try row.blob(5),
+                             fallback: try row.optionalString(6))
+    }
+
+    /// The conversation's expiresAt (Unix ms), nil when not exploding.
+    public func conversationExpiresAt() throws -> Int64? {
+        let conn = try open()
+        return try conn.queryOne("SELECT expiresAt FROM conversation WHERE id = ?", [.text(recipient.conversationId)])?
+            .optionalInt64(0)
+    }
+
+    /// One stored message's fields as the tests compare them.
+    public struct StoredMessage: Sendable, Equatable {
+        public let id: String
+        public let conversationId: String
+        public let senderInboxId: String
+        public let sentAtMs: Int64
+        public let contentType: String
+        public let content: [UInt8]
+        public let fallback: String?
+    }
+}
