@@ -5,10 +5,10 @@
 
 SHELL := /bin/bash
 SWIFT ?= swift
-DEBIAN_PACKAGES := pkgconf libsqlite3-dev sqlite3 libsecp256k1-dev libsodium-dev libsystemd-dev systemd dbus dbus-daemon dbus-bin time
+DEBIAN_PACKAGES := pkgconf g++ libsqlite3-dev sqlite3 libsecp256k1-dev libsodium-dev libsystemd-dev systemd dbus dbus-daemon dbus-bin time
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build build-release test run bench clean
+.PHONY: deps static-cxx build build-release test run bench clean
 
 # apt-get only for what is missing, so a second run is instant and needs no network.
 deps:
@@ -20,10 +20,14 @@ deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-build: deps
+# The worker links libstdc++ statically when this exists (see Package.swift, docs/adr/0001).
+static-cxx: deps
+	@./scripts/prepare-static-cxx.sh
+
+build: deps static-cxx
 	$(SWIFT) build --build-tests
 
-build-release: deps
+build-release: deps static-cxx
 	$(SWIFT) build -c release
 
 test: build

@@ -3,6 +3,7 @@
 # doing the same durable insert and a bare C acker, in one run. Usage: worker-bench.sh [PUSHES]
 set -eu
 cd "$(dirname "$0")/.."
+./scripts/prepare-static-cxx.sh
 swift build -c release --product sotto-notify
 swift build -c release --product WorkerBench
 bin=$(swift build -c release --show-bin-path)

@@ -24,8 +24,31 @@ let baselineDB = fixture.tmp.path + "/baseline.sqlite"
 _ = try ChildProcess.run("/usr/bin/sqlite3", [baselineDB, "PRAGMA journal_mode=WAL; CREATE TABLE baseline(id TEXT PRIMARY KEY, payload BLOB);"])
 let environment = fixture.environment.merging(["BASELINE_DB": baselineDB]) { $1 }
 
+// In the real system the daemon keeps connections open on the database, so a worker finds
+// a valid WAL index and never recovers the WAL from scratch. Hold one open connection on
+// each database, as the daemon would, so neither side pays for a recovery no user sees.
+func holdConnection(_ path: String) throws -> ChildProcess {
+    let holder = try ChildProcess.launch("/usr/bin/sqlite3", [path])
+    holder.write("SELECT count(*) FROM sqlite_master;\nSELECT 'held';\n")
+    guard holder.waitForLine(containing: "held") != nil else { throw PushClient.Failure(message: "sqlite3 holder failed") }
+    return holder
+}
+let holders = [try holdConnection(fixture.group.databasePath), try holdConnection(baselineDB)]
+defer { for holder in holders { holder.terminate() } }
+
 func sealed(_ n: Int, _ tag: String) throws -> [[UInt8]] {
     try (0..<n).map { try fixture.sealText("\(tag) \($0)").payload }
+}
+
+// `WORKER_BENCH_PREPARE=DIR`: copy a seeded group directory and N payload files to DIR for
+// profiling the worker by hand (perf, strace), then exit.
+if let keep = ProcessInfo.processInfo.environment["WORKER_BENCH_PREPARE"] {
+    _ = try ChildProcess.run("/bin/cp", ["-a", fixture.tmp.path, keep])
+    for (index, payload) in try sealed(pushCount, "profile").enumerated() {
+        try Data(payload).write(to: URL(fileURLWithPath: "\(keep)/payload-\(index)"))
+    }
+    print(fixture.environment.map { "\($0.key)=\($0.value.replacingOccurrences(of: fixture.tmp.path, with: keep))" }.sorted().joined(separator: " "))
+    exit(0)
 }
 
 func percentile(_ values: [Double], _ p: Double) -> Double {

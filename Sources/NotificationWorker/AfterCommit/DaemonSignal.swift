@@ -1,4 +1,3 @@
-import CSystemd
 import Glibc
 
 /// Tells the daemon that a worker committed something: one datagram `{"seq":N,"pid":P}` to

@@ -1,9 +1,8 @@
-import CSystemd
 import Glibc
 
-/// Posts `org.freedesktop.Notifications.Notify` on the user's session bus through sd-bus.
-/// Called after the ack is written, so the sender never waits on it; a missing bus or
-/// notification server is logged and otherwise ignored.
+/// Posts `org.freedesktop.Notifications.Notify` on the user's session bus through sd-bus
+/// (loaded on first use, see `SDBus`). Called after the ack is written, so the sender never
+/// waits on it; a missing bus or notification server is logged and otherwise ignored.
 ///
 /// ```swift
 /// DesktopNotifier().post(summary: "Book club", body: "see you at 7")
@@ -20,33 +19,51 @@ struct DesktopNotifier {
 
     @discardableResult
     func post(summary: String, body: String, category: String = "im.received") -> Outcome {
-        var bus: OpaquePointer?
-        guard sd_bus_open_user(&bus) >= 0, let bus else { return .noBus }
-        defer { sd_bus_flush_close_unref(bus) }
+        guard let sd = SDBus.load() else { return .noBus }
+        var busPointer: OpaquePointer?
+        guard sd.openUser(&busPointer) >= 0, let bus = busPointer else { return .noBus }
+        defer { _ = sd.flushCloseUnref(bus) }
 
-        var message: OpaquePointer?
-        var result = sd_bus_message_new_method_call(
-            bus, &message, "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
-            "org.freedesktop.Notifications", "Notify")
-        guard result >= 0, let message else { return .failed("new_method_call: \(-result)") }
-        defer { sd_bus_message_unref(message) }
+        var messagePointer: OpaquePointer?
+        let created = sd.newMethodCall(bus, &messagePointer, "org.freedesktop.Notifications",
+                                       "/org/freedesktop/Notifications", "org.freedesktop.Notifications", "Notify")
+        guard created >= 0, let message = messagePointer else { return .failed("new_method_call: \(-created)") }
+        defer { _ = sd.messageUnref(message) }
 
-        result = sotto_append_notify_arguments(message, "Sotto", summary, body, category, -1)
-        guard result >= 0 else { return .failed("append: \(-result)") }
-
-        var error = sotto_sd_bus_error_null()
-        var reply: OpaquePointer?
-        result = sd_bus_call(bus, message, replyTimeoutUs, &error, &reply)
-        defer {
-            sd_bus_error_free(&error)
-            if let reply { sd_bus_message_unref(reply) }
+        // Notify(s app_name, u replaces_id, s app_icon, s summary, s body, as actions,
+        //        a{sv} hints, i expire_timeout)
+        let steps: [() -> Int32] = [
+            { sd.append(message, string: "Sotto") },
+            { sd.append(message, "u", UInt32(0)) },
+            { sd.append(message, string: "") },
+            { sd.append(message, string: summary) },
+            { sd.append(message, string: body) },
+            { sd.open(message, "a", "s") }, { sd.closeContainer(message) },
+            { sd.open(message, "a", "{sv}") },
+            { sd.open(message, "e", "sv") },
+            { sd.append(message, string: "category") },
+            { sd.open(message, "v", "s") },
+            { sd.append(message, string: category) },
+            { sd.closeContainer(message) }, { sd.closeContainer(message) }, { sd.closeContainer(message) },
+            { sd.append(message, "i", Int32(-1)) },
+        ]
+        for step in steps {
+            let result = step()
+            guard result >= 0 else { return .failed("append: \(-result)") }
         }
-        guard result >= 0, let reply else {
-            let name = error.name.map { String(cString: $0) } ?? "errno \(-result)"
-            return .failed(name)
+
+        var error = SDBus.Error()
+        var replyPointer: OpaquePointer?
+        let called = withUnsafeMutablePointer(to: &error) { sd.call(bus, message, replyTimeoutUs, $0, &replyPointer) }
+        defer {
+            withUnsafeMutablePointer(to: &error) { sd.errorFree($0) }
+            if let reply = replyPointer { _ = sd.messageUnref(reply) }
+        }
+        guard called >= 0, let reply = replyPointer else {
+            return .failed(error.name.map { String(cString: $0) } ?? "errno \(-called)")
         }
         var id: UInt32 = 0
-        _ = sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "u")), &id)
+        _ = sd.readBasic(reply, CChar(UInt8(ascii: "u")), &id)
         return .posted(id: id)
     }
 }

@@ -1,0 +1,79 @@
+import Glibc
+
+/// The few sd-bus calls the desktop notification needs, loaded with `dlopen` only when a
+/// notification is posted, after the ack: linking libsystemd would put it and six more
+/// shared objects on every push's start-up path (docs/adr/0001). `nil` when libsystemd is
+/// not installed, which then counts as "no bus".
+///
+/// ```swift
+/// guard let bus = SDBus.load() else { return .noBus }
+/// var connection: OpaquePointer?
+/// bus.openUser(&connection)
+/// ```
+struct SDBus {
+    /// `sd_bus_error` from <systemd/sd-bus.h>.
+    struct Error {
+        var name: UnsafePointer<CChar>? = nil
+        var message: UnsafePointer<CChar>? = nil
+        var needFree: Int32 = 0
+    }
+
+    typealias OpenUser = @convention(c) (UnsafeMutablePointer<OpaquePointer?>) -> Int32
+    typealias NewMethodCall = @convention(c) (OpaquePointer, UnsafeMutablePointer<OpaquePointer?>, UnsafePointer<CChar>,
+                                              UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafePointer<CChar>) -> Int32
+    typealias AppendBasic = @convention(c) (OpaquePointer, CChar, UnsafeRawPointer) -> Int32
+    typealias OpenContainer = @convention(c) (OpaquePointer, CChar, UnsafePointer<CChar>) -> Int32
+    typealias CloseContainer = @convention(c) (OpaquePointer) -> Int32
+    /// The error argument is an `sd_bus_error *` (`Error`'s layout), passed as a raw pointer
+    /// because a Swift struct cannot appear in a C function type.
+    typealias Call = @convention(c) (OpaquePointer, OpaquePointer, UInt64, UnsafeMutableRawPointer,
+                                     UnsafeMutablePointer<OpaquePointer?>) -> Int32
+    typealias ReadBasic = @convention(c) (OpaquePointer, CChar, UnsafeMutableRawPointer) -> Int32
+    typealias ErrorFree = @convention(c) (UnsafeMutableRawPointer) -> Void
+    typealias Unref = @convention(c) (OpaquePointer) -> OpaquePointer?
+
+    let openUser: OpenUser
+    let newMethodCall: NewMethodCall
+    let appendBasic: AppendBasic
+    let openContainer: OpenContainer
+    let closeContainer: CloseContainer
+    let call: Call
+    let readBasic: ReadBasic
+    let errorFree: ErrorFree
+    let messageUnref: Unref
+    let flushCloseUnref: Unref
+
+    static func load() -> SDBus? {
+        guard let library = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL) else { return nil }
+        func symbol<T>(_ name: String, as type: T.Type) -> T? {
+            dlsym(library, name).map { unsafeBitCast($0, to: type) }
+        }
+        guard let openUser = symbol("sd_bus_open_user", as: OpenUser.self),
+              let newMethodCall = symbol("sd_bus_message_new_method_call", as: NewMethodCall.self),
+              let appendBasic = symbol("sd_bus_message_append_basic", as: AppendBasic.self),
+              let openContainer = symbol("sd_bus_message_open_container", as: OpenContainer.self),
+              let closeContainer = symbol("sd_bus_message_close_container", as: CloseContainer.self),
+              let call = symbol("sd_bus_call", as: Call.self),
+              let readBasic = symbol("sd_bus_message_read_basic", as: ReadBasic.self),
+              let errorFree = symbol("sd_bus_error_free", as: ErrorFree.self),
+              let messageUnref = symbol("sd_bus_message_unref", as: Unref.self),
+              let flushCloseUnref = symbol("sd_bus_flush_close_unref", as: Unref.self) else { return nil }
+        return SDBus(openUser: openUser, newMethodCall: newMethodCall, appendBasic: appendBasic,
+                     openContainer: openContainer, closeContainer: closeContainer, call: call, readBasic: readBasic,
+                     errorFree: errorFree, messageUnref: messageUnref, flushCloseUnref: flushCloseUnref)
+    }
+
+    /// Appends a string argument (type `s`).
+    func append(_ message: OpaquePointer, string: String) -> Int32 {
+        string.withCString { appendBasic(message, CChar(UInt8(ascii: "s")), $0) }
+    }
+
+    /// Appends a fixed-size argument (`u`, `i`) from a value.
+    func append<T>(_ message: OpaquePointer, _ type: Character, _ value: T) -> Int32 {
+        withUnsafePointer(to: value) { appendBasic(message, CChar(type.asciiValue!), $0) }
+    }
+
+    func open(_ message: OpaquePointer, _ type: Character, _ contents: String) -> Int32 {
+        contents.withCString { openContainer(message, CChar(type.asciiValue!), $0) }
+    }
+}
