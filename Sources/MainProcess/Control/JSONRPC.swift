@@ -117,7 +117,11 @@ extension JSONRPC.Request {
 
     func optionalBool(_ key: String) throws(JSONRPC.ErrorObject) -> Bool? {
         guard let value = params[key], !(value is NSNull) else { return nil }
-        guard type(of: value) == Bool.self, let flag = value as? Bool else { throw .invalidParams("'\(key)' must be a boolean") }
-        return flag
+        if type(of: value) == Bool.self, let flag = value as? Bool { return flag }
+        // Foundation on Linux parses a JSON boolean as an NSNumber: accept exactly 0 and 1.
+        if let number = value as? NSNumber, !(value is String), number.doubleValue == 0 || number.doubleValue == 1 {
+            return number.doubleValue == 1
+        }
+        throw .invalidParams("'\(key)' must be a boolean")
     }
 }
