@@ -22,7 +22,8 @@ struct SottoCommand: AsyncParsableCommand {
         version: SottoVersion.string,
         subcommands: [
             DaemonCommand.self, StatusCommand.self, ListCommand.self, BenchmarkCommand.self, NewCommand.self,
-            ReadCommand.self, SendCommand.self, WatchCommand.self, InstallCommand.self,
+            ReadCommand.self, SendCommand.self, ReactCommand.self, InviteCommand.self, JoinCommand.self,
+            ExplodeCommand.self, WatchCommand.self, InstallCommand.self,
         ])
 }
 

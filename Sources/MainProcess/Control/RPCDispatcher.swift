@@ -12,6 +12,10 @@ import SharedStore
 /// | `readMessages` | `conversation`, `limit?` | `{messages: [...]}` |
 /// | `sendMessage` | `conversation`, `text`, `replyTo?` | `{messageId, recipients}` |
 /// | `markRead` | `conversation` | `{}` |
+/// | `createInvite` | `conversation`, `expiresInMs?` | `{code, inviteId, expiresAtMs?}` |
+/// | `joinConversation` | `code`, `profileName?` | `{conversationId, state, name?}` |
+/// | `react` | `conversation`, `message`, `emoji`, `remove?` | `{messageId, recipients}` |
+/// | `explode` | `conversation`, `atMs?` | `{conversationId, expiresAtMs, deleted, delivered, undelivered}` |
 /// | `subscribe` | `since?` | `{lastSeq}`, then `change` notifications |
 struct RPCDispatcher: ControlRequestHandler {
     let daemon: DaemonContext
@@ -63,6 +67,28 @@ struct RPCDispatcher: ControlRequestHandler {
         case "markRead":
             try await service.markRead(try request.string("conversation"))
             return [String: Any]()
+        case "createInvite":
+            let invite = try await daemon.invites.createInvite(for: try request.string("conversation"),
+                                                               expiresInMs: try request.optionalInt("expiresInMs"))
+            var object: [String: Any] = ["code": invite.code, "inviteId": invite.inviteId]
+            if let expiresAtMs = invite.expiresAtMs { object["expiresAtMs"] = expiresAtMs }
+            return object
+        case "joinConversation":
+            let profileName = try request.optionalString("profileName") ?? ProcessInfo.processInfo.userName
+            let conversation = try await daemon.invites.join(code: try request.string("code"), profileName: profileName)
+            var object: [String: Any] = ["conversationId": conversation.id, "state": conversation.state.rawValue,
+                                         "inboxId": conversation.inboxId]
+            if let name = conversation.name { object["name"] = name }
+            return object
+        case "react":
+            let sent = try await service.react(in: try request.string("conversation"), to: try request.string("message"),
+                                               emoji: try request.string("emoji"),
+                                               remove: try request.optionalBool("remove") ?? false)
+            return ["messageId": sent.messageId, "recipients": sent.recipients]
+        case "explode":
+            let result = try await daemon.explode.explode(try request.string("conversation"), at: try request.optionalInt("atMs"))
+            return ["conversationId": result.conversationId, "expiresAtMs": result.expiresAtMs, "deleted": result.deleted,
+                    "delivered": result.delivered, "undelivered": result.undelivered]
         case "subscribe":
             let since = try request.optionalInt("since")
             if let since, since < 0 { throw JSONRPC.ErrorObject.invalidParams("'since' must be ≥ 0") }

@@ -34,6 +34,8 @@ actor ConversationService {
     let endpoint: String
     private(set) var lifecycle: InboxLifecycleManager!
     private var outbox: OutboxSender?
+    private var joinRequests: JoinRequestHandler?
+    private var expired: ExpiredConversationsWorker?
     /// Identities of awake inboxes, unlocked from the keystore on wake, dropped on sleep.
     private var unlocked: [String: Identity] = [:]
 
@@ -49,6 +51,12 @@ actor ConversationService {
     func attach(lifecycle: InboxLifecycleManager, outbox: OutboxSender) {
         self.lifecycle = lifecycle
         self.outbox = outbox
+    }
+
+    /// The workers that `apply(_:)` hands join requests and explosion times to.
+    func attach(joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker) {
+        self.joinRequests = joinRequests
+        self.expired = expired
     }
 
     // MARK: - Awake inbox resources (called by AwakeInbox on wake and sleep)
@@ -72,6 +80,14 @@ actor ConversationService {
     }
 
     var unlockedCount: Int { unlocked.count }
+
+    /// After an inbox was deleted: drop its identity, its lifecycle entry (whatever its
+    /// protections) and its conversations' in-memory stores.
+    func forget(inboxId: String, conversationIds: [String]) async {
+        unlocked[inboxId] = nil
+        await lifecycle.forceRemove(inboxId)
+        for id in conversationIds { await stores.drop(id) }
+    }
 
     // MARK: - Conversations
 
@@ -158,6 +174,18 @@ actor ConversationService {
                                      fallback: replyTo == nil ? nil : text, referenceId: referenceId)
     }
 
+    /// A reaction (`xmtp.org/reaction:1.0`) to a message, added or removed.
+    func react(in reference: String, to message: String, emoji: String, remove: Bool) async throws -> (messageId: String, recipients: Int) {
+        guard !emoji.isEmpty, emoji.utf8.count <= 64 else { throw Failure.invalid("the reaction must be 1 to 64 bytes") }
+        let conversation = try conversation(reference)
+        let target = try resolveMessage(message, in: conversation.id)
+        let action = remove ? ReactionAction.removed : .added
+        let content = JSONWriter.bytes(["reference": .string(target), "action": .string(action.rawValue),
+                                        "content": .string(emoji)])
+        return try await sendContent(conversation, contentType: ContentType.reaction, content: content,
+                                     fallback: remove ? "removed \(emoji)" : "reacted \(emoji)", referenceId: target)
+    }
+
     func sendContent(_ conversation: DBConversation, contentType: String, content: [UInt8], fallback: String?,
                      referenceId: String?) async throws -> (messageId: String, recipients: Int) {
         if let expiresAt = conversation.expiresAt, expiresAt <= WallClock.nowMs() {
@@ -237,6 +265,17 @@ actor ConversationService {
                 }
                 if let conversation = try? database.read({ conn in try ConversationRepository.find(id: conversationId, on: conn) }) {
                     await lifecycle.recordActivity(conversation.inboxId, at: change.createdAt)
+                }
+            case .membersChanged, .conversationExpiresChanged:
+                // The worker stored the membership / explode_settings message as a timeline row.
+                if let messageId = change.entityId, let store = await stores.store(for: conversationId),
+                   let row = try? database.read({ conn in try MessageRepository.find(id: messageId, on: conn) }) {
+                    try? await store.upsertByID(TimelineMessage(row))
+                }
+                if change.knownKind == .conversationExpiresChanged { await expired?.signal() }
+            case .joinRequestReceived:
+                if let joinRequests {
+                    await joinRequests.handlePending(conversationId: conversationId)
                 }
             default:
                 continue

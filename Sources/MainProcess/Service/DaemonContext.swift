@@ -18,11 +18,16 @@ final class DaemonContext: Sendable {
     let feed: ChangeFeed
     let outbox: OutboxSender
     let walKeeper: WALKeeper
+    let invites: InviteService
+    let joinRequests: JoinRequestHandler
+    let expired: ExpiredConversationsWorker
+    let explode: ExplodeService
     let startedAtMs = WallClock.nowMs()
 
     private init(group: GroupDirectory, runtime: RuntimeDirectory, database: DaemonDatabase, keystore: Keystore,
                  service: ConversationService, lifecycle: InboxLifecycleManager, unusedInboxes: UnusedInboxCache,
-                 feed: ChangeFeed, outbox: OutboxSender, walKeeper: WALKeeper) {
+                 feed: ChangeFeed, outbox: OutboxSender, walKeeper: WALKeeper, invites: InviteService,
+                 joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker, explode: ExplodeService) {
         self.group = group
         self.runtime = runtime
         self.database = database
@@ -33,6 +38,10 @@ final class DaemonContext: Sendable {
         self.feed = feed
         self.outbox = outbox
         self.walKeeper = walKeeper
+        self.invites = invites
+        self.joinRequests = joinRequests
+        self.expired = expired
+        self.explode = explode
     }
 
     static func start(group: GroupDirectory, runtime: RuntimeDirectory, capacity: Int,
@@ -49,6 +58,14 @@ final class DaemonContext: Sendable {
         }
         let outbox = OutboxSender(database: database)
         await service.attach(lifecycle: lifecycle, outbox: outbox)
+        let invites = InviteService(database: database, keystore: keystore, unusedInboxes: unusedInboxes,
+                                    service: service, outbox: outbox, endpoint: endpoint)
+        let joinRequests = JoinRequestHandler(database: database, service: service)
+        let expired = ExpiredConversationsWorker(database: database, keystore: keystore, service: service)
+        let budget = environment["SOTTO_EXPLODE_DELIVERY_MS"].flatMap(Int64.init) ?? 10_000
+        let explode = ExplodeService(database: database, service: service, outbox: outbox, expired: expired,
+                                     deliveryBudgetMs: budget)
+        await service.attach(joinRequests: joinRequests, expired: expired)
         let walKeeper = WALKeeper(pool: database.pool, walPath: group.databasePath + "-wal",
                                   policy: try WALKeeper.Policy(environment: environment,
                                                                normalBusyMs: database.profile.busyTimeoutMs))
@@ -59,7 +76,8 @@ final class DaemonContext: Sendable {
         }
         return DaemonContext(group: group, runtime: runtime, database: database, keystore: keystore,
                              service: service, lifecycle: lifecycle, unusedInboxes: unusedInboxes, feed: feed,
-                             outbox: outbox, walKeeper: walKeeper)
+                             outbox: outbox, walKeeper: walKeeper, invites: invites, joinRequests: joinRequests,
+                             expired: expired, explode: explode)
     }
 
     /// Launch initialisation (ADR 003): inboxes with pending invites or join requests first

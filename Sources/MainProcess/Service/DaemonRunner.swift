@@ -61,8 +61,10 @@ struct DaemonRunner {
 
         // Catch up on what workers wrote while the daemon was down, then keep watching.
         await feed.catchUp()
+        await context.joinRequests.handleAllPending()  // requests stored while the daemon was down
         let background: [Task<Void, Never>] = [
             Task { await context.outbox.run() },
+            Task { await context.expired.run() },
             Task { await context.walKeeper.run() },
             Task { _ = try? await context.unusedInboxes.replenish() },
             Task {  // safety net under the datagrams: a lost one costs at most this long
@@ -92,6 +94,7 @@ struct DaemonRunner {
         events.stop()
         watchdog?.cancel()
         await context.outbox.stop()
+        await context.expired.stop()
         await context.walKeeper.stop()
         for task in background { task.cancel() }
         await feed.catchUp()

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import SharedStore
+
+/// `sotto explode`: delete a conversation on every member's device (creator only), now or
+/// at a set time.
+struct ExplodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "explode", abstract: "Explode a conversation you created: every device deletes it.",
+        discussion: """
+            Without --in/--at the conversation is deleted now, after the explode message went to
+            every member (or the daemon gave up waiting). With --in 1h or --at TIME every device
+            deletes it at that time. Only the creator may explode a conversation (exit 65 otherwise).
+            """)
+
+    @Argument(help: "Conversation id, or a unique prefix of it.")
+    var conversation: String
+
+    @Option(name: .customLong("in"), help: "Explode after this long, e.g. 10m, 1h.")
+    var after: String?
+
+    @Option(name: .long, help: "Explode at this time, ISO 8601 UTC (2026-05-01T18:00:00Z).")
+    var at: String?
+
+    @OptionGroup var client: ClientOptions
+
+    func validate() throws {
+        if after != nil && at != nil { throw ValidationError("give --in or --at, not both") }
+        if let after, DurationParser.milliseconds(after) == nil { throw ValidationError("--in must be a duration such as 30s, 10m or 1h") }
+        if let at, ISO8601.millis(from: at) == nil { throw ValidationError("--at must be ISO 8601 UTC, e.g. 2026-05-01T18:00:00Z") }
+    }
+
+    func run() throws {
+        var params: [String: Any] = ["conversation": conversation]
+        if let after, let ms = DurationParser.milliseconds(after) { params["atMs"] = WallClock.nowMs() + ms }
+        if let at, let ms = ISO8601.millis(from: at) { params["atMs"] = ms }
+        try client.call("explode", params) { result in
+            let object = result as? [String: Any] ?? [:]
+            let when = ISO8601.string(fromMillis: (object["expiresAtMs"] as? NSNumber)?.int64Value ?? 0)
+            if object["deleted"] as? Bool == true {
+                return "exploded \(object["conversationId"] ?? "?"): told \(object["delivered"] ?? 0) member(s), \(object["undelivered"] ?? 0) unreachable; deleted here"
+            }
+            return "\(object["conversationId"] ?? "?") will explode at \(when) on every device"
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import ArgumentParser
+
+/// `sotto invite`: a signed invite code for a conversation this device created.
+struct InviteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "invite", abstract: "Print an invite code for a conversation you created.",
+        discussion: "Share the code; whoever runs `sotto join <code>` asks to join, and this device's daemon accepts it.")
+
+    @Argument(help: "Conversation id, or a unique prefix of it.")
+    var conversation: String
+
+    @Option(name: .long, help: "How long the invite stays valid, e.g. 30m, 1h, 7d (default: no expiry).")
+    var expires: String?
+
+    @OptionGroup var client: ClientOptions
+
+    func validate() throws {
+        if let expires, DurationParser.milliseconds(expires) == nil {
+            throw ValidationError("--expires must be a duration such as 90s, 30m, 1h or 7d")
+        }
+    }
+
+    func run() throws {
+        var params: [String: Any] = ["conversation": conversation]
+        if let expires, let ms = DurationParser.milliseconds(expires) { params["expiresInMs"] = ms }
+        try client.call("createInvite", params) { result in
+            (result as? [String: Any])?["code"] as? String ?? "?"
+        }
+    }
+}

@@ -1,0 +1,25 @@
+import ArgumentParser
+
+/// `sotto join`: ask to join a conversation with an invite code.
+struct JoinCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "join", abstract: "Join a conversation with an invite code.",
+        discussion: "The conversation stays pending until its creator's daemon accepts the request.")
+
+    @Argument(help: "The invite code (sotto1:…).")
+    var code: String
+
+    @Option(name: .long, help: "The name the other members see (default: your login name).")
+    var profileName: String?
+
+    @OptionGroup var client: ClientOptions
+
+    func run() throws {
+        var params: [String: Any] = ["code": code]
+        if let profileName { params["profileName"] = profileName }
+        try client.call("joinConversation", params) { result in
+            let object = result as? [String: Any] ?? [:]
+            return "asked to join \(object["conversationId"] ?? "?") (\(object["state"] ?? "?"))"
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import GRDB
+import SharedStore
+
+/// Deletes exploded conversations completely (ADR 004): at launch, when signalled (a
+/// worker stored an `explode_settings`, or this device exploded one), and on a timer set to
+/// the next `expiresAt`. For each expired conversation's inbox, in this order: every row in
+/// one transaction (`InboxDeletion`), the keystore identity (overwritten, then unlinked),
+/// the lifecycle's entry, the in-memory stores, then a TRUNCATE checkpoint so that with
+/// `secure_delete=ON` no freed page or WAL frame keeps the plaintext.
+///
+/// ```swift
+/// let expired = ExpiredConversationsWorker(database: db, keystore: ks, service: service)
+/// Task { await expired.run() }
+/// await expired.signal()                       // after expiresAt changed
+/// try await expired.deleteInbox(inboxId)       // explode now
+/// ```
+actor ExpiredConversationsWorker {
+    /// Longest sleep between sweeps when nothing is scheduled (a safety net only).
+    static let idleSweepMs: Int64 = 60_000
+
+    let database: DaemonDatabase
+    let keystore: Keystore
+    let service: ConversationService
+    private var wakeUp: AsyncStream<Void>.Continuation?
+    private var running = true
+    private(set) var deletedInboxes = 0
+
+    init(database: DaemonDatabase, keystore: Keystore, service: ConversationService) {
+        self.database = database
+        self.keystore = keystore
+        self.service = service
+    }
+
+    func signal() { wakeUp?.yield() }
+
+    func stop() {
+        running = false
+        wakeUp?.finish()
+    }
+
+    /// Sweeps until stopped; sleeps until signalled or until the next expiresAt.
+    func run() async {
+        let (signals, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        wakeUp = continuation
+        var iterator = signals.makeAsyncIterator()
+        while running {
+            let next = await sweep()
+            guard running else { return }
+            let waitMs = next.map { max(0, min($0 - WallClock.nowMs(), Self.idleSweepMs)) } ?? Self.idleSweepMs
+            let timer = Task { [continuation] in
+                try? await Task.sleep(for: .milliseconds(waitMs + 1))
+                continuation.yield()
+            }
+            _ = await iterator.next()
+            timer.cancel()
+        }
+    }
+
+    /// Deletes every inbox with a conversation whose expiresAt has passed. Returns the next
+    /// future expiresAt, if any.
+    @discardableResult
+    func sweep() async -> Int64? {
+        let now = WallClock.nowMs()
+        let expired = (try? database.read { conn in
+            try conn.query("SELECT DISTINCT inboxId FROM conversation WHERE expiresAt IS NOT NULL AND expiresAt <= ?",
+                           [.integer(now)]).map { try $0.string(0) }
+        }) ?? []
+        for inboxId in expired {
+            do {
+                try await deleteInbox(inboxId)
+            } catch {
+                DaemonLog.warning("expired inbox not deleted yet: \(error)")
+            }
+        }
+        return try? database.read { conn in
+            try conn.queryOne("SELECT min(expiresAt) FROM conversation WHERE expiresAt > ?", [.integer(now)])?.optionalInt64(0)
+        } ?? nil
+    }
+
+    /// Removes one inbox and everything of it from this device.
+    func deleteInbox(_ inboxId: String) async throws {
+        let conversationIds = try database.read { conn in
+            try ConversationRepository.forInbox(inboxId: inboxId, on: conn).map(\.id)
+        }
+        try await database.write { conn in _ = try InboxDeletion.delete(inboxId: inboxId, on: conn) }
+        do {
+            try keystore.delete(inboxId: inboxId)
+        } catch .missing {
+            // already gone (a second sweep, or deleted by hand): nothing to wipe
+        }
+        await service.forget(inboxId: inboxId, conversationIds: conversationIds)
+        try truncateWAL()
+        deletedInboxes += 1
+        DaemonLog.info("deleted exploded inbox with \(conversationIds.count) conversation(s)")
+    }
+
+    /// `PRAGMA wal_checkpoint(TRUNCATE)` through the pool's writer, retried while a reader
+    /// (a worker mid-write, a pool reader) holds it back, for at most ~2 s.
+    private func truncateWAL() throws {
+        for _ in 0..<40 {
+            let done = try database.pool.writeWithoutTransaction { db -> Bool in
+                let row = try GRDB.Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                let busy: Int = row?[0] ?? 1
+                return busy == 0
+            }
+            if done { return }
+            usleep(50_000)
+        }
+        DaemonLog.warning("TRUNCATE checkpoint stayed busy; the WAL keeper will retry")
+    }
+}

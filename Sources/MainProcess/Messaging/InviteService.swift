@@ -1,0 +1,120 @@
+import Foundation
+import SharedStore
+
+/// Both ends of an invite (PROTOCOL §6): the creator makes a signed code and keeps the
+/// invite row (its inbox stays protected while the invite is pending); a joiner checks the
+/// code, takes a fresh identity for the conversation, stores it as `pendingJoin` with the
+/// creator as a member (so the creator's pushes verify), and queues a `join_request`
+/// sealed to the creator's key and clientId on the conversation's topic.
+///
+/// ```swift
+/// let code = try await invites.createInvite(for: "3fa2", expiresInMs: 3_600_000)   // creator
+/// let conversation = try await invites.join(code: code, profileName: "Bob")          // joiner
+/// ```
+actor InviteService {
+    let database: DaemonDatabase
+    let keystore: Keystore
+    let unusedInboxes: UnusedInboxCache
+    let service: ConversationService
+    let outbox: OutboxSender
+    let endpoint: String
+
+    init(database: DaemonDatabase, keystore: Keystore, unusedInboxes: UnusedInboxCache,
+         service: ConversationService, outbox: OutboxSender, endpoint: String) {
+        self.database = database
+        self.keystore = keystore
+        self.unusedInboxes = unusedInboxes
+        self.service = service
+        self.outbox = outbox
+        self.endpoint = endpoint
+    }
+
+    // MARK: - Creator
+
+    /// A signed invite code for a conversation this device created.
+    func createInvite(for reference: String, expiresInMs: Int64?) async throws -> (code: String, inviteId: String, expiresAtMs: Int64?) {
+        if let expiresInMs, expiresInMs <= 0 { throw ConversationService.Failure.invalid("--expires must be positive") }
+        let conversation = try await service.conversation(reference)
+        guard conversation.creatorInboxId == conversation.inboxId else {
+            throw ConversationService.Failure.refused("only the conversation's creator can invite")
+        }
+        let now = WallClock.nowMs()
+        if let expiresAt = conversation.expiresAt, expiresAt <= now {
+            throw ConversationService.Failure.refused("the conversation has exploded")
+        }
+        let identity = try await service.unlockedIdentity(conversation.inboxId)
+        let me = try database.read { conn in
+            try MemberRepository.member(conversationId: conversation.id, inboxId: conversation.inboxId, on: conn)
+        }
+        let expiresAtMs = expiresInMs.map { now + $0 }
+        let invite: InviteCode
+        do {
+            invite = try InviteCode.make(conversationId: conversation.id, name: conversation.name ?? "",
+                                         creatorEndpoint: me?.endpoint ?? endpoint, creatorClientId: identity.clientId,
+                                         expiresAtMs: expiresAtMs, signer: identity.privateKey)
+        } catch {
+            throw ConversationService.Failure.invalid(error.description)
+        }
+        let row = DBInvite(id: invite.inviteId, conversationId: conversation.id, secret: invite.secret,
+                           createdAt: now, expiresAt: expiresAtMs)
+        try await database.write { conn in try InvitationWriter.insert(row, on: conn) }
+        try await service.lifecycle.setProtected(conversation.inboxId, reason: .pendingInvite, true)
+        return (invite.code, invite.inviteId, expiresAtMs)
+    }
+
+    // MARK: - Joiner
+
+    /// Verifies the code (signature, expiry), stores the conversation as `pendingJoin` under a
+    /// fresh identity and queues the join request. Returns the new conversation.
+    func join(code: String, profileName: String) async throws -> DBConversation {
+        guard profileName.utf8.count <= 100 else { throw ConversationService.Failure.invalid("profile name is longer than 100 bytes") }
+        let invite: InviteCode
+        do {
+            invite = try InviteCode.parse(code.trimmingCharacters(in: .whitespacesAndNewlines), nowMs: WallClock.nowMs())
+        } catch {
+            throw ConversationService.Failure.invalid(error.description)
+        }
+        let creatorKey = try PublicKey(hex: invite.creatorPublicKey)
+        let known = try database.read { conn in try ConversationRepository.find(id: invite.conversationId, on: conn) }
+        guard known == nil else {
+            throw ConversationService.Failure.refused("this device already has conversation \(invite.conversationId)")
+        }
+
+        let identity = try await unusedInboxes.consume()
+        try keystore.save(identity)
+        let now = WallClock.nowMs()
+        let creator = MemberEntry(inboxId: invite.creatorInboxId, publicKey: invite.creatorPublicKey,
+                                  endpoint: invite.creatorEndpoint, clientId: invite.creatorClientId, profileName: nil)
+        let me = MemberEntry(inboxId: identity.inboxId, publicKey: identity.publicKey.hex, endpoint: endpoint,
+                             clientId: identity.clientId, profileName: profileName)
+        let request = JSONWriter.bytes([
+            "inviteId": .string(invite.inviteId), "secret": .string(invite.secret),
+            "profileName": .string(profileName), "endpoint": .string(endpoint), "clientId": .string(identity.clientId),
+        ])
+        let signed = SignedMessage.sign(id: Hex.encode(SecureRandom.bytes(16)), conversationId: invite.conversationId,
+                                        sentAtMs: now, contentType: ContentType.joinRequest, content: request,
+                                        fallback: nil, signer: identity.privateKey)
+        let payload = MessageComposer.sealOne(signed, to: creatorKey, clientId: invite.creatorClientId, topic: invite.topic)
+        let outgoing = OutgoingMessage(id: signed.id, conversationId: invite.conversationId,
+                                       senderInboxId: identity.inboxId, sentAtMs: now,
+                                       contentType: ContentType.joinRequest, content: request,
+                                       fallback: nil, referenceId: nil)
+        let conversationId = invite.conversationId
+        let name = invite.name.isEmpty ? nil : invite.name
+        try await database.write { conn in
+            try InboxWriter.save(inboxId: identity.inboxId, clientId: identity.clientId, now: now, on: conn)
+            try InboxWriter.createConversation(
+                NewConversation(id: conversationId, inboxId: identity.inboxId, name: name,
+                                creatorInboxId: invite.creatorInboxId, state: .pendingJoin, createdAt: now,
+                                members: [creator, me]),
+                on: conn)
+            try OutgoingMessageWriter.insert(outgoing, pushes: [OutboxEntry(memberInboxId: invite.creatorInboxId,
+                                                                            endpoint: invite.creatorEndpoint,
+                                                                            payload: payload)],
+                                             now: now, on: conn)
+        }
+        _ = try await service.lifecycle.wake(identity.inboxId, reason: .userInteraction)
+        await outbox.kick()
+        return try await service.conversation(conversationId)
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import SharedStore
+
+/// The creator's decision on join requests the worker stored as pending (PROTOCOL §5): the
+/// request must name an invite of this conversation in the `invite` table, carry its secret,
+/// and have arrived before the invite expired. Accepted: the requester becomes a member and
+/// every member gets a `sotto/membership:1.0` with the whole list and the name. Otherwise the
+/// request is marked rejected and nothing else changes. The inbox stays protected while any
+/// request is pending.
+///
+/// ```swift
+/// let decided = await handler.handlePending(conversationId: cid)   // on joinRequestReceived
+/// await handler.handleAllPending()                                  // at launch
+/// ```
+actor JoinRequestHandler {
+    enum Decision: Equatable, Sendable {
+        case accepted(requesterInboxId: String)
+        case rejected(requesterInboxId: String, reason: String)
+    }
+
+    let database: DaemonDatabase
+    let service: ConversationService
+
+    init(database: DaemonDatabase, service: ConversationService) {
+        self.database = database
+        self.service = service
+    }
+
+    /// Every conversation with a pending request (launch).
+    @discardableResult
+    func handleAllPending() async -> [Decision] {
+        let ids = (try? database.read { conn in
+            try conn.query("SELECT DISTINCT conversationId FROM join_request WHERE state = 'pending' ORDER BY conversationId")
+                .map { try $0.string(0) }
+        }) ?? []
+        var out: [Decision] = []
+        for id in ids { out += await handlePending(conversationId: id) }
+        return out
+    }
+
+    /// Decides each pending request of one conversation, oldest first.
+    @discardableResult
+    func handlePending(conversationId: String) async -> [Decision] {
+        guard let conversation = try? database.read({ conn in try ConversationRepository.find(id: conversationId, on: conn) })
+        else { return [] }
+        let pending = (try? database.read { conn in try JoinRequestRepository.pending(conversationId: conversationId, on: conn) }) ?? []
+        if !pending.isEmpty {
+            try? await service.lifecycle.setProtected(conversation.inboxId, reason: .pendingJoinRequest, true)
+        }
+        var decisions: [Decision] = []
+        var accepted = false
+        for request in pending {
+            do {
+                let decision = try await decide(request, in: conversation)
+                if case .accepted = decision { accepted = true }
+                decisions.append(decision)
+            } catch {
+                DaemonLog.warning("join request \(request.id) not decided: \(type(of: error))")
+            }
+        }
+        if accepted {
+            do {
+                try await sendMembership(conversationId)
+            } catch {
+                DaemonLog.warning("membership for \(conversationId) not sent: \(error)")
+            }
+        }
+        await refreshProtection(inboxId: conversation.inboxId)
+        return decisions
+    }
+
+    /// Protection follows the database: pending requests, and invites not yet expired.
+    func refreshProtection(inboxId: String) async {
+        let now = WallClock.nowMs()
+        guard let (requests, invites) = try? database.read({ conn -> (Bool, Bool) in
+            let requests = try conn.queryOne("""
+                SELECT 1 FROM join_request j JOIN conversation c ON c.id = j.conversationId
+                WHERE c.inboxId = ? AND j.state = 'pending' LIMIT 1
+                """, [.text(inboxId)]) != nil
+            let invites = try conn.queryOne("""
+                SELECT 1 FROM invite i JOIN conversation c ON c.id = i.conversationId
+                WHERE c.inboxId = ? AND (i.expiresAt IS NULL OR i.expiresAt > ?) LIMIT 1
+                """, [.text(inboxId), .integer(now)]) != nil
+            return (requests, invites)
+        }) else { return }
+        try? await service.lifecycle.setProtected(inboxId, reason: .pendingJoinRequest, requests)
+        try? await service.lifecycle.setProtected(inboxId, reason: .pendingInvite, invites)
+    }
+
+    // MARK: - One request
+
+    private func decide(_ request: DBJoinRequest, in conversation: DBConversation) async throws -> Decision {
+        let reason = try database.read { conn -> String? in
+            guard conversation.creatorInboxId == conversation.inboxId else { return "not the creator of this conversation" }
+            if let expiresAt = conversation.expiresAt, expiresAt <= WallClock.nowMs() { return "conversation exploded" }
+            guard request.requesterInboxId != conversation.inboxId else { return "request from the creator itself" }
+            guard let invite = try InvitationWriter.invite(id: request.inviteId, on: conn),
+                  invite.conversationId == conversation.id else { return "unknown invite" }
+            guard Self.constantTimeEqual(invite.secret, request.secret) else { return "wrong secret" }
+            guard invite.isValid(at: request.receivedAt) else { return "invite expired" }
+            return nil
+        }
+        if let reason {
+            try await database.write { conn in _ = try InvitationWriter.reject(request, on: conn) }
+            DaemonLog.info("join request \(request.id) rejected: \(reason)")
+            return .rejected(requesterInboxId: request.requesterInboxId, reason: reason)
+        }
+        try await database.write { conn in _ = try InvitationWriter.accept(request, on: conn) }
+        DaemonLog.info("join request \(request.id) accepted")
+        return .accepted(requesterInboxId: request.requesterInboxId)
+    }
+
+    /// `sotto/membership:1.0` to every member (the creator itself excepted).
+    private func sendMembership(_ conversationId: String) async throws {
+        let conversation = try await service.conversation(conversationId)
+        let entries = try database.read { conn in try InvitationWriter.memberEntries(conversationId: conversationId, on: conn) }
+        let members: [JSONValue] = entries.map { entry in
+            [
+                "inboxId": .string(entry.inboxId), "publicKey": .string(entry.publicKey),
+                "endpoint": .string(entry.endpoint), "clientId": .string(entry.clientId),
+                "profileName": .string(entry.profileName ?? ""),
+            ]
+        }
+        let name = conversation.name ?? ""
+        let content = JSONWriter.bytes(["name": .string(name), "members": .array(members)])
+        _ = try await service.sendContent(conversation, contentType: ContentType.membership, content: content,
+                                          fallback: "\(name.isEmpty ? "Conversation" : name): \(entries.count) members",
+                                          referenceId: nil)
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var difference: UInt8 = 0
+        for i in x.indices { difference |= x[i] ^ y[i] }
+        return difference == 0
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import SharedStore
+import TestSupport
+
+/// Shared steps of the messaging end-to-end tests: devices in one temporary directory, a
+/// conversation created on one and joined by the others, and conditions on `sotto read`.
+///
+/// ```swift
+/// let net = try Network(["alice", "bob"])
+/// let trip = try net.conversation(creator: net["alice"], joiners: [net["bob"]])
+/// ```
+final class Network: @unchecked Sendable {
+    let tmp: TemporaryDirectory
+    private(set) var devices: [String: Device] = [:]
+
+    init(_ names: [String], environment: [String: String] = [:]) throws {
+        tmp = try TemporaryDirectory(prefix: "sm")
+        for name in names { devices[name] = try Device.start(name, in: tmp.path, environment: environment) }
+    }
+
+    subscript(name: String) -> Device { devices[name]! }
+
+    deinit {
+        for device in devices.values { device.stop() }
+    }
+
+    /// Creates a conversation on `creator`, invites and joins each joiner, and waits until
+    /// every joiner's copy is active and the creator lists every member.
+    func conversation(creator: Device, joiners: [Device], name: String = "Trip") throws -> String {
+        let id = try require(try creator.json(["new", "--name", name])["conversationId"] as? String, "conversationId")
+        for (index, joiner) in joiners.enumerated() {
+            let code = try require(try creator.json(["invite", id, "--expires", "1h"])["code"] as? String, "code")
+            let joined = try joiner.json(["join", code, "--profile-name", joiner.name])
+            guard joined["conversationId"] as? String == id else { throw Device.Failure(message: "join returned \(joined)") }
+            try joiner.waitUntil("\(joiner.name) active in \(name)") { try joiner.conversation(id)?["state"] as? String == "active" }
+            try creator.waitUntil("\(creator.name) lists \(index + 2) members") {
+                try creator.conversation(id)?["members"] as? Int == index + 2
+            }
+        }
+        return id
+    }
+}
+
+func message(_ device: Device, _ conversation: String, text: String) -> [String: Any]? {
+    device.messages(conversation).first { $0["text"] as? String == text }
+}
+
+func hasText(_ device: Device, _ conversation: String, _ text: String) -> Bool {
+    message(device, conversation, text: text) != nil
+}
+
+func deliveryStatus(_ device: Device, _ conversation: String, _ text: String) -> String? {
+    message(device, conversation, text: text)?["deliveryStatus"] as? String
+}
+
+func isGone(_ device: Device, _ conversation: String) throws -> Bool {
+    try device.conversation(conversation) == nil
+}
+
+/// #require without a Testing import in this file's helpers.
+func require<T>(_ value: T?, _ what: String = "value") throws -> T {
+    guard let value else { throw Device.Failure(message: "missing \(what)") }
+    return value
+}

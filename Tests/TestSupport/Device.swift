@@ -1,0 +1,172 @@
+import Foundation
+import SharedStore
+
+/// One Sotto device on this machine for end-to-end tests: its own group and runtime
+/// directories, a real `sotto daemon`, and its push socket served by
+/// `systemd-socket-activate --accept` running the real `sotto-notify`. The CLI is the real
+/// `sotto` binary talking to the daemon's control socket.
+///
+/// ```swift
+/// let tmp = try TemporaryDirectory(prefix: "msg")
+/// let alice = try Device.start("alice", in: tmp.path)
+/// defer { alice.stop() }
+/// let created = try alice.json(["new", "--name", "Trip"])
+/// try alice.waitUntil("daemon answers") { try alice.cli(["status"]).status == 0 }
+/// ```
+public final class Device: @unchecked Sendable {
+    public struct Failure: Error, CustomStringConvertible {
+        public let message: String
+        public var description: String { message }
+        public init(message: String) { self.message = message }
+    }
+
+    public let name: String
+    public let root: String
+    public var group: GroupDirectory { GroupDirectory(path: root + "/group") }
+    public var runtime: RuntimeDirectory { RuntimeDirectory(path: root + "/run") }
+    public var endpoint: String { "unix:" + runtime.pushSocketPath }
+    public var daemonLogPath: String { root + "/daemon.log" }
+    public let environment: [String: String]
+    private var daemon: Process?
+    private var push: PushSocketServer?
+
+    private init(name: String, root: String, environment: [String: String]) {
+        self.name = name
+        self.root = root
+        self.environment = environment
+    }
+
+    /// Creates the directories, starts the daemon and the push socket, and waits until the
+    /// daemon answers `status`.
+    public static func start(_ name: String, in parent: String, environment extra: [String: String] = [:]) throws -> Device {
+        let root = parent + "/" + name
+        let environment = [
+            "SOTTO_GROUP_DIR": root + "/group", "SOTTO_RUNTIME_DIR": root + "/run",
+        ].merging(extra) { $1 }
+        let device = Device(name: name, root: root, environment: environment)
+        for path in [root, root + "/group", root + "/run"] {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        }
+        try device.startDaemon()
+        try device.startPushSocket()
+        return device
+    }
+
+    // MARK: - Processes
+
+    public func startDaemon() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try builtExecutable("sotto"))
+        process.arguments = ["daemon"]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        if !FileManager.default.fileExists(atPath: daemonLogPath) {
+            FileManager.default.createFile(atPath: daemonLogPath, contents: nil)
+        }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: daemonLogPath))
+        log.seekToEndOfFile()
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        daemon = process
+        try waitUntil("\(name)'s daemon answers status", timeoutMs: 30_000) {
+            guard process.isRunning else { throw Failure(message: "\(name)'s daemon exited: \(self.daemonLog)") }
+            return try self.cli(["status"]).status == 0
+        }
+    }
+
+    /// SIGTERM and wait (a clean stop), or `signal` (e.g. SIGKILL: a crash).
+    public func stopDaemon(signal: Int32 = SIGTERM) {
+        guard let daemon else { return }
+        if daemon.isRunning { kill(daemon.processIdentifier, signal) }
+        daemon.waitUntilExit()
+        self.daemon = nil
+    }
+
+    public func startPushSocket() throws {
+        push = try PushSocketServer.start(socketPath: runtime.pushSocketPath, accept: true,
+                                          command: [try builtExecutable("sotto-notify")], environment: environment)
+    }
+
+    /// Takes the push socket away: senders find the endpoint unreachable.
+    public func stopPushSocket() {
+        push?.stop()
+        push = nil
+    }
+
+    public func stop() {
+        stopPushSocket()
+        stopDaemon()
+    }
+
+    deinit { stop() }
+
+    public var daemonLog: String { (try? String(contentsOfFile: daemonLogPath, encoding: .utf8)) ?? "" }
+
+    // MARK: - CLI
+
+    /// Runs `sotto ARGS` against this device.
+    public func cli(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        try ChildProcess.run(try builtExecutable("sotto"), arguments, environment: environment)
+    }
+
+    /// Runs `sotto ARGS --json`; throws unless it exits 0 with a JSON object.
+    public func json(_ arguments: [String]) throws -> [String: Any] {
+        let result = try cli(arguments + ["--json"])
+        guard result.status == 0,
+              let object = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any] else {
+            throw Failure(message: "\(name): sotto \(arguments.joined(separator: " ")) exited \(result.status): \(result.stderr)")
+        }
+        return object
+    }
+
+    /// `sotto read` as message objects (empty when the conversation is unknown here).
+    public func messages(_ conversation: String) -> [[String: Any]] {
+        ((try? json(["read", conversation, "--limit", "500"]))?["messages"] as? [[String: Any]]) ?? []
+    }
+
+    /// `sotto ls` as conversation objects.
+    public func conversations() throws -> [[String: Any]] {
+        try json(["ls"])["conversations"] as? [[String: Any]] ?? []
+    }
+
+    public func conversation(_ id: String) throws -> [String: Any]? {
+        try conversations().first { $0["id"] as? String == id }
+    }
+
+    // MARK: - Database (read-only look-ups, each on its own short-lived connection)
+
+    public func query(_ sql: String, _ binds: [SQLiteValue] = []) throws -> [Row] {
+        let conn = try SQLiteConnection.open(path: group.databasePath, profile: .worker)
+        return try conn.query(sql, binds)
+    }
+
+    // MARK: - Waiting
+
+    /// Polls `condition` until it is true; throws when `timeoutMs` passes first.
+    public func waitUntil(_ what: String, timeoutMs: Int64 = 20_000, _ condition: () throws -> Bool) throws {
+        let deadline = WallClock.nowMs() + timeoutMs
+        while true {
+            if try condition() { return }
+            if WallClock.nowMs() > deadline { throw Failure(message: "timed out waiting for: \(what)") }
+            usleep(20_000)
+        }
+    }
+
+    // MARK: - Files
+
+    /// True when any file under the group directory (database, WAL, shm, keystore) holds
+    /// `needle`'s bytes.
+    public func groupFilesContain(_ needle: [UInt8]) throws -> Bool {
+        guard let walker = FileManager.default.enumerator(atPath: group.path) else { return false }
+        for case let relative as String in walker {
+            let path = group.path + "/" + relative
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                  let data = FileManager.default.contents(atPath: path) else { continue }
+            if data.range(of: Data(needle)) != nil { return true }
+        }
+        return false
+    }
+}
