@@ -1,4 +1,5 @@
 import Foundation
+import SharedStore
 
 /// A real push socket: `systemd-socket-activate` listening on a Unix socket and starting the
 /// given worker exactly as systemd's sotto-push.socket would (Accept=yes: one process per
@@ -107,35 +108,13 @@ public enum PushClient {
 
     /// A connected stream socket to `socketPath`.
     public static func connect(to socketPath: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(message: "socket: errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let path = Array(socketPath.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            let code = errno
-            close(fd)
-            throw Failure(message: "connect \(socketPath): errno \(code)")
-        }
+        let fd = UnixSocket.connect(socketPath)
+        guard fd >= 0 else { throw Failure(message: "connect \(socketPath): errno \(errno)") }
         return fd
     }
 
     public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Failure(message: "write: errno \(errno)")
-            }
-            offset += n
-        }
+        guard UnixSocket.sendAll(fd, bytes) else { throw Failure(message: "write: errno \(errno)") }
     }
 
     public static func readAll(_ fd: Int32) throws -> String {

@@ -39,23 +39,8 @@ final class ControlClient {
     deinit { close(fd) }
 
     static func connect(path: String) throws(Failure) -> ControlClient {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = UnixSocket.connect(path)
         guard fd >= 0 else { throw .daemonNotRunning(path: path) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            close(fd)
-            throw .daemonNotRunning(path: path)
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard result == 0 else {
-            close(fd)
-            throw .daemonNotRunning(path: path)
-        }
         return ControlClient(fd: fd)
     }
 
@@ -100,16 +85,7 @@ final class ControlClient {
     }
 
     private func send(_ line: String) throws(Failure) {
-        var bytes = Array(line.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .protocolError("write failed: errno \(errno)")
-            }
-            offset += n
-        }
+        guard UnixSocket.sendAll(fd, Array(line.utf8)) else { throw .protocolError("write failed: errno \(errno)") }
     }
 
     private func readObject() throws(Failure) -> [String: Any] {

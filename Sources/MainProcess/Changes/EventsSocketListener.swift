@@ -23,27 +23,8 @@ final class EventsSocketListener: @unchecked Sendable {
     }
 
     static func bind(path: String, onSignal: @escaping @Sendable (Int64?) -> Void) throws -> EventsSocketListener {
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw ControlServer.Failure.socket("events socket: errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            close(fd)
-            throw ControlServer.Failure.socket("events socket path too long: \(path)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        unlink(path)
-        let oldMask = umask(0o177)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        umask(oldMask)
-        guard result == 0 else {
-            let code = errno
-            close(fd)
-            throw ControlServer.Failure.socket("bind \(path): errno \(code)")
-        }
+        let fd = UnixSocket.bind(path, type: Int32(SOCK_DGRAM.rawValue))
+        guard fd >= 0 else { throw ControlServer.Failure.socket("bind \(path): \(String(cString: strerror(errno)))") }
         return EventsSocketListener(path: path, fd: fd, onSignal: onSignal)
     }
 

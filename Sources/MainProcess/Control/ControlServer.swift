@@ -31,28 +31,14 @@ final class ControlServer: @unchecked Sendable {
     }
 
     static func listen(path: String, handler: any ControlRequestHandler) throws -> ControlServer {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw Failure.socket("socket: errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            close(fd)
-            throw Failure.socket("control socket path too long: \(path)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        unlink(path)  // a stale socket from a previous run; the daemon holds a lock, so no live one
-        let oldMask = umask(0o177)  // the socket file is created 0600
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        umask(oldMask)
-        guard bound == 0, Glibc.listen(fd, 64) == 0 else {
+        // A stale socket from a previous run is replaced: the daemon holds the instance lock.
+        let fd = UnixSocket.bind(path, type: Int32(SOCK_STREAM.rawValue))
+        guard fd >= 0 else { throw Failure.socket("bind \(path): \(String(cString: strerror(errno)))") }
+        guard Glibc.listen(fd, 64) == 0 else {
             let code = errno
             close(fd)
-            throw Failure.socket("bind/listen \(path): errno \(code)")
+            throw Failure.socket("listen \(path): errno \(code)")
         }
-        chmod(path, 0o600)
         return ControlServer(path: path, listenFD: fd, handler: handler)
     }
 
@@ -166,17 +152,7 @@ final class ControlConnection: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard !closed else { return false }
-        var bytes = Array(line.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += n
-        }
-        return true
+        return UnixSocket.sendAll(fd, Array(line.utf8))
     }
 
     func close() {

@@ -22,7 +22,7 @@ actor ExpiredConversationsWorker {
     let database: DaemonDatabase
     let keystore: Keystore
     let service: ConversationService
-    private var wakeUp: AsyncStream<Void>.Continuation?
+    private let wakeSignal = WakeSignal()
     private var running = true
     private(set) var deletedInboxes = 0
 
@@ -32,28 +32,19 @@ actor ExpiredConversationsWorker {
         self.service = service
     }
 
-    func signal() { wakeUp?.yield() }
+    func signal() { wakeSignal.wake() }
 
     func stop() {
         running = false
-        wakeUp?.finish()
+        wakeSignal.finish()
     }
 
     /// Sweeps until stopped; sleeps until signalled or until the next expiresAt.
     func run() async {
-        let (signals, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        wakeUp = continuation
-        var iterator = signals.makeAsyncIterator()
         while running {
             let next = await sweep()
             guard running else { return }
-            let waitMs = next.map { max(0, min($0 - WallClock.nowMs(), Self.idleSweepMs)) } ?? Self.idleSweepMs
-            let timer = Task { [continuation] in
-                try? await Task.sleep(for: .milliseconds(waitMs + 1))
-                continuation.yield()
-            }
-            _ = await iterator.next()
-            timer.cancel()
+            await wakeSignal.sleep(until: next, atMostMs: Self.idleSweepMs, atLeastMs: 1)
         }
     }
 

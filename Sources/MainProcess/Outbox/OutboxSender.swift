@@ -16,7 +16,7 @@ actor OutboxSender {
     static let maxRetryMs: Int64 = 300_000
 
     private let database: DaemonDatabase
-    private var wakeUp: AsyncStream<Void>.Continuation?
+    private let wakeSignal = WakeSignal()
     private var running = true
     private(set) var attempts = 0
 
@@ -25,29 +25,20 @@ actor OutboxSender {
     }
 
     func kick() {
-        wakeUp?.yield()
+        wakeSignal.wake()
     }
 
     func stop() {
         running = false
-        wakeUp?.finish()
+        wakeSignal.finish()
     }
 
     /// Delivers due pushes until stopped; sleeps until kicked or until the next retry is due.
     func run() async {
-        let (signals, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        wakeUp = continuation
-        var iterator = signals.makeAsyncIterator()
         while running {
             let nextDue = await deliverDue()
             guard running else { return }
-            let waitMs = nextDue.map { max(10, min($0 - WallClock.nowMs(), 60_000)) } ?? 60_000
-            let timer = Task { [continuation] in
-                try? await Task.sleep(for: .milliseconds(waitMs))
-                continuation.yield()
-            }
-            _ = await iterator.next()
-            timer.cancel()
+            await wakeSignal.sleep(until: nextDue, atMostMs: 60_000, atLeastMs: 10)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SharedStore
 
 /// Delivers one sealed push to a member's endpoint (`unix:/path` or `tcp:host:port`,
 /// PROTOCOL §1) and reads the worker's ack line (§2). Blocking, with deadlines; the outbox
@@ -35,16 +36,7 @@ enum PushDelivery {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
 
-        var bytes = payload + [0x0a]
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return .unreachable("write failed: errno \(errno)")
-            }
-            offset += n
-        }
+        guard UnixSocket.sendAll(fd, payload + [0x0a]) else { return .unreachable("write failed: errno \(errno)") }
         shutdown(fd, Int32(SHUT_WR))
 
         var reply: [UInt8] = []
@@ -74,23 +66,11 @@ enum PushDelivery {
         if endpoint.hasPrefix("unix:") {
             let path = String(endpoint.dropFirst(5))
             guard path.hasPrefix("/") else { return .failure(.badEndpoint("unix endpoint needs an absolute path")) }
-            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { return .failure(.unreachable("socket: errno \(errno)")) }
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            let bytes = Array(path.utf8)
-            guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-                close(fd)
-                return .failure(.badEndpoint("socket path too long"))
-            }
-            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-            let rc = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-            guard rc == 0 else {
+            let fd = UnixSocket.connect(path)
+            guard fd >= 0 else {
                 let code = errno
-                close(fd)
-                return .failure(.unreachable("connect: \(String(cString: strerror(code)))"))
+                return .failure(code == ENAMETOOLONG ? .badEndpoint("socket path too long")
+                                                     : .unreachable("connect: \(String(cString: strerror(code)))"))
             }
             return .success(fd)
         }

@@ -35,3 +35,98 @@ public enum UnixSocket {
         return credentials
     }
 }
+
+// MARK: - Addresses, connect, bind, send
+
+extension UnixSocket {
+    /// `sockaddr_un` for `path`, or nil when the path does not fit (108 bytes with its NUL).
+    public static func address(_ path: String) -> sockaddr_un? {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard !bytes.isEmpty, bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        return address
+    }
+
+    /// A close-on-exec stream socket connected to `path`; -1 with errno set on failure
+    /// (ENAMETOOLONG for a path that does not fit).
+    public static func connect(_ path: String) -> Int32 {
+        guard var address = address(path) else {
+            errno = ENAMETOOLONG
+            return -1
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return -1 }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            errno = code
+            return -1
+        }
+        return fd
+    }
+
+    /// A close-on-exec socket of `type` bound to `path` (a stale file there is removed first),
+    /// created 0600 whatever the umask. -1 with errno set on failure.
+    public static func bind(_ path: String, type: Int32) -> Int32 {
+        guard var address = address(path) else {
+            errno = ENAMETOOLONG
+            return -1
+        }
+        let fd = socket(AF_UNIX, type | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return -1 }
+        unlink(path)
+        let oldMask = umask(0o177)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        umask(oldMask)
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            errno = code
+            return -1
+        }
+        return fd
+    }
+
+    /// Writes all of `bytes` (retrying on EINTR and short writes) without raising SIGPIPE.
+    public static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += n
+        }
+        return true
+    }
+
+    /// Sends one datagram to the socket bound at `path`, without blocking; false if nobody
+    /// listens there (or anything else fails).
+    @discardableResult
+    public static func sendDatagram(_ bytes: [UInt8], to path: String) -> Bool {
+        guard var address = address(path) else { return false }
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        let sent = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bytes.withUnsafeBytes {
+                    sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), socketAddress, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+        }
+        return sent == bytes.count
+    }
+}
