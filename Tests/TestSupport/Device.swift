@@ -28,7 +28,7 @@ public final class Device: @unchecked Sendable {
     public var daemonLogPath: String { root + "/daemon.log" }
     public let environment: [String: String]
     private var daemon: Process?
-    private var push: SpawnedProcess?
+    private var push: PushSocketServer?
 
     private init(name: String, root: String, environment: [String: String]) {
         self.name = name
@@ -84,29 +84,18 @@ public final class Device: @unchecked Sendable {
         self.daemon = nil
     }
 
-    /// `systemd-socket-activate --accept` running `sotto-notify`, spawned with posix_spawn:
-    /// it closes the descriptors it inherits, which Foundation's `Process` takes for an exit
-    /// (its reaper thread then blocks in waitpid and no other child is ever reaped).
+    /// `systemd-socket-activate --accept` running the real `sotto-notify` on this device's
+    /// push socket, as sotto-push.socket would.
     public func startPushSocket() throws {
-        let socketPath = runtime.pushSocketPath
-        var arguments = ["/usr/bin/systemd-socket-activate", "-l", socketPath, "--accept"]
-        for (key, value) in environment.sorted(by: { $0.key < $1.key }) { arguments += ["-E", "\(key)=\(value)"] }
-        arguments.append(try builtExecutable("sotto-notify"))
-        let process = try SpawnedProcess(arguments, logPath: root + "/push.log")
-        push = process
-        try waitUntil("\(name)'s push socket accepts", timeoutMs: 10_000) {
-            guard process.isRunning else { throw Failure(message: "systemd-socket-activate exited") }
-            guard let fd = try? PushClient.connect(to: socketPath) else { return false }
-            close(fd)  // an empty connection: the worker answers malformed_payload and exits
-            return true
-        }
+        push = try PushSocketServer.start(socketPath: runtime.pushSocketPath, accept: true,
+                                          command: [try builtExecutable("sotto-notify")], environment: environment,
+                                          logPath: root + "/push.log")
     }
 
     /// Takes the push socket away: senders find the endpoint unreachable.
     public func stopPushSocket() {
         push?.stop()
         push = nil
-        unlink(runtime.pushSocketPath)
     }
 
     public func stop() {
@@ -183,60 +172,4 @@ public final class Device: @unchecked Sendable {
         }
         return false
     }
-}
-
-/// A child started with posix_spawn (stdin /dev/null, stdout and stderr appended to a log
-/// file), stopped with SIGTERM and reaped with waitpid.
-final class SpawnedProcess: @unchecked Sendable {
-    let pid: pid_t
-    private var exited = false
-
-    init(_ arguments: [String], logPath: String) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        // Test threads (dispatch workers) block signals, and a spawned child inherits the
-        // mask: unblock everything and restore default dispositions so SIGTERM stops it.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var child: pid_t = 0
-        let rc = posix_spawn(&child, arguments[0], &actions, &attributes, argv, envp)
-        guard rc == 0 else { throw Device.Failure(message: "posix_spawn \(arguments[0]): error \(rc)") }
-        pid = child
-    }
-
-    var isRunning: Bool {
-        if exited { return false }
-        var status: Int32 = 0
-        if waitpid(pid, &status, WNOHANG) == pid { exited = true }
-        return !exited
-    }
-
-    func stop() {
-        guard isRunning else { return }
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        exited = true
-    }
-
-    deinit { stop() }
 }

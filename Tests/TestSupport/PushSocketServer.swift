@@ -14,69 +14,61 @@ import SharedStore
 /// ```
 public final class PushSocketServer: @unchecked Sendable {
     public let socketPath: String
-    private let child: ChildProcess
+    public let logPath: String
+    private let process: SpawnedProcess
 
-    private let stderrLock = NSLock()
-    private var stderrLines: [String] = []
-    private let stderrDrained = DispatchSemaphore(value: 0)
-
-    private init(socketPath: String, child: ChildProcess) {
+    private init(socketPath: String, logPath: String, process: SpawnedProcess) {
         self.socketPath = socketPath
-        self.child = child
+        self.logPath = logPath
+        self.process = process
     }
 
-    /// systemd-socket-activate logs a few lines per connection: keep reading them, or after
-    /// a few hundred connections the pipe is full and it blocks before starting the worker.
-    private func drainStderr() {
-        Thread.detachNewThread { [self] in
-            while let line = child.readStderrLine() {
-                stderrLock.lock()
-                stderrLines.append(line)
-                stderrLock.unlock()
-            }
-            stderrDrained.signal()
-        }
-    }
-
+    /// Starts it with posix_spawn (Foundation's `Process` mistakes systemd-socket-activate
+    /// closing its inherited descriptors for an exit, and its reaper thread then blocks every
+    /// later child), stdout and stderr into `logPath`, and waits until it reports the socket
+    /// bound ("Listening on PATH").
     public static func start(socketPath: String, accept: Bool, command: [String],
-                             environment: [String: String] = [:]) throws -> PushSocketServer {
-        var arguments = ["-l", socketPath]
+                             environment: [String: String] = [:], logPath: String? = nil) throws -> PushSocketServer {
+        var arguments = ["/usr/bin/systemd-socket-activate", "-l", socketPath]
         if accept { arguments.append("--accept") }
         for (name, value) in environment.sorted(by: { $0.key < $1.key }) {
             arguments += ["-E", "\(name)=\(value)"]
         }
         arguments += command
-        let child = try ChildProcess.launch("/usr/bin/systemd-socket-activate", arguments)
-        // It prints "Listening on PATH as 3." once the socket is bound: wait for that line.
-        while let line = child.readStderrLine() {
-            if line.hasPrefix("Listening on") {
-                let server = PushSocketServer(socketPath: socketPath, child: child)
-                server.drainStderr()
-                return server
+        let log = logPath ?? socketPath + ".log"
+        let logStart = (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0  // a restart appends
+        let process = try SpawnedProcess(arguments, logPath: log)
+        let server = PushSocketServer(socketPath: socketPath, logPath: log, process: process)
+        let deadline = Date().addingTimeInterval(10)
+        while !server.log(from: logStart).contains("Listening on") {
+            guard process.isRunning, Date() < deadline else {
+                process.stop()
+                throw PushClient.Failure(message: "systemd-socket-activate did not start: \(server.log)")
             }
+            usleep(2_000)  // polling a condition with a deadline: the log file has no other signal
         }
-        let result = child.finish()
-        throw PushClient.Failure(message: "systemd-socket-activate did not start: \(result.stderr)")
+        return server
     }
 
-    /// Kills systemd-socket-activate (or, with Accept=no, the worker it became). SIGKILL:
-    /// a child spawned from a test thread inherits that thread's signal mask, in which
-    /// SIGTERM (and SIGCHLD) are blocked, so it would never die of SIGTERM.
+    /// What systemd-socket-activate and the workers wrote on stdout and stderr so far.
+    public var log: String { log(from: 0) }
+
+    private func log(from offset: Int) -> String {
+        let data = FileManager.default.contents(atPath: logPath) ?? Data()
+        return String(decoding: data.dropFirst(offset), as: UTF8.self)
+    }
+
     /// Waits for the process to exit by itself (Accept=no: the worker after its idle
-    /// timeout); returns its exit status and everything it wrote on stderr.
+    /// timeout); returns its exit status and everything it logged.
     public func waitForExit() -> (status: Int32, stderr: String) {
-        child.closeStdin()
-        stderrDrained.wait()
-        child.process.waitUntilExit()
+        let status = process.waitForExit()
         try? FileManager.default.removeItem(atPath: socketPath)
-        stderrLock.lock()
-        defer { stderrLock.unlock() }
-        return (child.process.terminationStatus, stderrLines.joined(separator: "\n"))
+        return (status, log)
     }
 
+    /// SIGTERM (its signals are unblocked and default), then waits for it; removes the socket.
     public func stop() {
-        child.kill(SIGKILL)
-        child.terminate()
+        process.stop()
         try? FileManager.default.removeItem(atPath: socketPath)
     }
 }
