@@ -46,13 +46,14 @@ public actor UnusedInboxCache {
     // MARK: Consuming
 
     /// The prepared identity if there is one (then a background replenish starts), otherwise
-    /// a newly generated one. Either way the slot no longer holds the returned identity.
+    /// a newly generated one. Either way the returned identity is durably stored in the vault
+    /// as a regular identity and the slot no longer holds it.
     public func consume() async throws -> Identity {
         try await loadIfNeeded()
         if let identity = slot {
             slot = nil                       // before any await: a concurrent consume cannot take it too
             do {
-                try await vault.storeUnusedIdentity(nil)
+                try await vault.claimUnusedIdentity(identity)
             } catch {
                 if slot == nil { slot = identity }
                 throw UnusedInboxError.vaultUnavailable(errorType: Self.typeName(error))
@@ -63,6 +64,11 @@ public actor UnusedInboxCache {
         }
         stats.misses += 1
         let identity = try await generateIdentity()
+        do {
+            try await vault.storeIdentity(identity)
+        } catch {
+            throw UnusedInboxError.vaultUnavailable(errorType: Self.typeName(error))
+        }
         startReplenish()
         return identity
     }

@@ -95,8 +95,7 @@ actor ConversationService {
     /// one (ADR 002/003), recorded with this device as its creator and only member.
     func newConversation(name: String?) async throws -> DBConversation {
         if let name, name.utf8.count > 200 { throw Failure.invalid("name is longer than 200 bytes") }
-        let identity = try await unusedInboxes.consume()
-        try keystore.save(identity)
+        let identity = try await unusedInboxes.consume()  // already stored in the keystore
         let now = WallClock.nowMs()
         let conversationId = Hex.encode(SecureRandom.bytes(16))
         let me = MemberEntry(inboxId: identity.inboxId, publicKey: identity.publicKey.hex, endpoint: endpoint,

@@ -80,8 +80,7 @@ actor InviteService {
             throw ConversationService.Failure.refused("this device already has conversation \(invite.conversationId)")
         }
 
-        let identity = try await unusedInboxes.consume()
-        try keystore.save(identity)
+        let identity = try await unusedInboxes.consume()  // already stored in the keystore
         let now = WallClock.nowMs()
         let creator = MemberEntry(inboxId: invite.creatorInboxId, publicKey: invite.creatorPublicKey,
                                   endpoint: invite.creatorEndpoint, clientId: invite.creatorClientId, profileName: nil)

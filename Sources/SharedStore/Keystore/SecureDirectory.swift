@@ -177,6 +177,17 @@ struct SecureDirectory: Sendable {
         return true
     }
 
+    /// Moves `name` to `newName` without replacing an existing `newName` (link, then unlink);
+    /// false if `newName` exists. The caller syncs the directory.
+    func move(_ name: String, to newName: String) throws(KeystoreError) -> Bool {
+        guard linkat(fd, name, fd, newName, 0) == 0 else {
+            if errno == EEXIST { return false }
+            throw .unavailable("cannot link \(name) (errno \(errno))")
+        }
+        guard unlinkat(fd, name, 0) == 0 else { throw .unavailable("cannot unlink \(name) (errno \(errno))") }
+        return true
+    }
+
     func syncDirectory() throws(KeystoreError) {
         guard fsync(fd) == 0 else { throw .unavailable("cannot fsync the keystore directory (errno \(errno))") }
     }

@@ -33,6 +33,8 @@ struct FailingVault: IdentityVault {
     struct Down: Error {}
     func loadUnusedIdentity() async throws -> Identity? { throw Down() }
     func storeUnusedIdentity(_ identity: Identity?) async throws { throw Down() }
+    func claimUnusedIdentity(_ identity: Identity) async throws { throw Down() }
+    func storeIdentity(_ identity: Identity) async throws { throw Down() }
 }
 
 @Suite("UnusedInboxCache")
@@ -57,6 +59,7 @@ struct UnusedInboxCacheTests {
         let cache = UnusedInboxCache(vault: vault) { try generator.generate() }
         let first = try await cache.consume()
         #expect(first.inboxId == generator.generated[0])
+        #expect(await vault.storedInboxIds == [first.inboxId])  // a miss is stored as a regular identity
         #expect(await cache.stats.misses == 1)
         try await cache.replenish()
         let second = try await cache.consume()
@@ -95,6 +98,10 @@ struct UnusedInboxCacheTests {
         let consumed = try await secondRun.consume()
         #expect(consumed.inboxId == prepared.inboxId)
         #expect(consumed.clientId == prepared.clientId)
+        // Claimed, not copied: a regular identity now, found by clientId and by inboxId.
+        let keystore = try Keystore(directory: directory.path, environment: [:])
+        #expect(try keystore.identity(clientId: consumed.clientId).inboxId == consumed.inboxId)
+        #expect(try keystore.identity(inboxId: consumed.inboxId).clientId == consumed.clientId)
         #expect(await secondRun.stats.hits == 1)
         try await secondRun.replenish()
         let next = try await vault().loadUnusedIdentity()

@@ -201,6 +201,25 @@ struct KeystoreTests {
         #expect(names == ["master.key"])
     }
 
+    @Test func claimingTheUnusedSlotMakesARegularIdentityWithoutCopies() throws {
+        let temp = try TemporaryDirectory()
+        let dir = temp.path + "/keystore"
+        let keystore = try Keystore(directory: dir, environment: [:], createIfMissing: true)
+        let spare = Identity.generate()
+        #expect(try keystore.claimUnused(expectedInboxId: spare.inboxId) == nil)   // empty slot
+        try keystore.storeUnused(spare)
+        #expect(throws: KeystoreError.self) { try keystore.claimUnused(expectedInboxId: Identity.generate().inboxId) }
+        #expect(try keystore.peekUnused()?.isSame(as: spare) == true)             // a refused claim changes nothing
+
+        let claimed = try #require(try keystore.claimUnused(expectedInboxId: spare.inboxId))
+        #expect(claimed.isSame(as: spare))
+        #expect(try keystore.peekUnused() == nil)
+        #expect(try keystore.identity(clientId: spare.clientId).isSame(as: spare))
+        #expect(try keystore.identity(inboxId: spare.inboxId).isSame(as: spare))
+        let names = Set(try FileManager.default.contentsOfDirectory(atPath: dir))
+        #expect(names == ["master.key", spare.clientId + ".identity", spare.inboxId + ".inbox"])
+    }
+
     @Test func readerProcessNeverSeesATornWrite() throws {
         let probe = try builtExecutable("sotto-keystore-probe")
         let temp = try TemporaryDirectory()
