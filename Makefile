@@ -36,8 +36,12 @@ test: build
 run: build-release
 	./scripts/demo.sh .build/release
 
+# Every benchmark, release builds, one after the other; each prints its figures and ratios.
 bench: build-release
-	./scripts/bench.sh .build/release
+	"$$($(SWIFT) build -c release --show-bin-path)/ProtocolBench" 2000
+	./Benchmarks/worker-bench.sh 300
+	./Benchmarks/daemon-bench.sh
+	./Benchmarks/daemon-e2e-bench.sh
 
 clean:
 	rm -rf .build
