@@ -8,7 +8,7 @@ SWIFT ?= swift
 DEBIAN_PACKAGES := pkgconf libsqlite3-dev sqlite3 libsecp256k1-dev libsodium-dev libsystemd-dev systemd dbus dbus-daemon dbus-bin time
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build build-release test run bench clean
+.PHONY: deps build build-release test run bench stress clean
 
 # apt-get only for what is missing, so a second run is instant and needs no network.
 deps:
@@ -34,6 +34,13 @@ run: build-release
 
 bench: build-release
 	./scripts/bench.sh .build/release
+
+# Issue #7: the stress suite with the full profile (50,000 pushes) against release binaries;
+# each part prints one "STRESS <part>:" summary line. The short profile runs in `make test`.
+stress: build build-release
+	SOTTO_STRESS_PROFILE=full SOTTO_STRESS_BIN=$(CURDIR)/.build/release \
+	  $(SWIFT) test --skip-build --filter StressTests 2>&1 | tee .build/stress.log | grep -E "^STRESS|✘|passed|failed"
+	@! grep -q "✘" .build/stress.log
 
 clean:
 	rm -rf .build

@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// Issue #7 part 4: identities created and deleted under readers and real workers.
-@Suite("Stress: keystore race", .serialized)
+extension StressSuite {
+@Suite("Stress: keystore race")
 struct KeystoreRaceTests {
     @Test("Lookups racing create/delete see the right identity or .missing; workers ack ok or unknown_client; no crash")
     func lookupsNeverTear() async throws {
@@ -21,4 +22,5 @@ struct KeystoreRaceTests {
         #expect(report.pushFailures.isEmpty, "\(report.pushFailures.prefix(5))")
         #expect(report.kills == 0)
     }
+}
 }

@@ -1,5 +1,4 @@
 import Foundation
-import TestSupport
 
 /// A foreign `sqlite3` process on the shared database, like a user's shell or a backup
 /// tool: in a loop it holds a read transaction across a pause (pinning a WAL snapshot, so
@@ -12,25 +11,24 @@ import TestSupport
 /// let report = foreign.stop()   // cycles, errors
 /// ```
 final class ForeignSQLite: @unchecked Sendable {
-    private let child: ChildProcess
+    private let child: LoggedProcess
     private let stopFlag = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
-    private let counters = Locked((cycles: 0, errors: [String]()))
+    private let cycles = Locked(0)
     let readHoldSeconds: Double
     let writeHoldSeconds: Double
 
-    private init(child: ChildProcess, readHoldSeconds: Double, writeHoldSeconds: Double) {
+    private init(child: LoggedProcess, readHoldSeconds: Double, writeHoldSeconds: Double) {
         self.child = child
         self.readHoldSeconds = readHoldSeconds
         self.writeHoldSeconds = writeHoldSeconds
     }
 
     static func start(databasePath: String, readHoldSeconds: Double = 0.05, writeHoldSeconds: Double = 0.01) throws -> ForeignSQLite {
-        let child = try ChildProcess.launch("/usr/bin/sqlite3", [databasePath])
+        let child = try LoggedProcess.launch("/usr/bin/sqlite3", [databasePath], environment: ProcessInfo.processInfo.environment)
         let foreign = ForeignSQLite(child: child, readHoldSeconds: readHoldSeconds, writeHoldSeconds: writeHoldSeconds)
         child.write(".timeout 10000\n")
         Thread { foreign.drive() }.start()
-        Thread { foreign.collectErrors() }.start()
         return foreign
     }
 
@@ -39,8 +37,10 @@ final class ForeignSQLite: @unchecked Sendable {
     func stop() -> (cycles: Int, errors: [String]) {
         stopFlag.update { $0 = true }
         finished.wait()
+        child.closeStdin()
         _ = child.waitForExit()
-        return counters.value
+        let errors = child.output.filter { $0.localizedCaseInsensitiveContains("error") || $0.contains("locked") }
+        return (cycles.value, errors)
     }
 
     private func drive() {
@@ -57,15 +57,9 @@ final class ForeignSQLite: @unchecked Sendable {
                 .print cycle-\(cycle)
 
                 """)
-            guard child.waitForLine(containing: "cycle-\(cycle)") != nil else { break }
-            counters.update { $0.cycles = cycle }
+            guard child.waitForLine(containing: "cycle-\(cycle)", timeout: 120) else { break }
+            cycles.update { $0 = cycle }
         }
         finished.signal()
-    }
-
-    private func collectErrors() {
-        while let line = child.readStderrLine() {
-            counters.update { $0.errors.append(line) }
-        }
     }
 }

@@ -94,7 +94,7 @@ struct KeystoreRace {
         let outcomes = Locked((stored: 0, unknown: 0, failures: [String](), sent: 0))
         let pushesWanted = profile.keystorePushes
         DispatchQueue.concurrentPerform(iterations: Self.pushThreads) { _ in
-            while outcomes.value.sent < pushesWanted, churner.process.isRunning {
+            while outcomes.value.sent < pushesWanted, churner.isRunning {
                 let live = (try? FileManager.default.contentsOfDirectory(atPath: group.keystorePath)) ?? []
                 guard let index = live.compactMap({ name -> Int? in
                     name.hasSuffix(".identity") ? indexByClientId[String(name.dropLast(9))] : nil

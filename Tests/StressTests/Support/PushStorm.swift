@@ -39,7 +39,8 @@ struct PushStorm {
         var foreignCycles = 0
         var foreignErrors: [String] = []
         var daemonExit: Int32 = -1
-        var acceptNoExit: Int32 = -1
+        var acceptNoRuns = 0
+        var connectRetries = 0
         var workerExits = 0
         var workerFailures = 0
         var kills = 0
@@ -55,13 +56,17 @@ struct PushStorm {
             func mb(_ bytes: Int64) -> String { bytes < 0 ? "n/a" : String(format: "%.1fMB", Double(bytes) / 1_048_576) }
             let errors = otherErrors.isEmpty ? "0" : otherErrors.map { "\($0.key):\($0.value)" }.sorted().joined(separator: ",")
             return "STRESS storm: pushes=\(pushes) acked=\(acked) stored=\(stored) lost=\(lost) duplicates=\(duplicates) "
-                + "unacked=\(unacked) busy=\(busy) errors=\(errors) transport=\(transportFailures.count) "
+                + "unacked=\(unacked) busy=\(busy) retries=\(connectRetries) acceptNoRuns=\(acceptNoRuns) errors=\(errors) transport=\(transportFailures.count) "
                 + "changes=\(changeLogRows) gaps=\(changeLogGaps) subscriber=\(subscriberSeen) missing=\(subscriberMissing) "
                 + "integrity=\(integrity) walPeak=\(mb(walPeakBytes)) walEnd=\(mb(walEndBytes)) walBudget=\(mb(walBudgetBytes)) "
                 + "truncations=\(truncations) foreignCycles=\(foreignCycles) workers=\(workerExits) kills=\(kills) oom=\(oomKills) "
                 + "workerPeak=\(mb(workerPeakBytes)) acceptNoRSS=\(mb(acceptNoWorkerRSS)) slowestWorker=\(slowestWorkerMs)ms "
                 + "cgroup=\(cgroup ? "24MB" : "none") seconds=\(String(format: "%.1f", seconds)) sealSeconds=\(String(format: "%.1f", sealSeconds))"
         }
+    }
+
+    private func phase(_ text: String) {
+        FileHandle.standardError.write(Data("stress storm: \(text)\n".utf8))
     }
 
     func run() throws -> Report {
@@ -71,6 +76,7 @@ struct PushStorm {
         let pushes = fixture.sealPushes(count: profile.pushes)
         report.sealSeconds = Date().timeIntervalSince(sealStart)
         report.pushes = pushes.count
+        phase("sealed \(pushes.count) pushes in \(String(format: "%.1f", report.sealSeconds)) s")
         let environment = fixture.environment
         let notify = try profile.executable("sotto-notify")
         let jail = try WorkerJail(directory: fixture.tmp.path)
@@ -88,9 +94,28 @@ struct PushStorm {
 
         // Both Accept modes, each a real systemd-socket-activate.
         let acceptYes = try SocketActivator.start(socketPath: fixture.tmp.path + "/push-yes.sock", accept: true,
-                                                  command: jail.command([notify]), environment: environment)
-        let acceptNo = try SocketActivator.start(socketPath: fixture.tmp.path + "/push-no.sock", accept: false,
-                                                 command: jail.command([notify, "--idle-timeout", "3"]), environment: environment)
+                                                  command: jail.command([notify], label: "yes"), environment: environment)
+        // Accept=no: the worker exits when idle (as under systemd); like the socket unit, a
+        // supervisor starts it again, and a sender that meets the gap retries.
+        let acceptNoPath = fixture.tmp.path + "/push-no.sock"
+        let acceptNoCommand = jail.command([notify, "--idle-timeout", "2"], label: "no")
+        let acceptNoRuns = Locked(0)
+        let supervisorDone = DispatchSemaphore(value: 0)
+        let stopSupervisor = Locked(false)
+        let first = Locked<SocketActivator?>(try SocketActivator.start(socketPath: acceptNoPath, accept: false,
+                                                               command: acceptNoCommand, environment: environment))
+        let supervisor = Thread {
+            while !stopSupervisor.value {
+                guard let activator = first.update({ slot in defer { slot = nil }; return slot }) ?? (try? SocketActivator.start(socketPath: acceptNoPath, accept: false,
+                                                                           command: acceptNoCommand, environment: environment))
+                else { break }
+                acceptNoRuns.update { $0 += 1 }
+                _ = activator.waitForExit()
+                unlink(acceptNoPath)
+            }
+            supervisorDone.signal()
+        }
+        supervisor.start()
         let foreign = try ForeignSQLite.start(databasePath: fixture.group.databasePath)
 
         // A WAL sampler (measurement only) and a reader on the daemon's control socket.
@@ -112,7 +137,8 @@ struct PushStorm {
         let transport = Locked([String]())
         let started = Date()
         let senders = profile.senders
-        let sockets = [acceptYes.socketPath, acceptNo.socketPath]
+        let sockets = [acceptYes.socketPath, acceptNoPath]
+        let retries = Locked(0)
         DispatchQueue.concurrentPerform(iterations: senders) { sender in
             var round = 0
             for index in stride(from: sender, to: pushes.count, by: senders) {
@@ -120,7 +146,18 @@ struct PushStorm {
                 let socket = sockets[(round + sender) % 2]
                 round += 1
                 do {
-                    let line = try PushClient.send(push.payload, to: socket)
+                    var attempt = 0
+                    var sent: String?
+                    while sent == nil {
+                        do {
+                            sent = try PushClient.send(push.payload, to: socket)
+                        } catch let failure as PushClient.Failure where failure.message.hasPrefix("connect") && attempt < 500 {
+                            attempt += 1  // the Accept=no worker is between runs: retry like an outbox
+                            retries.update { $0 += 1 }
+                            usleep(10_000)
+                        }
+                    }
+                    let line = sent!
                     switch PushAck.parse(Array(line.utf8)) {
                     case .ok(let id, let duplicate)?:
                         if id != push.messageId { transport.update { $0.append("ack names \(id), sent \(push.messageId)") } }
@@ -135,14 +172,21 @@ struct PushStorm {
                 }
             }
         }
+        phase("storm done")
         report.seconds = Date().timeIntervalSince(started)
 
         // Quiesce: the Accept=no worker's peak RSS while it idles, then its idle exit.
         report.acceptNoWorkerRSS = jail.liveWorkerPeakRSS().max() ?? -1
+        phase("stopping foreign sqlite3")
         let foreignResult = foreign.stop()
         report.foreignCycles = foreignResult.cycles
         report.foreignErrors = foreignResult.errors
-        report.acceptNoExit = acceptNo.waitForExit()
+        phase("waiting for the Accept=no worker idle exit")
+        stopSupervisor.update { $0 = true }
+        supervisorDone.wait()
+        report.acceptNoRuns = acceptNoRuns.value
+        report.connectRetries = retries.value
+        phase("stopping Accept=yes")
         acceptYes.stop()
         stormDone.update { $0 = true }
         report.walPeakBytes = walPeak.value
@@ -166,6 +210,7 @@ struct PushStorm {
         report.changeLogRows = changeSeqs.count
         report.changeLogGaps = zip(changeSeqs, changeSeqs.dropFirst()).filter { $1 != $0 + 1 }.count
 
+        phase("waiting for the subscriber")
         // The subscriber must have seen every seq, once, in order.
         if let last = changeSeqs.last { subscriber.waitUntilSeen(seq: last, timeout: 60) }
         let seen = subscriber.seqs
@@ -175,6 +220,7 @@ struct PushStorm {
         report.subscriberOutOfOrder = zip(seen, seen.dropFirst()).filter { $1 <= $0 }.count
         subscriber.close()
 
+        phase("waiting for the WAL keeper")
         // The WAL ends bounded: the daemon's keeper truncates above its budget (it backs off
         // while the storm keeps it busy, up to 30 s, so give it that long).
         let deadline = Date(timeIntervalSinceNow: 45)
@@ -189,6 +235,7 @@ struct PushStorm {
         }
         report.walEndBytes = WorkerJail.fileSize(walPath)
 
+        phase("stopping the daemon")
         daemon.signal(SIGTERM)
         report.daemonExit = daemon.waitForExit()
         report.integrity = (try conn.queryOne("PRAGMA integrity_check")?.string(0)) ?? "none"
@@ -199,8 +246,12 @@ struct PushStorm {
         report.workerFailures = exits.filter { $0.status != 0 }.count
         report.kills = exits.filter { $0.status > 128 }.count + (report.daemonExit > 128 ? 1 : 0)
         report.oomKills = exits.reduce(0) { $0 + $1.oomKills }
-        report.workerPeakBytes = exits.map(\.peakBytes).max() ?? -1
-        report.slowestWorkerMs = exits.map(\.durationMs).max() ?? 0
+        // Accept=yes workers: one push each, under the unit's 24 MB and 30 s. (An Accept=no
+        // worker lives for the whole storm and its page cache fills its cgroup, which is
+        // reclaimable; its own memory is `acceptNoWorkerRSS`.)
+        let oneShot = exits.filter { $0.label == "yes" }
+        report.workerPeakBytes = oneShot.map(\.peakBytes).max() ?? -1
+        report.slowestWorkerMs = oneShot.map(\.durationMs).max() ?? 0
         return report
     }
 }

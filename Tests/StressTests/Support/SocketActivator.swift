@@ -38,8 +38,10 @@ final class SocketActivator: @unchecked Sendable {
     /// Accept=no: the process became the worker, which exits by itself when idle.
     func waitForExit() -> Int32 { child.waitForExit() }
 
+    /// Kills it (its SIGTERM handling depends on the signal mask it inherits) and waits for
+    /// its output to end, i.e. for every worker and wrapper that shares its stderr to finish.
     func stop() {
-        child.signal(SIGTERM)
+        child.signal(SIGKILL)
         _ = child.waitForExit()
         unlink(socketPath)
     }

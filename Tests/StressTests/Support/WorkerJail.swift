@@ -6,7 +6,7 @@ import Foundation
 /// one is writable (root on this machine): it makes `w<pid>` under a per-run parent, sets
 /// `memory.limit_in_bytes`, joins it, starts the real `sotto-notify` with the socket still
 /// on fd 3 (re-pointing `LISTEN_PID` at it, as systemd does), closes its own copy of the
-/// connection, waits, and appends `status peakBytes oomKills durationMs` to a stats file.
+/// connection, waits, and appends `status peakBytes oomKills durationMs label` to a stats file.
 ///
 /// ```swift
 /// let jail = try WorkerJail(directory: tmp.path)
@@ -31,6 +31,7 @@ final class WorkerJail: @unchecked Sendable {
         let peakBytes: Int64
         let oomKills: Int
         let durationMs: Int64
+        let label: String
     }
 
     init(directory: String) throws {
@@ -43,17 +44,18 @@ final class WorkerJail: @unchecked Sendable {
     }
 
     /// The command line to hand `systemd-socket-activate` instead of the bare worker.
-    func command(_ worker: [String]) -> [String] {
-        ["/bin/bash", scriptPath, cgroupParent ?? "-", statsPath, String(Self.memoryLimitBytes), "--"] + worker
+    /// `label` names the run mode in the stats (`yes`: one push per process, `no`: many).
+    func command(_ worker: [String], label: String) -> [String] {
+        ["/bin/bash", scriptPath, cgroupParent ?? "-", statsPath, String(Self.memoryLimitBytes), label] + worker
     }
 
     func stats() throws -> [Exit] {
         let text = try String(contentsOfFile: statsPath, encoding: .utf8)
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ")
-            guard fields.count == 4, let status = Int32(fields[0]), let peak = Int64(fields[1]),
+            guard fields.count == 5, let status = Int32(fields[0]), let peak = Int64(fields[1]),
                   let oom = Int(fields[2]), let duration = Int64(fields[3]) else { return nil }
-            return Exit(status: status, peakBytes: peak, oomKills: oom, durationMs: duration)
+            return Exit(status: status, peakBytes: peak, oomKills: oom, durationMs: duration, label: String(fields[4]))
         }
     }
 
@@ -101,8 +103,8 @@ final class WorkerJail: @unchecked Sendable {
 
     private static let script = #"""
         #!/bin/bash
-        # worker-jail.sh PARENT_CGROUP|- STATS_FILE LIMIT_BYTES -- COMMAND...
-        parent=$1 stats=$2 limit=$3
+        # worker-jail.sh PARENT_CGROUP|- STATS_FILE LIMIT_BYTES LABEL COMMAND...
+        parent=$1 stats=$2 limit=$3 label=$4
         shift 4
         cg=
         if [ "$parent" != - ]; then
@@ -125,7 +127,7 @@ final class WorkerJail: @unchecked Sendable {
           oom=$(while read -r key value; do [ "$key" = oom_kill ] && echo "$value"; done < "$cg/memory.oom_control")
           rmdir "$cg"
         fi
-        echo "$status $peak ${oom:-0} $(( (end - start) / 1000 ))" >> "$stats"
+        echo "$status $peak ${oom:-0} $(( (end - start) / 1000 )) $label" >> "$stats"
         """#
 }
 
