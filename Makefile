@@ -36,11 +36,13 @@ bench: build-release
 	./scripts/bench.sh .build/release
 
 # Issue #7: the stress suite with the full profile (50,000 pushes) against release binaries;
-# each part prints one "STRESS <part>:" summary line. The short profile runs in `make test`.
+# each part prints one "STRESS <part>:" summary line, then 60 s of libFuzzer per parser
+# (FUZZ_SECONDS=…). The short storm and keystore race run in `make test`.
 stress: build build-release
 	SOTTO_STRESS_PROFILE=full SOTTO_STRESS_BIN=$(CURDIR)/.build/release \
 	  $(SWIFT) test --skip-build --filter StressTests 2>&1 | tee .build/stress.log | grep -E "^STRESS|✘|passed|failed"
 	@! grep -q "✘" .build/stress.log
+	./scripts/fuzz.sh $${FUZZ_SECONDS:-60}
 
 clean:
 	rm -rf .build
