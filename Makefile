@@ -8,7 +8,7 @@ SWIFT ?= swift
 DEBIAN_PACKAGES := pkgconf g++ libsqlite3-dev sqlite3 libsecp256k1-dev libsodium-dev libsystemd-dev systemd dbus dbus-daemon dbus-bin time jq
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps static-cxx build build-release test run bench clean
+.PHONY: deps static-cxx build build-release test run bench stress clean
 
 # apt-get only for what is missing, so a second run is instant and needs no network.
 deps:
@@ -42,6 +42,15 @@ bench: build-release
 	./Benchmarks/worker-bench.sh 300
 	./Benchmarks/daemon-bench.sh
 	./Benchmarks/daemon-e2e-bench.sh
+
+# Issue #7: the stress suite with the full profile (50,000 pushes) against release binaries;
+# each part prints one "STRESS <part>:" summary line, then 60 s of libFuzzer per parser
+# (FUZZ_SECONDS=…). The short storm and keystore race run in `make test`.
+stress: build build-release
+	SOTTO_STRESS_PROFILE=full SOTTO_STRESS_BIN=$(CURDIR)/.build/release \
+	  $(SWIFT) test --skip-build --filter StressTests 2>&1 | tee .build/stress.log | grep -E "^STRESS|✘|passed|failed"
+	@! grep -q "✘" .build/stress.log
+	./scripts/fuzz.sh $${FUZZ_SECONDS:-60}
 
 clean:
 	rm -rf .build

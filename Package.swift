@@ -86,6 +86,10 @@ let package = Package(
             name: "MainProcessTests",
             dependencies: ["MainProcess", "SharedStore", "TestSupport",
                            .product(name: "GRDB", package: "GRDB.swift")]),
+        // Real processes on real files: `swift test --filter Stress`; `make stress` for the full profile.
+        .testTarget(
+            name: "StressTests",
+            dependencies: ["SharedStore", "TestSupport"]),
 
         // MARK: Benchmarks
         .executableTarget(

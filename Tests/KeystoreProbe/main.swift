@@ -6,6 +6,13 @@
 //   sotto-keystore-probe read <dir> <clientId> <stopFile>
 //       reads until <stopFile> exists; prints "ready" after the first good read, then at the
 //       end "ok=<n> torn=<n> distinct=<n>" (torn = any read that was not a valid identity)
+//   sotto-keystore-probe churn <dir> <count> <live>
+//       saves stress identity i = 0..<count (see `stressIdentity`) and deletes identity
+//       i - live after each save, so about <live> exist at any time; prints "churned=<n>"
+//   sotto-keystore-probe lookup <dir> <count> <stopFile>
+//       looks stress identities up by clientId until <stopFile> exists; prints
+//       "found=<n> missing=<n> wrong=<n> torn=<n>" (wrong: another identity came back;
+//       torn: any error other than .missing, with the first one on a "first-torn:" line)
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,8 +23,34 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
+/// Stress identity `index`: derived from the index alone, so the churner and every reader
+/// (and the test that seals pushes to it) agree on its clientId and keys without talking.
+func stressIdentity(_ index: Int) -> Identity {
+    let id = SHA256.hash(Array("sotto-stress-client-\(index)".utf8))
+    var hex = Array(Hex.encode(Array(id[0..<16])).utf8)
+    hex[12] = UInt8(ascii: "4")
+    let uuid = String(decoding: hex[0..<8], as: UTF8.self) + "-" + String(decoding: hex[8..<12], as: UTF8.self) + "-"
+        + String(decoding: hex[12..<16], as: UTF8.self) + "-" + String(decoding: hex[16..<20], as: UTF8.self) + "-"
+        + String(decoding: hex[20..<32], as: UTF8.self)
+    guard let key = try? PrivateKey(bytes: SHA256.hash(Array("sotto-stress-key-\(index)".utf8))) else { fail("key \(index)") }
+    return Identity(clientId: uuid, privateKey: key, databaseKey: SecretBytes(SHA256.hash(Array("db-\(index)".utf8))),
+                    createdAtMs: Int64(index))
+}
+
+/// The clientIds of `<clientId>.identity` files in `directory` right now.
+func identityFiles(in directory: String) -> [String] {
+    guard let dir = opendir(directory) else { return [] }
+    defer { closedir(dir) }
+    var names: [String] = []
+    while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name.hasSuffix(".identity"), name.utf8.count == 36 + 9 { names.append(String(name.utf8.prefix(36))!) }
+    }
+    return names
+}
+
 let args = CommandLine.arguments
-guard args.count == 5 else { fail("usage: sotto-keystore-probe write|read <dir> <clientId> <count|stopFile>") }
+guard args.count == 5 else { fail("usage: sotto-keystore-probe write|read|churn|lookup <dir> <clientId|count> <count|stopFile|live>") }
 let keystore: Keystore
 do {
     keystore = try Keystore(directory: args[2], environment: [:])
@@ -27,6 +60,51 @@ do {
 let clientId = args[3]
 
 switch args[1] {
+case "churn":
+    guard let count = Int(args[3]), let live = Int(args[4]), live > 0 else { fail("count, live") }
+    for index in 0..<count {
+        do {
+            try keystore.save(stressIdentity(index), overwrite: true)
+            if index >= live { try keystore.delete(inboxId: stressIdentity(index - live).inboxId) }
+        } catch {
+            fail("churn \(index): \(error)")
+        }
+    }
+    print("churned=\(count)")
+case "lookup":
+    guard let count = Int(args[3]), count > 0 else { fail("count") }
+    let stopFile = args[4]
+    var expected: [String: String] = [:]   // clientId → inboxId
+    var clientIds: [String] = []
+    for index in 0..<count {
+        let identity = stressIdentity(index)
+        expected[identity.clientId] = identity.inboxId
+        clientIds.append(identity.clientId)
+    }
+    var found = 0, missing = 0, wrong = 0, torn = 0
+    var firstTorn: String?
+    var generator = SystemRandomNumberGenerator()
+    var live: [String] = []
+    var round = 0
+    while access(stopFile, F_OK) != 0 {
+        // Mostly the identities that exist right now (the ones being deleted under us).
+        if round % 8 == 0 { live = identityFiles(in: args[2]).filter { expected[$0] != nil } }
+        round += 1
+        let clientId = live.isEmpty || round % 4 == 0
+            ? clientIds[Int(generator.next(upperBound: UInt(count)))]
+            : live[Int(generator.next(upperBound: UInt(live.count)))]
+        do {
+            let identity = try keystore.identity(clientId: clientId)
+            if identity.inboxId == expected[clientId] && identity.clientId == clientId { found += 1 } else { wrong += 1 }
+        } catch .missing {
+            missing += 1
+        } catch {
+            torn += 1
+            if firstTorn == nil { firstTorn = "\(error)" }
+        }
+    }
+    if let firstTorn { print("first-torn: \(firstTorn)") }
+    print("found=\(found) missing=\(missing) wrong=\(wrong) torn=\(torn)")
 case "write":
     guard let count = Int(args[4]) else { fail("count") }
     let first: Identity

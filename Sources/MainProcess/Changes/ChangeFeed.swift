@@ -43,9 +43,12 @@ actor ChangeFeed {
             }
             guard let last = batch.last else { return }
             lastSeq = last.seq
+            // Deliver before the first suspension: catchUp is re-entered (a worker's datagram,
+            // the safety-net poll) while `consumer` runs, and a later batch must not reach
+            // subscribers before this one (the stress storm saw seqs out of order).
+            for change in batch { deliver(change) }
             try? database.notifyExternalChanges()
             await consumer(batch)
-            for change in batch { deliver(change) }
             if batch.count < Self.batchSize { return }
         }
     }

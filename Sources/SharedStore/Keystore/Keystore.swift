@@ -68,11 +68,19 @@ public final class Keystore: Sendable {
     /// `.missing` when no identity has this clientId (including a string that is not a clientId).
     public func identity(clientId: String) throws(KeystoreError) -> Identity {
         guard ProtocolIds.isClientId(clientId) else { throw .missing }
-        guard var bytes = try dir.read(Self.fileName(clientId: clientId), maxBytes: Self.maxFileBytes) else {
+        let name = Self.fileName(clientId: clientId)
+        guard var bytes = try dir.read(name, maxBytes: Self.maxFileBytes) else {
             throw .missing
         }
         defer { SecretBytes.zero(&bytes) }
-        return try IdentityRecord.open(bytes, masterKey: masterKey, expectedClientId: clientId)
+        do {
+            return try IdentityRecord.open(bytes, masterKey: masterKey, expectedClientId: clientId)
+        } catch .corrupt(let reason) {
+            // `delete` renames a file away before zeroing it: a reader that opened it just
+            // before sees zeros, but by then the name is gone. That is a deletion, not damage.
+            if try dir.read(name, maxBytes: Self.maxFileBytes) == nil { throw .missing }
+            throw .corrupt(reason)
+        }
     }
 
     public func identity(inboxId: String) throws(KeystoreError) -> Identity {
@@ -90,9 +98,18 @@ public final class Keystore: Sendable {
         if let bytes = try dir.read(name, maxBytes: Self.maxFileBytes) {
             // Only wipe a file that claims this inbox (its content may be corrupt; its header decides).
             guard IdentityRecord.claimedIds(bytes)?.inboxId == inboxId else { throw .missing }
-            try dir.wipe(name)
+            try wipeAfterUnlinking(name)
         }
-        try dir.wipe(Self.aliasName(inboxId: inboxId))
+        try wipeAfterUnlinking(Self.aliasName(inboxId: inboxId))
+    }
+
+    /// Takes `name` out of the namespace (an atomic rename to a private name) before zeroing
+    /// it, so a concurrent lookup finds either the whole file or no file: never the zeros
+    /// of a wipe in progress under the real name.
+    private func wipeAfterUnlinking(_ name: String) throws(KeystoreError) {
+        let doomed = ".deleted-" + Hex.encode(SecureRandom.bytes(8))
+        guard try dir.rename(name, to: doomed) else { return }
+        _ = try dir.wipe(doomed)
     }
 
     /// Every stored identity (this one does scan the directory). Throws on the first bad file.
@@ -166,6 +183,8 @@ public final class Keystore: Sendable {
         guard ProtocolIds.isInboxId(inboxId) else { throw .missing }
         guard let bytes = try dir.read(Self.aliasName(inboxId: inboxId), maxBytes: 64) else { throw .missing }
         guard let clientId = String(validating: bytes, as: UTF8.self), ProtocolIds.isClientId(clientId) else {
+            // Zeros of an alias being deleted (see `wipeAfterUnlinking`): the name is gone by now.
+            if try dir.read(Self.aliasName(inboxId: inboxId), maxBytes: 64) == nil { throw .missing }
             throw .corrupt("inbox alias does not hold a clientId")
         }
         return clientId

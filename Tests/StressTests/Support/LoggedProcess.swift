@@ -1,0 +1,173 @@
+import Foundation
+
+/// A long-running child, spawned with `posix_spawn`, whose stdout and stderr are drained by
+/// background threads (a worker that logs every push must never block on a full pipe).
+/// Lines are kept, and a waiter can block until a line with a given text appears.
+///
+/// Not Foundation's `Process`: on Linux its exit monitor answers any SIGCHLD with a blocking
+/// `waitpid` on one of its children, so with a long-lived child (a socket activator) it
+/// stops noticing the others' exits. Here each child is reaped by its own `waitpid`.
+///
+/// ```swift
+/// let daemon = try LoggedProcess.launch("/path/sotto", ["daemon"], environment: env)
+/// guard daemon.waitForLine(containing: "ready:", timeout: 30) else { … }
+/// daemon.signal(SIGTERM); let status = daemon.waitForExit()
+/// ```
+final class LoggedProcess: @unchecked Sendable {
+    let pid: pid_t
+    private let stdinFD: Int32
+    private let condition = NSCondition()
+    private var lines: [String] = []
+    private var openStreams = 2
+    private var exitStatus: Int32?
+
+    private init(pid: pid_t, stdinFD: Int32) {
+        self.pid = pid
+        self.stdinFD = stdinFD
+    }
+
+    static func launch(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> LoggedProcess {
+        var input: [Int32] = [0, 0], output: [Int32] = [0, 0], errors: [Int32] = [0, 0]
+        guard pipe(&input) == 0, pipe(&output) == 0, pipe(&errors) == 0 else {
+            throw StressFailure("pipe: errno \(errno)")
+        }
+        // Close-on-exec, so no other child (a worker, a second activator) holds these open.
+        for fd in input + output + errors { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for number in [SIGPIPE, SIGTERM, SIGINT, SIGCHLD] { sigaddset(&defaults, number) }
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        close(input[0]); close(output[1]); close(errors[1])
+        guard rc == 0 else {
+            close(input[1]); close(output[0]); close(errors[0])
+            throw StressFailure("posix_spawn \(executable): \(rc)")
+        }
+        let child = LoggedProcess(pid: pid, stdinFD: input[1])
+        child.drain(output[0])
+        child.drain(errors[0])
+        return child
+    }
+
+    /// Writes to the child's stdin.
+    func write(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let n = bytes.withUnsafeBytes { Glibc.write(stdinFD, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { return }
+            bytes = bytes.dropFirst(n)
+        }
+    }
+
+    func closeStdin() { close(stdinFD) }
+
+    /// Blocks until a line containing `needle` has been printed (true), or the child closed
+    /// both streams or `timeout` passed (false).
+    func waitForLine(containing needle: String, timeout: TimeInterval) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if lines.contains(where: { $0.contains(needle) }) { return true }
+            if openStreams == 0 { return false }
+            if !condition.wait(until: deadline) { return false }
+        }
+    }
+
+    /// Every line printed so far (stdout and stderr interleaved as read).
+    var output: [String] {
+        condition.lock()
+        defer { condition.unlock() }
+        return lines
+    }
+
+    var isRunning: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        if exitStatus != nil { return false }
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == pid { exitStatus = Self.decode(status) }
+        return exitStatus == nil
+    }
+
+    func signal(_ number: Int32) {
+        if isRunning { kill(pid, number) }
+    }
+
+    /// Waits for the child to exit and for its streams to end; returns its status
+    /// (a signal death is reported as 128 + signal).
+    func waitForExit() -> Int32 {
+        if isRunning {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            condition.lock()
+            exitStatus = Self.decode(status)
+            condition.unlock()
+        }
+        condition.lock()
+        defer { condition.unlock() }
+        while openStreams > 0 { condition.wait() }
+        return exitStatus ?? -1
+    }
+
+    private static func decode(_ status: Int32) -> Int32 {
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+    }
+
+    private func drain(_ fd: Int32) {
+        let thread = Thread { [self] in
+            var buffer: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n < 0, errno == EINTR { continue }
+                if n <= 0 { break }
+                buffer += chunk[0..<n]
+                var complete: [String] = []
+                var start = 0
+                while let newline = buffer[start...].firstIndex(of: 0x0a) {
+                    complete.append(String(decoding: buffer[start..<newline], as: UTF8.self))
+                    start = newline + 1
+                }
+                buffer.removeFirst(start)
+                if !complete.isEmpty { append(complete) }
+            }
+            close(fd)
+            if !buffer.isEmpty { append([String(decoding: buffer, as: UTF8.self)]) }
+            condition.lock()
+            openStreams -= 1
+            condition.broadcast()
+            condition.unlock()
+        }
+        thread.start()
+    }
+
+    private func append(_ new: [String]) {
+        condition.lock()
+        lines += new
+        // Keep memory bounded under a 50,000-push storm: old lines are only for diagnostics.
+        if lines.count > 20_000 { lines.removeFirst(lines.count - 10_000) }
+        condition.broadcast()
+        condition.unlock()
+    }
+}
