@@ -88,8 +88,7 @@ public final class Device: @unchecked Sendable {
     /// push socket, as sotto-push.socket would.
     public func startPushSocket() throws {
         push = try PushSocketServer.start(socketPath: runtime.pushSocketPath, accept: true,
-                                          command: [try builtExecutable("sotto-notify")], environment: environment,
-                                          logPath: root + "/push.log")
+                                          command: [try builtExecutable("sotto-notify")], environment: environment)
     }
 
     /// Takes the push socket away: senders find the endpoint unreachable.

@@ -14,62 +14,49 @@ import SharedStore
 /// ```
 public final class PushSocketServer: @unchecked Sendable {
     public let socketPath: String
-    public let logPath: String
-    private let process: SpawnedProcess
+    private let process: LoggedProcess
 
-    private init(socketPath: String, logPath: String, process: SpawnedProcess) {
+    private init(socketPath: String, process: LoggedProcess) {
         self.socketPath = socketPath
-        self.logPath = logPath
         self.process = process
     }
 
-    /// Starts it with posix_spawn (Foundation's `Process` mistakes systemd-socket-activate
-    /// closing its inherited descriptors for an exit, and its reaper thread then blocks every
-    /// later child), stdout and stderr into `logPath`, and waits until it reports the socket
-    /// bound ("Listening on PATH").
+    /// Starts it with posix_spawn (`LoggedProcess`: Foundation's `Process` stops reaping
+    /// children once a long-lived one like this is around), its output drained so a worker
+    /// that logs every push never blocks, and waits until it reports the socket bound.
     public static func start(socketPath: String, accept: Bool, command: [String],
-                             environment: [String: String] = [:], logPath: String? = nil) throws -> PushSocketServer {
-        var arguments = ["/usr/bin/systemd-socket-activate", "-l", socketPath]
+                             environment: [String: String] = [:]) throws -> PushSocketServer {
+        var arguments = ["-l", socketPath]
         if accept { arguments.append("--accept") }
         for (name, value) in environment.sorted(by: { $0.key < $1.key }) {
             arguments += ["-E", "\(name)=\(value)"]
         }
         arguments += command
-        let log = logPath ?? socketPath + ".log"
-        let logStart = (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0  // a restart appends
-        let process = try SpawnedProcess(arguments, logPath: log)
-        let server = PushSocketServer(socketPath: socketPath, logPath: log, process: process)
-        let deadline = Date().addingTimeInterval(10)
-        while !server.log(from: logStart).contains("Listening on") {
-            guard process.isRunning, Date() < deadline else {
-                process.stop()
-                throw PushClient.Failure(message: "systemd-socket-activate did not start: \(server.log)")
-            }
-            usleep(2_000)  // polling a condition with a deadline: the log file has no other signal
+        let process = try LoggedProcess.launch("/usr/bin/systemd-socket-activate", arguments,
+                                               environment: ProcessInfo.processInfo.environment)
+        guard process.waitForLine(containing: "Listening on", timeout: 30) else {
+            process.signal(SIGKILL)
+            throw PushClient.Failure(message: "systemd-socket-activate did not start: \(process.output.suffix(5))")
         }
-        return server
+        return PushSocketServer(socketPath: socketPath, process: process)
     }
 
-    /// What systemd-socket-activate and the workers wrote on stdout and stderr so far.
-    public var log: String { log(from: 0) }
-
-    private func log(from offset: Int) -> String {
-        let data = FileManager.default.contents(atPath: logPath) ?? Data()
-        return String(decoding: data.dropFirst(offset), as: UTF8.self)
-    }
+    /// What systemd-socket-activate and its workers printed so far.
+    public var log: String { process.output.joined(separator: "\n") }
 
     /// Waits for the process to exit by itself (Accept=no: the worker after its idle
-    /// timeout); returns its exit status and everything it logged.
+    /// timeout) and for every worker sharing its output; returns its status and its log.
     public func waitForExit() -> (status: Int32, stderr: String) {
         let status = process.waitForExit()
-        try? FileManager.default.removeItem(atPath: socketPath)
+        unlink(socketPath)
         return (status, log)
     }
 
-    /// SIGTERM (its signals are unblocked and default), then waits for it; removes the socket.
+    /// SIGTERM (signals are unblocked and default in the child), then waits; removes the socket.
     public func stop() {
-        process.stop()
-        try? FileManager.default.removeItem(atPath: socketPath)
+        process.signal(SIGTERM)
+        _ = process.waitForExit()
+        unlink(socketPath)
     }
 }
 

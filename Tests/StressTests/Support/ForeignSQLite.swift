@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A foreign `sqlite3` process on the shared database, like a user's shell or a backup
 /// tool: in a loop it holds a read transaction across a pause (pinning a WAL snapshot, so

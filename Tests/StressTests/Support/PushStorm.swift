@@ -93,7 +93,7 @@ struct PushStorm {
         let subscriber = try ControlFeedSubscriber(socketPath: control, since: 0)
 
         // Both Accept modes, each a real systemd-socket-activate.
-        let acceptYes = try SocketActivator.start(socketPath: fixture.tmp.path + "/push-yes.sock", accept: true,
+        let acceptYes = try PushSocketServer.start(socketPath: fixture.tmp.path + "/push-yes.sock", accept: true,
                                                   command: jail.command([notify], label: "yes"), environment: environment)
         // Accept=no: the worker exits when idle (as under systemd); like the socket unit, a
         // supervisor starts it again, and a sender that meets the gap retries.
@@ -102,11 +102,11 @@ struct PushStorm {
         let acceptNoRuns = Locked(0)
         let supervisorDone = DispatchSemaphore(value: 0)
         let stopSupervisor = Locked(false)
-        let first = Locked<SocketActivator?>(try SocketActivator.start(socketPath: acceptNoPath, accept: false,
+        let first = Locked<PushSocketServer?>(try PushSocketServer.start(socketPath: acceptNoPath, accept: false,
                                                                command: acceptNoCommand, environment: environment))
         let supervisor = Thread {
             while !stopSupervisor.value {
-                guard let activator = first.update({ slot in defer { slot = nil }; return slot }) ?? (try? SocketActivator.start(socketPath: acceptNoPath, accept: false,
+                guard let activator = first.update({ slot in defer { slot = nil }; return slot }) ?? (try? PushSocketServer.start(socketPath: acceptNoPath, accept: false,
                                                                            command: acceptNoCommand, environment: environment))
                 else { break }
                 acceptNoRuns.update { $0 += 1 }

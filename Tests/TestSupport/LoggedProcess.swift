@@ -13,8 +13,12 @@ import Foundation
 /// guard daemon.waitForLine(containing: "ready:", timeout: 30) else { … }
 /// daemon.signal(SIGTERM); let status = daemon.waitForExit()
 /// ```
-final class LoggedProcess: @unchecked Sendable {
-    let pid: pid_t
+public final class LoggedProcess: @unchecked Sendable {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public let pid: pid_t
     private let stdinFD: Int32
     private let condition = NSCondition()
     private var lines: [String] = []
@@ -26,10 +30,10 @@ final class LoggedProcess: @unchecked Sendable {
         self.stdinFD = stdinFD
     }
 
-    static func launch(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> LoggedProcess {
+    public static func launch(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> LoggedProcess {
         var input: [Int32] = [0, 0], output: [Int32] = [0, 0], errors: [Int32] = [0, 0]
         guard pipe(&input) == 0, pipe(&output) == 0, pipe(&errors) == 0 else {
-            throw StressFailure("pipe: errno \(errno)")
+            throw Failure(description: "pipe: errno \(errno)")
         }
         // Close-on-exec, so no other child (a worker, a second activator) holds these open.
         for fd in input + output + errors { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -59,7 +63,7 @@ final class LoggedProcess: @unchecked Sendable {
         close(input[0]); close(output[1]); close(errors[1])
         guard rc == 0 else {
             close(input[1]); close(output[0]); close(errors[0])
-            throw StressFailure("posix_spawn \(executable): \(rc)")
+            throw Failure(description: "posix_spawn \(executable): \(rc)")
         }
         let child = LoggedProcess(pid: pid, stdinFD: input[1])
         child.drain(output[0])
@@ -68,7 +72,7 @@ final class LoggedProcess: @unchecked Sendable {
     }
 
     /// Writes to the child's stdin.
-    func write(_ text: String) {
+    public func write(_ text: String) {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
             let n = bytes.withUnsafeBytes { Glibc.write(stdinFD, $0.baseAddress, $0.count) }
@@ -78,11 +82,11 @@ final class LoggedProcess: @unchecked Sendable {
         }
     }
 
-    func closeStdin() { close(stdinFD) }
+    public func closeStdin() { close(stdinFD) }
 
     /// Blocks until a line containing `needle` has been printed (true), or the child closed
     /// both streams or `timeout` passed (false).
-    func waitForLine(containing needle: String, timeout: TimeInterval) -> Bool {
+    public func waitForLine(containing needle: String, timeout: TimeInterval) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -94,13 +98,13 @@ final class LoggedProcess: @unchecked Sendable {
     }
 
     /// Every line printed so far (stdout and stderr interleaved as read).
-    var output: [String] {
+    public var output: [String] {
         condition.lock()
         defer { condition.unlock() }
         return lines
     }
 
-    var isRunning: Bool {
+    public var isRunning: Bool {
         condition.lock()
         defer { condition.unlock() }
         if exitStatus != nil { return false }
@@ -109,13 +113,13 @@ final class LoggedProcess: @unchecked Sendable {
         return exitStatus == nil
     }
 
-    func signal(_ number: Int32) {
+    public func signal(_ number: Int32) {
         if isRunning { kill(pid, number) }
     }
 
     /// Waits for the child to exit and for its streams to end; returns its status
     /// (a signal death is reported as 128 + signal).
-    func waitForExit() -> Int32 {
+    public func waitForExit() -> Int32 {
         if isRunning {
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0, errno == EINTR {}
