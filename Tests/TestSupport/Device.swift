@@ -61,7 +61,7 @@ public final class Device: @unchecked Sendable {
         process.arguments = ["daemon"]
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         if !FileManager.default.fileExists(atPath: daemonLogPath) {
-            FileManager.default.createFile(atPath: daemonLogPath, contents: nil)
+            _ = FileManager.default.createFile(atPath: daemonLogPath, contents: nil)
         }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: daemonLogPath))
         log.seekToEndOfFile()

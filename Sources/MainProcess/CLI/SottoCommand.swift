@@ -46,7 +46,7 @@ struct ClientOptions: ParsableArguments {
             let client = try ControlClient.connect(path: controlSocketPath)
             let result = try client.call(method, params)
             print(json ? CLIOutput.json(result) : render(result))
-        } catch let failure as ControlClient.Failure {
+        } catch let failure {
             throw CLIOutput.exit(for: failure)
         }
     }

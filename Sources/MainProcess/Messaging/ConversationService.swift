@@ -145,7 +145,7 @@ actor ConversationService {
         let messages = await store.messages.suffix(max(0, limit))
         if let last = messages.last {
             await store.markRead(upTo: last.id)
-            try await database.write { conn in
+            _ = try await database.write { conn in
                 try LocalStateWriter.markRead(conversationId: conversation.id, at: WallClock.nowMs(), on: conn)
             }
         }
@@ -212,7 +212,7 @@ actor ConversationService {
 
     func markRead(_ reference: String) async throws {
         let conversation = try conversation(reference)
-        try await database.write { conn in
+        _ = try await database.write { conn in
             try LocalStateWriter.markRead(conversationId: conversation.id, at: WallClock.nowMs(), on: conn)
         }
         await stores.store(for: conversation.id)?.markAllRead()

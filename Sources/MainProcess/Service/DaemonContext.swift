@@ -100,13 +100,13 @@ final class DaemonContext: Sendable {
     /// `sotto status`.
     func status() async -> [String: Any] {
         let snapshot = await lifecycle.snapshot()
-        let conversations = (try? database.read { conn in try conn.queryOne("SELECT count(*) FROM conversation")?.int64(0) }) ?? 0
+        let conversations: Int64 = ((try? database.read { conn in try conn.queryOne("SELECT count(*) FROM conversation")?.int64(0) }) ?? nil) ?? 0
         let unusedReady = (try? await unusedInboxes.hasPreparedIdentity()) ?? false
         let unusedStats = await unusedInboxes.stats
         let stats = await walKeeper.stats
         return [
             "pid": Int(getpid()), "version": SottoVersion.string, "groupDirectory": group.path,
-            "runtimeDirectory": runtime.path, "conversations": conversations ?? 0,
+            "runtimeDirectory": runtime.path, "conversations": conversations,
             "awakeCount": snapshot.awake.count, "awake": snapshot.awake, "protectedAwake": snapshot.protectedAwake,
             "sleepingCount": snapshot.sleepingCount, "capacity": snapshot.capacity,
             "wakeReasons": Dictionary(uniqueKeysWithValues: snapshot.wakesByReason.map { ($0.key.rawValue, $0.value) }),

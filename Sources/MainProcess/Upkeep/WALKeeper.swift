@@ -115,7 +115,7 @@ actor WALKeeper {
     private func checkpoint(mode: Int32) -> Bool {
         let budget = policy.checkpointBusyMs
         let normal = policy.normalBusyMs
-        return (try? pool.writeWithoutTransaction { db -> Bool in
+        return pool.writeWithoutTransaction { db -> Bool in
             let handle = db.sqliteConnection!
             sqlite3_busy_timeout(handle, budget)
             defer { sqlite3_busy_timeout(handle, normal) }
@@ -123,7 +123,7 @@ actor WALKeeper {
             var checkpointed: Int32 = 0
             let rc = sqlite3_wal_checkpoint_v2(handle, "main", mode, &logFrames, &checkpointed)
             return rc == SQLITE_OK && (mode == SQLITE_CHECKPOINT_PASSIVE || logFrames == checkpointed)
-        }) ?? false
+        }
     }
 
     static func fileSize(_ path: String) -> Int64 {

@@ -26,7 +26,7 @@ struct WatchCommand: ParsableCommand {
                 }
                 fflush(nil)
             }
-        } catch let failure as ControlClient.Failure {
+        } catch let failure {
             if case .protocolError = failure { return }  // the daemon stopped: end of the feed
             throw CLIOutput.exit(for: failure)
         }
