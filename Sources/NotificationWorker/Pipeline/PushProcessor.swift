@@ -35,16 +35,13 @@ final class PushProcessor {
     func handle(payload: [UInt8]) -> PushOutcome {
         let opened: OpenedPush
         do {
-            let keystore = try openKeystore()
+            // The keystore is opened only once the payload has decoded: garbage costs no I/O.
             opened = try PushOpener.open(payload) { (clientId) throws(KeystoreError) in
-                try keystore.identity(clientId: clientId)
+                try self.openKeystore().identity(clientId: clientId)
             }
-        } catch let error as PushError {
+        } catch {
             WorkerLog.info("push rejected: \(error.code.rawValue)")
             return PushOutcome(ack: .error(error), afterAck: {})
-        } catch {
-            WorkerLog.error("keystore unavailable: \(error)")
-            return .rejected(.internal, "keystore unavailable")
         }
 
         let messageId = opened.message.id
