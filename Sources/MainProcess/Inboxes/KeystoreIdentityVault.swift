@@ -13,7 +13,7 @@ struct KeystoreIdentityVault: IdentityVault {
         try keystore.peekUnused()
     }
 
-    /// One link and one alias (3 fsyncs) instead of taking the slot and saving anew (6).
+    /// One link and one alias (2 fsyncs) instead of taking the slot and saving anew (6).
     func claimUnusedIdentity(_ identity: Identity) async throws {
         if try keystore.claimUnused(expectedInboxId: identity.inboxId) == nil {
             try keystore.save(identity)  // the slot was emptied behind our back: store it directly

@@ -151,7 +151,8 @@ public final class Keystore: Sendable {
 
     /// Makes the identity in the unused slot a regular identity without re-sealing or
     /// rewriting it: its alias is written, the slot file is linked to its clientId name and
-    /// unlinked, and the directory is synced once (3 fsyncs instead of the 6 of take + save).
+    /// unlinked, and the directory is synced once for both (2 fsyncs instead of the 6 of
+    /// take + save).
     /// `expectedInboxId` guards against a slot that changed since it was read.
     /// Returns nil when the slot is empty.
     public func claimUnused(expectedInboxId: String) throws(KeystoreError) -> Identity? {
@@ -159,7 +160,8 @@ public final class Keystore: Sendable {
         defer { SecretBytes.zero(&bytes) }
         let identity = try IdentityRecord.open(bytes, masterKey: masterKey, expectedClientId: nil)
         guard identity.inboxId == expectedInboxId else { throw .unavailable("the unused slot changed while it was claimed") }
-        try dir.writeAtomically(Self.aliasName(inboxId: identity.inboxId), Array(identity.clientId.utf8), replace: true)
+        try dir.writeAtomically(Self.aliasName(inboxId: identity.inboxId), Array(identity.clientId.utf8), replace: true,
+                                syncDirectory: false)
         guard try dir.move(Self.unusedName, to: Self.fileName(clientId: identity.clientId)) else {
             throw .duplicateClientId
         }

@@ -109,8 +109,10 @@ struct SecureDirectory: Sendable {
 
     /// Writes `bytes` to a temp file, fsyncs it, then moves it into place: `rename` when
     /// `replace`, else `link` (atomic create-if-absent; returns false if `name` exists).
+    /// `syncDirectory: false` leaves the directory fsync to a caller that makes more changes.
     @discardableResult
-    func writeAtomically(_ name: String, _ bytes: [UInt8], replace: Bool) throws(KeystoreError) -> Bool {
+    func writeAtomically(_ name: String, _ bytes: [UInt8], replace: Bool,
+                         syncDirectory sync: Bool = true) throws(KeystoreError) -> Bool {
         let temp = ".tmp-" + Hex.encode(SecureRandom.bytes(8))
         let file = openat(fd, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard file >= 0 else { throw .unavailable("cannot create a temp file (errno \(errno))") }
@@ -136,7 +138,7 @@ struct SecureDirectory: Sendable {
                 throw .unavailable("cannot link \(name) (errno \(code))")
             }
         }
-        try syncDirectory()
+        if sync { try syncDirectory() }
         return true
     }
 

@@ -252,7 +252,7 @@ struct KeystoreTests {
         try writer.run()
         let writerText = String(decoding: writerOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         writer.waitUntilExit()
-        FileManager.default.createFile(atPath: stopFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: stopFile, contents: nil)
         let readerText = String(decoding: firstLine + readerOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         reader.waitUntilExit()
 

@@ -124,7 +124,7 @@ struct KeystoreRace {
             }
         }
         report.churnStatus = churner.waitForExit()
-        FileManager.default.createFile(atPath: stopFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: stopFile, contents: nil)
         for reader in readers {
             let status = reader.waitForExit()
             report.readerStatuses.append(status)
