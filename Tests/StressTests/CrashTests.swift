@@ -15,6 +15,7 @@ struct CrashTests {
         #expect(report.harnessFailures.isEmpty, "\(report.harnessFailures.prefix(5))")
         #expect(report.killed >= profile.workerKills)
         #expect(report.killedBeforeExit > 0, "no kill landed while a worker ran: the crash was not exercised")
+        #expect(report.killedCommitted < report.killed, "every kill came after the commit: none died before or inside it")
         // After the crashes: sound, and each stored message came with its change and unread increment.
         #expect(report.integrityAfterCrash == "ok")
         #expect(report.ackedLost == 0)

@@ -21,6 +21,10 @@ struct WorkerCrash {
         var killedBeforeExit = 0
         var acked = 0
         var ackedLost = 0
+        /// Killed workers whose message was committed (the kill came after the transaction)…
+        var killedCommitted = 0
+        /// …and of those, the ones killed before their ack went out.
+        var committedUnacked = 0
         var storedAfterCrash = 0
         var changesAfterCrash = 0
         var unreadAfterCrash = 0
@@ -39,7 +43,7 @@ struct WorkerCrash {
 
         var summaryLine: String {
             "STRESS crash-workers: workers=\(workers) killed=\(killed) killedRunning=\(killedBeforeExit) acked=\(acked) "
-                + "ackedLost=\(ackedLost) storedAfterCrash=\(storedAfterCrash) changesAfterCrash=\(changesAfterCrash) "
+                + "ackedLost=\(ackedLost) killedCommitted=\(killedCommitted) committedUnacked=\(committedUnacked) storedAfterCrash=\(storedAfterCrash) changesAfterCrash=\(changesAfterCrash) "
                 + "unreadAfterCrash=\(unreadAfterCrash) integrityAfterCrash=\(integrityAfterCrash) resent=\(resent) "
                 + "resentStored=\(resentStored) resentDuplicate=\(resentDuplicate) resentFailures=\(resentFailures.count) "
                 + "final=\(finalStored) distinct=\(finalDistinct) finalChanges=\(finalChanges) finalUnread=\(finalUnread) "
@@ -58,7 +62,7 @@ struct WorkerCrash {
         let started = Date()
 
         // MARK: Crash phase
-        let outcome = Locked((killed: 0, running: 0, acked: Set<String>(), failures: [String]()))
+        let outcome = Locked((killed: 0, running: 0, acked: Set<String>(), killedIds: Set<String>(), failures: [String]()))
         DispatchQueue.concurrentPerform(iterations: Self.threads) { thread in
             var random = SystemRandomNumberGenerator()
             for index in stride(from: thread, to: pushes.count, by: Self.threads) {
@@ -77,7 +81,7 @@ struct WorkerCrash {
                     let status = worker.waitForExit()
                     let acks = worker.output.compactMap { PushAck.parse(Array($0.utf8)) }
                     outcome.update { state in
-                        if kill { state.killed += 1 }
+                        if kill { state.killed += 1; state.killedIds.insert(push.messageId) }
                         if wasRunning && status == 128 + SIGKILL { state.running += 1 }
                         for case .ok(let id, _) in acks {
                             if id == push.messageId { state.acked.insert(id) } else { state.failures.append("ack names \(id)") }
@@ -103,6 +107,9 @@ struct WorkerCrash {
         report.changesAfterCrash = afterCrash.changes
         report.unreadAfterCrash = afterCrash.unread
         report.ackedLost = crashed.acked.subtracting(afterCrash.ids).count
+        let killedCommitted = crashed.killedIds.intersection(afterCrash.ids)
+        report.killedCommitted = killedCommitted.count
+        report.committedUnacked = killedCommitted.subtracting(crashed.acked).count
 
         // MARK: Every push again, no kills: each stored exactly once overall.
         let resend = Locked((stored: 0, duplicate: 0, failures: [String]()))
