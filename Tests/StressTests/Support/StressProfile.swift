@@ -16,6 +16,10 @@ struct StressProfile: Sendable {
     let keystoreIdentities: Int
     let keystorePushes: Int
 
+    /// Part 2: `sotto-notify` workers SIGKILLed at random points, and daemon kills mid-burst.
+    var workerKills: Int { name == "full" ? 2_000 : 200 }
+    var daemonKills: Int { name == "full" ? 5 : 1 }
+
     static let short = StressProfile(name: "short", pushes: 2_000, senders: 16, keystoreIdentities: 400, keystorePushes: 120)
     static let full = StressProfile(name: "full", pushes: 50_000, senders: 16, keystoreIdentities: 5_000, keystorePushes: 1_500)
 

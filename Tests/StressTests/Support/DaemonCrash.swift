@@ -1,0 +1,130 @@
+import Foundation
+import SharedStore
+import TestSupport
+
+/// Issue #7 part 2b: alice's daemon SIGKILLed (and restarted) while a burst of `sotto send`
+/// to bob runs through its control socket. Afterwards every message the CLI reported as
+/// sent exists once on alice, and the outbox delivers each of alice's texts to bob exactly once.
+///
+/// ```swift
+/// let report = try DaemonCrash(profile: .short).run()
+/// print(report.summaryLine)   // STRESS crash-daemon: kills=1 sends=40 reported=… 
+/// ```
+struct DaemonCrash {
+    let profile: StressProfile
+    static let sendsPerKill = 16
+
+    struct Report: Sendable {
+        var kills = 0
+        var sends = 0
+        var reported = 0
+        var refused = 0
+        var reportedMissing = 0
+        var reportedTwice = 0
+        var senderTexts = 0
+        var receiverTexts = 0
+        var receiverMissing = 0
+        var receiverExtra = 0
+        var receiverDuplicateTexts = 0
+        var outboxNotSent = 0
+        var integritySender = ""
+        var integrityReceiver = ""
+        var deliveredInTime = false
+        var seconds = 0.0
+
+        var summaryLine: String {
+            "STRESS crash-daemon: kills=\(kills) sends=\(sends) reported=\(reported) refused=\(refused) "
+                + "reportedMissing=\(reportedMissing) reportedTwice=\(reportedTwice) senderTexts=\(senderTexts) "
+                + "receiverTexts=\(receiverTexts) receiverMissing=\(receiverMissing) receiverExtra=\(receiverExtra) "
+                + "receiverDuplicates=\(receiverDuplicateTexts) outboxNotSent=\(outboxNotSent) delivered=\(deliveredInTime) "
+                + "integrity=\(integritySender)/\(integrityReceiver) seconds=\(String(format: "%.1f", seconds))"
+        }
+    }
+
+    func run() throws -> Report {
+        var report = Report()
+        let tmp = try TemporaryDirectory(prefix: "sotto-dcrash")
+        let alice = try Device.start("alice", in: tmp.path)
+        defer { alice.stop() }
+        let bob = try Device.start("bob", in: tmp.path)
+        defer { bob.stop() }
+        let trip = try Self.conversation(creator: alice, joiner: bob)
+        let started = Date()
+        let marker = "crash-" + Hex.encode(SecureRandom.bytes(6))
+
+        for round in 0..<profile.daemonKills {
+            // The burst runs on its own thread; the kill lands while it is mid-flight.
+            let sentSoFar = Locked(0)
+            let outcomes = Locked((ids: [String](), refused: 0))
+            let done = DispatchSemaphore(value: 0)
+            let burst = Thread {
+                for index in 0..<Self.sendsPerKill {
+                    let text = "\(marker)-\(round)-\(index)"
+                    if let result = try? alice.cli(["send", trip, text, "--json"]), result.status == 0,
+                       let object = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any],
+                       let id = object["messageId"] as? String {
+                        outcomes.update { $0.ids.append(id) }
+                    } else {
+                        outcomes.update { $0.refused += 1 }
+                    }
+                    sentSoFar.update { $0 += 1 }
+                }
+                done.signal()
+            }
+            burst.start()
+            try alice.waitUntil("the burst is under way") { sentSoFar.value >= 3 }
+            alice.stopDaemon(signal: SIGKILL)
+            report.kills += 1
+            try alice.startDaemon()
+            done.wait()
+            let result = outcomes.value
+            report.sends += Self.sendsPerKill
+            report.reported += result.ids.count
+            report.refused += result.refused
+
+            // Every reported id exists exactly once on alice.
+            for id in result.ids {
+                let count = try alice.query("SELECT count(*) FROM message WHERE id = ?", [.text(id)])[0].int64(0)
+                if count == 0 { report.reportedMissing += 1 }
+                if count > 1 { report.reportedTwice += 1 }
+            }
+        }
+
+        // The outbox delivers every queued text to bob, once.
+        let textsSQL = "SELECT id FROM message WHERE conversationId = ? AND contentType = ? AND CAST(content AS TEXT) LIKE ?"
+        let binds: [SQLiteValue] = [.text(trip), .text(ContentType.text), .text(marker + "-%")]
+        let senderIds = Set(try alice.query(textsSQL, binds).map { try $0.string(0) })
+        report.senderTexts = senderIds.count
+        report.deliveredInTime = (try? bob.waitUntil("bob has every text of alice", timeoutMs: 60_000) {
+            try bob.query(textsSQL, binds).count >= senderIds.count
+        }) != nil
+        _ = try? alice.waitUntil("alice's outbox drained", timeoutMs: 10_000) {
+            try alice.query("SELECT count(*) FROM outbox WHERE state != 'sent'")[0].int64(0) == 0
+        }
+        let receiverIds = try bob.query(textsSQL, binds).map { try $0.string(0) }
+        report.receiverTexts = receiverIds.count
+        report.receiverMissing = senderIds.subtracting(receiverIds).count
+        report.receiverExtra = Set(receiverIds).subtracting(senderIds).count
+        let receiverContents = try bob.query("SELECT CAST(content AS TEXT) FROM message WHERE conversationId = ? AND CAST(content AS TEXT) LIKE ?",
+                                             [.text(trip), .text(marker + "-%")]).map { try $0.string(0) }
+        report.receiverDuplicateTexts = receiverContents.count - Set(receiverContents).count
+        report.outboxNotSent = Int(try alice.query("SELECT count(*) FROM outbox WHERE state != 'sent'")[0].int64(0))
+        report.integritySender = try alice.query("PRAGMA integrity_check").map { try $0.string(0) }.joined(separator: "; ")
+        report.integrityReceiver = try bob.query("PRAGMA integrity_check").map { try $0.string(0) }.joined(separator: "; ")
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    /// `creator` makes a conversation, invites `joiner`, who joins; both see it active.
+    static func conversation(creator: Device, joiner: Device) throws -> String {
+        guard let id = try creator.json(["new", "--name", "Crash"])["conversationId"] as? String,
+              let code = try creator.json(["invite", id, "--expires", "1h"])["code"] as? String else {
+            throw StressFailure("new/invite returned no id or code")
+        }
+        let joined = try joiner.json(["join", code, "--profile-name", joiner.name])
+        guard joined["conversationId"] as? String == id else { throw StressFailure("join returned \(joined)") }
+        try joiner.waitUntil("\(joiner.name) active") { try joiner.conversation(id)?["state"] as? String == "active" }
+        try creator.waitUntil("\(creator.name) lists 2 members") { try creator.conversation(id)?["members"] as? Int == 2 }
+        return id
+    }
+}
