@@ -161,14 +161,6 @@ public final class Device: @unchecked Sendable {
     /// True when any file under the group directory (database, WAL, shm, keystore) holds
     /// `needle`'s bytes.
     public func groupFilesContain(_ needle: [UInt8]) throws -> Bool {
-        guard let walker = FileManager.default.enumerator(atPath: group.path) else { return false }
-        for case let relative as String in walker {
-            let path = group.path + "/" + relative
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
-                  let data = FileManager.default.contents(atPath: path) else { continue }
-            if data.range(of: Data(needle)) != nil { return true }
-        }
-        return false
+        !FileSearch.files(containing: needle, under: group.path).isEmpty
     }
 }

@@ -36,7 +36,7 @@ struct DeletionRankingTests {
             recipientInboxId: f.inboxId, topic: f.topic, now: f.now, on: conn)
         try conn.run("INSERT INTO invite(id, conversationId, secret, createdAt) VALUES (?, ?, 's', 0)",
                      [.text(StoreFixture.randomHex(16)), .text(f.conversationId)])
-        try conn.immediateTransaction { () throws(OutgoingWriteError) in
+        _ = try conn.immediateTransaction { () throws(OutgoingWriteError) in
             try OutgoingMessageWriter.insert(
                 OutgoingMessage(id: StoreFixture.randomHex(16), conversationId: f.conversationId, senderInboxId: f.inboxId,
                                 sentAtMs: f.now, contentType: "xmtp.org/text:1.0", content: [1], fallback: nil, referenceId: nil),

@@ -78,7 +78,7 @@ struct ExplodeRace {
         for push in texts.prefix(Self.storedFirst) {
             if case .ok? = PushAck.parse(Array(try PushClient.send(push.payload, to: socket).utf8)) { report.storedFirst += 1 }
         }
-        report.plaintextBefore = !(try Self.filesContaining(Array(marker.utf8), under: fixture.group.path)).isEmpty
+        report.plaintextBefore = !(FileSearch.files(containing: Array(marker.utf8), under: fixture.group.path)).isEmpty
 
         // The sender: the rest, one after another; it notes whether the deletion was seen
         // before each push started.
@@ -147,24 +147,10 @@ struct ExplodeRace {
         report.identityLeft = (try? keystore.identity(inboxId: fixture.recipient.inboxId)) != nil
             || (try? keystore.identity(clientId: fixture.recipient.clientId)) != nil
         report.integrity = try WorkerCrash.integrity(conn)
-        report.plaintextFiles = try Self.filesContaining(Array(marker.utf8), under: fixture.group.path)
-        report.idInFiles = try Self.filesContaining(Array(fixture.conversationId.utf8), under: fixture.group.path)
+        report.plaintextFiles = FileSearch.files(containing: Array(marker.utf8), under: fixture.group.path)
+        report.idInFiles = FileSearch.files(containing: Array(fixture.conversationId.utf8), under: fixture.group.path)
         report.seconds = Date().timeIntervalSince(started)
         return report
-    }
-
-    /// The files under `directory` (database, -wal, -shm, keystore) that hold `needle`.
-    static func filesContaining(_ needle: [UInt8], under directory: String) throws -> [String] {
-        guard let walker = FileManager.default.enumerator(atPath: directory) else { return [] }
-        var found: [String] = []
-        for case let relative as String in walker {
-            let path = directory + "/" + relative
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
-                  let data = FileManager.default.contents(atPath: path) else { continue }
-            if data.range(of: Data(needle)) != nil { found.append(relative) }
-        }
-        return found
     }
 }
 
