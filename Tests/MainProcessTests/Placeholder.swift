@@ -1,3 +1,0 @@
-import Testing
-@testable import MainProcess
-@Test func versionIsSet() { #expect(!SottoVersion.string.isEmpty) }
