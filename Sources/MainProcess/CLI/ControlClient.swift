@@ -11,6 +11,7 @@ import SharedStore
 final class ControlClient {
     enum Failure: Error, CustomStringConvertible {
         case daemonNotRunning(path: String)
+        case permissionDenied(path: String)
         case rpc(code: Int, message: String)
         case protocolError(String)
 
@@ -18,6 +19,8 @@ final class ControlClient {
             switch self {
             case .daemonNotRunning(let path):
                 return "the Sotto daemon is not running (no listener on \(path)). Start it with `systemctl --user start sotto` or `sotto daemon`."
+            case .permissionDenied(let path):
+                return "permission denied on \(path): the control socket (or its directory) belongs to another user"
             case .rpc(_, let message): return message
             case .protocolError(let detail): return "unexpected reply from the daemon: \(detail)"
             }
@@ -40,7 +43,9 @@ final class ControlClient {
 
     static func connect(path: String) throws(Failure) -> ControlClient {
         let fd = UnixSocket.connect(path)
-        guard fd >= 0 else { throw .daemonNotRunning(path: path) }
+        guard fd >= 0 else {
+            throw errno == EACCES || errno == EPERM ? .permissionDenied(path: path) : .daemonNotRunning(path: path)
+        }
         return ControlClient(fd: fd)
     }
 

@@ -65,6 +65,7 @@ enum CLIOutput {
         FileHandle.standardError.write(Data("sotto: \(failure)\n".utf8))
         switch failure {
         case .daemonNotRunning: return ExitCode(69)
+        case .permissionDenied: return ExitCode(65)
         case .rpc(let code, _) where code == -32602 || code == -32001 || code == -32002: return ExitCode(65)
         case .rpc, .protocolError: return ExitCode(70)
         }
