@@ -6,7 +6,7 @@ import SharedStore
 /// MainProcess because an executable's module cannot be imported by another executable.
 ///
 /// ```swift
-/// DaemonBenchmarks.run()     // `SOTTO_RUN_BENCHMARK=1 .build/release/sotto`
+/// DaemonBenchmarks.run()     // what the hidden `sotto benchmark` runs (Benchmarks/daemon-bench.sh)
 /// ```
 enum DaemonBenchmarks {
     static func run(databaseOnly: Bool = false) {
