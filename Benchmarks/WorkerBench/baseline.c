@@ -1,12 +1,16 @@
 /* The C baseline for the worker benchmark (issue #4): what a push costs at the minimum.
  * Started exactly like sotto-notify (socket activation, connection on fd 3, or stdin with
- * --stdin): reads one line, opens the same WAL database with the same durability
- * (synchronous=FULL, persistent WAL, busy timeout), inserts one row in a BEGIN IMMEDIATE
- * transaction, writes an ack line and exits. No crypto, no JSON: a floor, not a rival. */
+ * --stdin): reads one line, opens a WAL database with the same durability (synchronous=FULL,
+ * persistent WAL, busy timeout), inserts one row in a BEGIN IMMEDIATE transaction, writes an
+ * ack line and exits. No crypto, no JSON, no checks: a floor, not a rival.
+ * With BASELINE_CONVERSATION set it does the worker's insert: one row into the `message`
+ * table of the real group database (its schema, indexes and foreign keys); without it, one
+ * row into a one-table database of its own. */
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 int main(int argc, char **argv) {
@@ -31,13 +35,29 @@ int main(int argc, char **argv) {
     sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
     sqlite3_busy_timeout(db, 5000);
     sqlite3_exec(db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+    const char *conversation = getenv("BASELINE_CONVERSATION");
+    if (conversation) sqlite3_exec(db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
     char id[64];
-    snprintf(id, sizeof id, "%d-%zu", getpid(), len);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    long long ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    snprintf(id, sizeof id, "%08x%08lx%016llx", (unsigned)getpid(), (unsigned long)now.tv_nsec, ms);
     sqlite3_stmt *stmt;
     sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    sqlite3_prepare_v2(db, "INSERT INTO baseline(id, payload) VALUES(?, ?)", -1, &stmt, NULL);
-    sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
-    sqlite3_bind_blob(stmt, 2, buf, (int)len, SQLITE_STATIC);
+    if (conversation) {
+        sqlite3_prepare_v2(db, "INSERT INTO message(id, conversationId, senderInboxId, sentAt, receivedAt, "
+                               "contentType, content, isOutgoing) VALUES(?, ?, 'baseline', ?, ?, "
+                               "'xmtp.org/text:1.0', ?, 0)", -1, &stmt, NULL);
+        sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(stmt, 2, conversation, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(stmt, 3, ms);
+        sqlite3_bind_int64(stmt, 4, ms);
+        sqlite3_bind_blob(stmt, 5, buf, (int)len, SQLITE_STATIC);
+    } else {
+        sqlite3_prepare_v2(db, "INSERT INTO baseline(id, payload) VALUES(?, ?)", -1, &stmt, NULL);
+        sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_blob(stmt, 2, buf, (int)len, SQLITE_STATIC);
+    }
     int rc = sqlite3_step(stmt);
     sqlite3_finalize(stmt);
     if (rc != SQLITE_DONE || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) return 4;
