@@ -25,7 +25,8 @@ if options.showHelp {
     exit(0)
 }
 
-let environment = ProcessEnvironment.current()
+// Only what the worker reads: copying all of environ into a dictionary cost ~0.1 ms per push.
+let environment = ProcessEnvironment.current(only: PushProcessor.environmentNames)
 let processor = PushProcessor(options: options, environment: environment)
 
 if options.payloadFromStdin {

@@ -47,8 +47,7 @@ public final class Keystore: Sendable {
 
     /// The variables the keystore reads, from the process environment (no Foundation).
     public static func processEnvironment() -> [String: String] {
-        guard let value = getenv("CREDENTIALS_DIRECTORY") else { return [:] }
-        return ["CREDENTIALS_DIRECTORY": String(cString: value)]
+        ProcessEnvironment.current(only: ["CREDENTIALS_DIRECTORY"])
     }
 
     // MARK: - Identities

@@ -21,4 +21,14 @@ public enum ProcessEnvironment {
         }
         return out
     }
+
+    /// Only the named variables, each read with getenv(3): what a process on the hot path
+    /// uses instead of copying its whole environment into a dictionary.
+    public static func current(only names: [String]) -> [String: String] {
+        var out: [String: String] = [:]
+        for name in names {
+            if let value = getenv(name) { out[name] = String(cString: value) }
+        }
+        return out
+    }
 }
