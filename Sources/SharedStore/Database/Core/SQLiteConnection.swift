@@ -17,6 +17,9 @@ public final class SQLiteConnection {
     /// The raw `sqlite3*`.
     public let handle: OpaquePointer
     private let ownsHandle: Bool
+    /// Prepared statements by SQL text, reused by `query`, `queryOne` and `run`: a worker
+    /// serving many pushes (Accept=no) compiles each writer statement once.
+    private var statements: [String: Statement] = [:]
 
     // MARK: Opening
 
@@ -53,6 +56,7 @@ public final class SQLiteConnection {
     }
 
     deinit {
+        statements.removeAll()  // finalize before closing
         if ownsHandle { sqlite3_close_v2(handle) }
     }
 
@@ -77,7 +81,8 @@ public final class SQLiteConnection {
     /// Runs one statement with arguments and returns every row.
     @discardableResult
     public func query(_ sql: String, _ binds: [SQLiteValue] = []) throws(StoreError) -> [Row] {
-        let statement = try prepare(sql)
+        let statement = try cached(sql)
+        defer { statement.clear() }
         try statement.bind(binds)
         var rows: [Row] = []
         while try statement.step() {
@@ -88,7 +93,8 @@ public final class SQLiteConnection {
 
     /// Runs one statement with arguments and returns its first row, if any.
     public func queryOne(_ sql: String, _ binds: [SQLiteValue] = []) throws(StoreError) -> Row? {
-        let statement = try prepare(sql)
+        let statement = try cached(sql)
+        defer { statement.clear() }  // a statement left mid-rows would keep its read open
         try statement.bind(binds)
         return try statement.step() ? statement.row() : nil
     }
@@ -96,10 +102,18 @@ public final class SQLiteConnection {
     /// Runs one statement with arguments, ignoring rows; returns ``changes``.
     @discardableResult
     public func run(_ sql: String, _ binds: [SQLiteValue] = []) throws(StoreError) -> Int {
-        let statement = try prepare(sql)
+        let statement = try cached(sql)
+        defer { statement.clear() }
         try statement.bind(binds)
         while try statement.step() {}
         return changes
+    }
+
+    private func cached(_ sql: String) throws(StoreError) -> Statement {
+        if let statement = statements[sql] { return statement }
+        let statement = try prepare(sql)
+        statements[sql] = statement
+        return statement
     }
 
     /// The rowid of the last successful INSERT on this connection.

@@ -74,6 +74,12 @@ public final class Statement {
         sqlite3_reset(handle)
     }
 
+    /// Resets the statement and drops its bindings (no bound bytes are kept alive).
+    public func clear() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
     // MARK: Reading columns of the current row
 
     public var columnCount: Int32 { sqlite3_column_count(handle) }
