@@ -258,13 +258,14 @@ actor ConversationService {
                     } else {
                         try? await store.upsertByID(TimelineMessage(row))
                     }
-                } else if change.knownKind == .messageInserted, !row.isOutgoing,
-                          let conversation = try? database.read({ conn in try ConversationRepository.find(id: conversationId, on: conn) }) {
+                }
+                guard let conversation = try? database.read({ conn in try ConversationRepository.find(id: conversationId, on: conn) })
+                else { continue }
+                if change.knownKind == .messageInserted, !row.isOutgoing,
+                   await lifecycle.state(of: conversation.inboxId) != .awake {
                     _ = try? await lifecycle.wake(conversation.inboxId, reason: .pushNotification)
                 }
-                if let conversation = try? database.read({ conn in try ConversationRepository.find(id: conversationId, on: conn) }) {
-                    await lifecycle.recordActivity(conversation.inboxId, at: change.createdAt)
-                }
+                await lifecycle.recordActivity(conversation.inboxId, at: change.createdAt)
             case .membersChanged, .conversationExpiresChanged:
                 // The worker stored the membership / explode_settings message as a timeline row.
                 if let messageId = change.entityId, let store = await stores.store(for: conversationId),
