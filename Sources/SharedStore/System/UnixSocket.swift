@@ -52,43 +52,39 @@ extension UnixSocket {
     /// A close-on-exec stream socket connected to `path`; -1 with errno set on failure
     /// (ENAMETOOLONG for a path that does not fit).
     public static func connect(_ path: String) -> Int32 {
-        guard var address = address(path) else {
-            errno = ENAMETOOLONG
-            return -1
+        withSocket(path, type: Int32(SOCK_STREAM.rawValue)) { fd, address, length in
+            Glibc.connect(fd, address, length)
         }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return -1 }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            let code = errno
-            close(fd)
-            errno = code
-            return -1
-        }
-        return fd
     }
 
     /// A close-on-exec socket of `type` bound to `path` (a stale file there is removed first),
     /// created 0600 whatever the umask. -1 with errno set on failure.
     public static func bind(_ path: String, type: Int32) -> Int32 {
+        withSocket(path, type: type) { fd, address, length in
+            unlink(path)
+            let oldMask = umask(0o177)
+            defer { umask(oldMask) }
+            return Glibc.bind(fd, address, length)
+        }
+    }
+
+    /// A new socket of `type` and `path`'s address handed to `operation` (connect or bind);
+    /// the socket if it returned 0, else -1 with its errno (the socket closed).
+    private static func withSocket(
+        _ path: String, type: Int32,
+        _ operation: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32
+    ) -> Int32 {
         guard var address = address(path) else {
             errno = ENAMETOOLONG
             return -1
         }
         let fd = socket(AF_UNIX, type | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return -1 }
-        unlink(path)
-        let oldMask = umask(0o177)
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                operation(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
-        umask(oldMask)
         guard result == 0 else {
             let code = errno
             close(fd)
