@@ -76,7 +76,7 @@ let package = Package(
             path: "Tests/StoreProbe"),
         .executableTarget(
             name: "sotto-keystore-probe",
-            dependencies: ["SharedStore"],
+            dependencies: ["SharedStore", "TestSupport"],
             path: "Tests/KeystoreProbe"),
         .testTarget(
             name: "SharedStoreTests",

@@ -7,7 +7,7 @@
 //       reads until <stopFile> exists; prints "ready" after the first good read, then at the
 //       end "ok=<n> torn=<n> distinct=<n>" (torn = any read that was not a valid identity)
 //   sotto-keystore-probe churn <dir> <count> <live>
-//       saves stress identity i = 0..<count (see `stressIdentity`) and deletes identity
+//       saves stress identity i = 0..<count (see `StressIdentity`) and deletes identity
 //       i - live after each save, so about <live> exist at any time; prints "churned=<n>"
 //   sotto-keystore-probe lookup <dir> <count> <stopFile>
 //       looks stress identities up by clientId until <stopFile> exists; prints
@@ -17,24 +17,11 @@
 import Glibc
 #endif
 import SharedStore
+import TestSupport
 
 func fail(_ message: String) -> Never {
     print("error: \(message)")
     exit(2)
-}
-
-/// Stress identity `index`: derived from the index alone, so the churner and every reader
-/// (and the test that seals pushes to it) agree on its clientId and keys without talking.
-func stressIdentity(_ index: Int) -> Identity {
-    let id = SHA256.hash(Array("sotto-stress-client-\(index)".utf8))
-    var hex = Array(Hex.encode(Array(id[0..<16])).utf8)
-    hex[12] = UInt8(ascii: "4")
-    let uuid = String(decoding: hex[0..<8], as: UTF8.self) + "-" + String(decoding: hex[8..<12], as: UTF8.self) + "-"
-        + String(decoding: hex[12..<16], as: UTF8.self) + "-" + String(decoding: hex[16..<20], as: UTF8.self) + "-"
-        + String(decoding: hex[20..<32], as: UTF8.self)
-    guard let key = try? PrivateKey(bytes: SHA256.hash(Array("sotto-stress-key-\(index)".utf8))) else { fail("key \(index)") }
-    return Identity(clientId: uuid, privateKey: key, databaseKey: SecretBytes(SHA256.hash(Array("db-\(index)".utf8))),
-                    createdAtMs: Int64(index))
 }
 
 /// The clientIds of `<clientId>.identity` files in `directory` right now.
@@ -64,8 +51,8 @@ case "churn":
     guard let count = Int(args[3]), let live = Int(args[4]), live > 0 else { fail("count, live") }
     for index in 0..<count {
         do {
-            try keystore.save(stressIdentity(index), overwrite: true)
-            if index >= live { try keystore.delete(inboxId: stressIdentity(index - live).inboxId) }
+            try keystore.save(StressIdentity.make(index), overwrite: true)
+            if index >= live { try keystore.delete(inboxId: StressIdentity.make(index - live).inboxId) }
         } catch {
             fail("churn \(index): \(error)")
         }
@@ -77,7 +64,7 @@ case "lookup":
     var expected: [String: String] = [:]   // clientId → inboxId
     var clientIds: [String] = []
     for index in 0..<count {
-        let identity = stressIdentity(index)
+        let identity = StressIdentity.make(index)
         expected[identity.clientId] = identity.inboxId
         clientIds.append(identity.clientId)
     }

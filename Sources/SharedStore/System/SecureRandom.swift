@@ -19,7 +19,14 @@ public enum SecureRandom {
 
     /// A random UUID v4 in canonical lowercase `8-4-4-4-12` form (a clientId).
     public static func uuidV4() -> String {
-        var b = bytes(16)
+        uuidV4(from: bytes(16))
+    }
+
+    /// 16 bytes (random, or derived for a test) as a UUID v4: version and variant bits set,
+    /// canonical lowercase form.
+    public static func uuidV4(from source: [UInt8]) -> String {
+        precondition(source.count >= 16, "a UUID needs 16 bytes")
+        var b = Array(source.prefix(16))
         b[6] = (b[6] & 0x0f) | 0x40
         b[8] = (b[8] & 0x3f) | 0x80
         let hex = Array(Hex.encode(b).utf8)

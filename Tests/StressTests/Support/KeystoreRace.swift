@@ -152,19 +152,3 @@ struct KeystoreRace {
         return report
     }
 }
-
-/// The same derivation as `sotto-keystore-probe`'s `stressIdentity`: identity `index` from
-/// the index alone, so this process can seal pushes to what the churner creates.
-enum StressIdentity {
-    static func make(_ index: Int) -> Identity {
-        let id = SHA256.hash(Array("sotto-stress-client-\(index)".utf8))
-        var hex = Array(Hex.encode(Array(id[0..<16])).utf8)
-        hex[12] = UInt8(ascii: "4")
-        let uuid = String(decoding: hex[0..<8], as: UTF8.self) + "-" + String(decoding: hex[8..<12], as: UTF8.self) + "-"
-            + String(decoding: hex[12..<16], as: UTF8.self) + "-" + String(decoding: hex[16..<20], as: UTF8.self) + "-"
-            + String(decoding: hex[20..<32], as: UTF8.self)
-        let key = try! PrivateKey(bytes: SHA256.hash(Array("sotto-stress-key-\(index)".utf8)))
-        return Identity(clientId: uuid, privateKey: key, databaseKey: SecretBytes(SHA256.hash(Array("db-\(index)".utf8))),
-                        createdAtMs: Int64(index))
-    }
-}
