@@ -140,24 +140,11 @@ public final class LoggedProcess: @unchecked Sendable {
 
     private func drain(_ fd: Int32) {
         let thread = Thread { [self] in
-            var buffer: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n < 0, errno == EINTR { continue }
-                if n <= 0 { break }
-                buffer += chunk[0..<n]
-                var complete: [String] = []
-                var start = 0
-                while let newline = buffer[start...].firstIndex(of: 0x0a) {
-                    complete.append(String(decoding: buffer[start..<newline], as: UTF8.self))
-                    start = newline + 1
-                }
-                buffer.removeFirst(start)
-                if !complete.isEmpty { append(complete) }
+            let tail = LineStream.read(fd) { lines in
+                append(lines.map { String(decoding: $0, as: UTF8.self) })
             }
             close(fd)
-            if !buffer.isEmpty { append([String(decoding: buffer, as: UTF8.self)]) }
+            if !tail.isEmpty { append([String(decoding: tail, as: UTF8.self)]) }
             condition.lock()
             openStreams -= 1
             condition.broadcast()

@@ -52,22 +52,7 @@ final class ControlFeedSubscriber: @unchecked Sendable {
     }
 
     private func readLoop() {
-        var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 { break }
-            buffer += chunk[0..<n]
-            var start = 0
-            var lines: [ArraySlice<UInt8>] = []
-            while let newline = buffer[start...].firstIndex(of: 0x0a) {
-                lines.append(buffer[start..<newline])
-                start = newline + 1
-            }
-            buffer.removeFirst(start)
-            if !lines.isEmpty { handle(lines) }
-        }
+        LineStream.read(fd) { lines in handle(lines) }
         condition.lock()
         ended = true
         condition.broadcast()
