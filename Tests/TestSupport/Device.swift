@@ -55,11 +55,12 @@ public final class Device: @unchecked Sendable {
 
     // MARK: - Processes
 
-    public func startDaemon() throws {
+    /// `extra` adds to this run of the daemon only (e.g. `SOTTO_CRASH_AT`), not to the CLI.
+    public func startDaemon(environment extra: [String: String] = [:]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try builtExecutable("sotto"))
         process.arguments = ["daemon"]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }.merging(extra) { $1 }
         if !FileManager.default.fileExists(atPath: daemonLogPath) {
             _ = FileManager.default.createFile(atPath: daemonLogPath, contents: nil)
         }
@@ -74,6 +75,16 @@ public final class Device: @unchecked Sendable {
             guard process.isRunning else { throw Failure(message: "\(name)'s daemon exited: \(self.daemonLog)") }
             return try self.cli(["status"]).status == 0
         }
+    }
+
+    /// Whether the daemon started by `startDaemon` is still alive.
+    public var daemonIsRunning: Bool { daemon?.isRunning ?? false }
+
+    /// How the daemon's last run ended: the signal that killed it, or nil while it runs or
+    /// after a plain exit.
+    public var daemonKillSignal: Int32? {
+        guard let daemon, !daemon.isRunning, daemon.terminationReason == .uncaughtSignal else { return nil }
+        return daemon.terminationStatus
     }
 
     /// SIGTERM and wait (a clean stop), or `signal` (e.g. SIGKILL: a crash).

@@ -1,11 +1,18 @@
 /// Parses the CLI's durations: a positive integer followed by `ms`, `s`, `m`, `h` or `d`
-/// (`90s`, `30m`, `1h`, `7d`); a bare number is seconds. Returns milliseconds.
+/// (`90s`, `30m`, `1h`, `7d`); a bare number is seconds. Returns milliseconds, at most
+/// `maximumMs` (ADR 0017), so that "now + duration" can never overflow.
 ///
 /// ```swift
-/// DurationParser.milliseconds("1h")    // 3_600_000
-/// DurationParser.milliseconds("soon")  // nil
+/// DurationParser.milliseconds("1h")      // 3_600_000
+/// DurationParser.milliseconds("soon")    // nil
+/// DurationParser.milliseconds("3651d")   // nil: over the maximum
 /// ```
 enum DurationParser {
+    /// 3650 days (10 years): far beyond any explosion or invite anyone means, and far
+    /// inside what a JSON number carries exactly (2^53 ms) and what ISO 8601 writes.
+    static let maximumMs: Int64 = 3650 * 86_400_000
+    static let maximumText = "3650d (10 years)"
+
     static func milliseconds(_ text: String) -> Int64? {
         let units: [(suffix: String, factor: Int64)] = [("ms", 1), ("s", 1_000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]
         let trimmed = text.trimmingPrefixAndSuffixSpaces()
@@ -19,7 +26,7 @@ enum DurationParser {
         guard !number.isEmpty, number.count <= 12, number.allSatisfy(\.isASCIIDigit),
               let value = Int64(number), value > 0 else { return nil }
         let (product, overflow) = value.multipliedReportingOverflow(by: factor)
-        return overflow ? nil : product
+        return overflow || product > maximumMs ? nil : product
     }
 }
 

@@ -185,8 +185,12 @@ actor ConversationService {
                                      fallback: remove ? "removed \(emoji)" : "reacted \(emoji)", referenceId: target)
     }
 
+    /// `alsoInTransaction` runs in the transaction that stores the message and its pushes
+    /// (an explosion records its time there: ADR 0016).
     func sendContent(_ conversation: DBConversation, contentType: String, content: [UInt8], fallback: String?,
-                     referenceId: String?) async throws -> (messageId: String, recipients: Int) {
+                     referenceId: String?,
+                     alsoInTransaction: (@Sendable (StoreConnection) throws -> Void)? = nil) async throws
+        -> (messageId: String, recipients: Int) {
         if let expiresAt = conversation.expiresAt, expiresAt <= WallClock.nowMs() {
             throw Failure.refused("the conversation has exploded")
         }
@@ -197,10 +201,13 @@ actor ConversationService {
         let composed = MessageComposer.compose(contentType: contentType, content: content, fallback: fallback,
                                                referenceId: referenceId, conversation: conversation,
                                                members: members, sender: identity, now: now)
+        CrashPoint.reach("send.composed")
         try await database.write { conn in
             try OutgoingMessageWriter.insert(composed.outgoing, pushes: composed.pushes, now: now, on: conn)
             try InboxWriter.touch(inboxId: conversation.inboxId, at: now, on: conn)
+            try alsoInTransaction?(conn)
         }
+        CrashPoint.reach("send.committed")
         await lifecycle.recordActivity(conversation.inboxId, at: now)
         if let store = await stores.store(for: conversation.id),
            let row = try database.read({ conn in try MessageRepository.find(id: composed.outgoing.id, on: conn) }) {
@@ -209,6 +216,9 @@ actor ConversationService {
         await outbox?.kick()
         return (composed.outgoing.id, composed.pushes.count)
     }
+
+    /// Wakes the outbox sender after pushes were queued outside `sendContent`.
+    func outboxKick() async { await outbox?.kick() }
 
     func markRead(_ reference: String) async throws {
         let conversation = try conversation(reference)

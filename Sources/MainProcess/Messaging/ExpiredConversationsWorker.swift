@@ -5,9 +5,11 @@ import SharedStore
 /// Deletes exploded conversations completely (ADR 004): at launch, when signalled (a
 /// worker stored an `explode_settings`, or this device exploded one), and on a timer set to
 /// the next `expiresAt`. For each expired conversation's inbox, in this order: every row in
-/// one transaction (`InboxDeletion`), the keystore identity (overwritten, then unlinked),
-/// the lifecycle's entry, the in-memory stores, then a TRUNCATE checkpoint so that with
-/// `secure_delete=ON` no freed page or WAL frame keeps the plaintext.
+/// one transaction together with a tombstone naming its identity (`InboxDeletion`, ADR
+/// 0016), the keystore identity (overwritten, then unlinked), the tombstone, the
+/// lifecycle's entry, the in-memory stores, then a TRUNCATE checkpoint so that with
+/// `secure_delete=ON` no freed page or WAL frame keeps the plaintext. A tombstone left by a
+/// crash is finished by `finishTombstones()` at start-up, before the daemon serves.
 ///
 /// ```swift
 /// let expired = ExpiredConversationsWorker(database: db, keystore: ks, service: service)
@@ -26,10 +28,18 @@ actor ExpiredConversationsWorker {
     private var running = true
     private(set) var deletedInboxes = 0
 
-    init(database: DaemonDatabase, keystore: Keystore, service: ConversationService) {
+    /// How long a deletion waits for this device's own explode message to reach the
+    /// members (ADR 0016): the conversation's rows hold the pushes.
+    let explodeDeliveryBudgetMs: Int64
+    /// How often a held-back deletion looks again whether the pushes are out.
+    static let heldPollMs: Int64 = 250
+
+    init(database: DaemonDatabase, keystore: Keystore, service: ConversationService,
+         explodeDeliveryBudgetMs: Int64 = 10_000) {
         self.database = database
         self.keystore = keystore
         self.service = service
+        self.explodeDeliveryBudgetMs = explodeDeliveryBudgetMs
     }
 
     func signal() { wakeSignal.wake() }
@@ -52,11 +62,24 @@ actor ExpiredConversationsWorker {
     /// future expiresAt, if any.
     @discardableResult
     func sweep() async -> Int64? {
+        do {
+            try await finishTombstones()
+        } catch {
+            DaemonLog.warning("deleted identities not wiped yet: \(error)")
+        }
         let now = WallClock.nowMs()
-        let expired = (try? database.read { conn in
-            try conn.query("SELECT DISTINCT inboxId FROM conversation WHERE expiresAt IS NOT NULL AND expiresAt <= ?",
-                           [.integer(now)]).map { try $0.string(0) }
-        }) ?? []
+        let binds: [SQLiteValue] = [.integer(now), .text(ContentType.explodeSettings), .integer(now - explodeDeliveryBudgetMs)]
+        let (expired, held) = (try? database.read { conn -> ([String], Bool) in
+            let expired = try conn.query("""
+                SELECT DISTINCT c.inboxId FROM conversation c
+                WHERE c.expiresAt IS NOT NULL AND c.expiresAt <= ?1 AND NOT \(Self.explodePushesPending)
+                """, binds).map { try $0.string(0) }
+            let held = try conn.queryOne("""
+                SELECT 1 FROM conversation c
+                WHERE c.expiresAt IS NOT NULL AND c.expiresAt <= ?1 AND \(Self.explodePushesPending) LIMIT 1
+                """, binds) != nil
+            return (expired, held)
+        }) ?? ([], false)
         for inboxId in expired {
             do {
                 try await deleteInbox(inboxId)
@@ -64,26 +87,59 @@ actor ExpiredConversationsWorker {
                 DaemonLog.warning("expired inbox not deleted yet: \(error)")
             }
         }
-        return try? database.read { conn in
+        let next = try? database.read { conn in
             try conn.queryOne("SELECT min(expiresAt) FROM conversation WHERE expiresAt > ?", [.integer(now)])?.optionalInt64(0)
         } ?? nil
+        guard held else { return next }
+        return min(next ?? Int64.max, WallClock.nowMs() + Self.heldPollMs)
     }
+
+    /// True for conversation `c` while its own explode message still has pending pushes and
+    /// is younger than the delivery budget (binds: ?2 content type, ?3 now − budget).
+    private static let explodePushesPending = """
+        EXISTS (SELECT 1 FROM message m JOIN outbox o ON o.messageId = m.id
+                WHERE m.conversationId = c.id AND m.isOutgoing = 1 AND m.contentType = ?2
+                  AND m.receivedAt > ?3 AND o.state = 'pending')
+        """
 
     /// Removes one inbox and everything of it from this device.
     func deleteInbox(_ inboxId: String) async throws {
         let conversationIds = try database.read { conn in
             try ConversationRepository.forInbox(inboxId: inboxId, on: conn).map(\.id)
         }
-        try await database.write { conn in _ = try InboxDeletion.delete(inboxId: inboxId, on: conn) }
-        do {
-            try keystore.delete(inboxId: inboxId)
-        } catch .missing {
-            // already gone (a second sweep, or deleted by hand): nothing to wipe
+        let tombstone = try await database.write { conn -> InboxTombstone? in
+            _ = try InboxDeletion.delete(inboxId: inboxId, on: conn)
+            return try TombstoneRepository.find(inboxId: inboxId, on: conn)
         }
+        CrashPoint.reach("explode.rowsCommitted")
+        if let tombstone { try await finish(tombstone) }
         await service.forget(inboxId: inboxId, conversationIds: conversationIds)
         try truncateWAL()
         deletedInboxes += 1
         DaemonLog.info("deleted exploded inbox with \(conversationIds.count) conversation(s)")
+    }
+
+    /// Wipes the keystore files of every inbox whose rows are deleted (a crash between the
+    /// commit and the wipe leaves its tombstone), then forgets the tombstones. The daemon
+    /// calls it at start-up before it serves; every sweep retries what failed.
+    @discardableResult
+    func finishTombstones() async throws -> Int {
+        let tombstones = try database.read { conn in try TombstoneRepository.all(on: conn) }
+        for tombstone in tombstones { try await finish(tombstone) }
+        if !tombstones.isEmpty {
+            DaemonLog.info("finished \(tombstones.count) interrupted identity deletion(s)")
+        }
+        return tombstones.count
+    }
+
+    private func finish(_ tombstone: InboxTombstone) async throws {
+        do {
+            try keystore.delete(clientId: tombstone.clientId, inboxId: tombstone.inboxId)
+        } catch .missing {
+            // not ids the keystore accepts: there is no file of it to wipe
+        }
+        CrashPoint.reach("explode.keysWiped")
+        try await database.write { conn in try InboxDeletion.finish(tombstone, on: conn) }
     }
 
     /// `PRAGMA wal_checkpoint(TRUNCATE)` through the pool's writer, retried while a reader

@@ -1,11 +1,14 @@
 import Foundation
 import SharedStore
 
-/// `sotto explode` (ADR 004): only the creator may explode a conversation. The
-/// `convos.org/explode_settings:1.0` message goes to every member first; for an immediate
-/// explosion the daemon waits (bounded) until the outbox has delivered it or given up, then
-/// deletes the conversation here. A scheduled explosion stores the future time; every
-/// device's expired-conversations worker deletes it then.
+/// `sotto explode` (ADR 004, ADR 0016): only the creator may explode a conversation. The
+/// `convos.org/explode_settings:1.0` message, its pushes and the conversation's new
+/// `expiresAt` are stored in one transaction, so once `explode` has committed a crash cannot
+/// undo half of it: a restart delivers the pushes and deletes the conversation. For an
+/// immediate explosion the daemon waits (bounded) until the outbox has delivered the pushes
+/// or given up, then deletes the conversation here; the expired-conversations worker holds
+/// the deletion back for that long too. A scheduled explosion waits the same way for the
+/// report; every device's expired-conversations worker deletes it at the time.
 ///
 /// ```swift
 /// let result = try await explode.explode("3fa2", at: nil)                      // now
@@ -16,15 +19,20 @@ actor ExplodeService {
         let conversationId: String
         let expiresAtMs: Int64
         let deleted: Bool
+        /// Members whose device acked the explode message within the wait.
         let delivered: Int
+        /// Members whose push failed, or was still pending when the wait ended.
         let undelivered: Int
     }
+
+    /// The latest explosion time accepted: 3650 days ahead (ADR 0017).
+    static let maximumDelayMs = DurationParser.maximumMs
 
     let database: DaemonDatabase
     let service: ConversationService
     let outbox: OutboxSender
     let expired: ExpiredConversationsWorker
-    /// How long an immediate explosion waits for its pushes.
+    /// How long an explosion waits for its pushes.
     let deliveryBudgetMs: Int64
 
     init(database: DaemonDatabase, service: ConversationService, outbox: OutboxSender,
@@ -45,20 +53,25 @@ actor ExplodeService {
         if let requestedMs, requestedMs < now - 1_000 {
             throw ConversationService.Failure.invalid("the explosion time is in the past")
         }
+        if let requestedMs, requestedMs - now > Self.maximumDelayMs {
+            throw ConversationService.Failure.invalid(
+                "the explosion time must be at most \(DurationParser.maximumText) from now")
+        }
         // What goes on the wire is ISO 8601 to the millisecond: use the value every receiver parses.
         let wire = ISO8601.string(fromMillis: requestedMs ?? now)
         let expiresAtMs = ISO8601.millis(from: wire) ?? (requestedMs ?? now)
         let content = JSONWriter.bytes(["expiresAt": .string(wire)])
-        let sent = try await service.sendContent(conversation, contentType: ContentType.explodeSettings, content: content,
-                                                 fallback: "Conversation expires at \(wire)", referenceId: nil)
-        let immediate = requestedMs == nil || expiresAtMs <= WallClock.nowMs()
-        var (delivered, undelivered) = (0, sent.recipients)
-        if immediate {
-            (delivered, undelivered) = await waitForDelivery(messageId: sent.messageId)
+        let conversationId = conversation.id
+        let sent = try await service.sendContent(
+            conversation, contentType: ContentType.explodeSettings, content: content,
+            fallback: "Conversation expires at \(wire)", referenceId: nil
+        ) { conn in
+            _ = try InvitationWriter.setExpiresAt(conversationId: conversationId, expiresAtMs: expiresAtMs, on: conn)
         }
-        try await database.write { conn in
-            _ = try InvitationWriter.setExpiresAt(conversationId: conversation.id, expiresAtMs: expiresAtMs, on: conn)
-        }
+        CrashPoint.reach("explode.committed")
+        let (delivered, undelivered) = await waitForDelivery(messageId: sent.messageId)
+        CrashPoint.reach("explode.delivered")
+        let immediate = expiresAtMs <= WallClock.nowMs()
         if immediate {
             try await expired.deleteInbox(conversation.inboxId)
         } else {
@@ -68,24 +81,23 @@ actor ExplodeService {
                       delivered: delivered, undelivered: undelivered)
     }
 
-    /// Waits until no push of the message is pending, or the budget is spent.
+    /// Waits until no push of the message is pending, or the budget is spent; counts what was
+    /// acked (delivered) and what failed or is still pending (undelivered).
     private func waitForDelivery(messageId: String) async -> (delivered: Int, undelivered: Int) {
         let deadline = WallClock.nowMs() + deliveryBudgetMs
         while true {
-            let counts = (try? database.read { conn -> (Int, Int) in
+            let counts = try? database.read { conn -> (sent: Int, pending: Int, failed: Int) in
                 let row = try conn.queryOne("""
                     SELECT coalesce(sum(state = 'sent'), 0), coalesce(sum(state = 'pending'), 0),
                            coalesce(sum(state = 'failed'), 0)
                     FROM outbox WHERE messageId = ?
                     """, [.text(messageId)])
-                let sent = Int(try row?.int64(0) ?? 0)
-                let pending = Int(try row?.int64(1) ?? 0)
-                let failed = Int(try row?.int64(2) ?? 0)
-                return pending == 0 ? (sent, failed) : (-1, pending + failed)
-            }) ?? (0, 0)
-            if counts.0 >= 0 || WallClock.nowMs() >= deadline {
-                return counts.0 >= 0 ? (counts.0, counts.1) : (0, counts.1)
+                return (Int(try row?.int64(0) ?? 0), Int(try row?.int64(1) ?? 0), Int(try row?.int64(2) ?? 0))
             }
+            if let counts, counts.pending == 0 || WallClock.nowMs() >= deadline {
+                return (counts.sent, counts.pending + counts.failed)
+            }
+            if counts == nil, WallClock.nowMs() >= deadline { return (0, 0) }
             await outbox.kick()
             try? await Task.sleep(for: .milliseconds(20))
         }

@@ -4,9 +4,10 @@ import SharedStore
 /// The creator's decision on join requests the worker stored as pending (PROTOCOL §5): the
 /// request must name an invite of this conversation in the `invite` table, carry its secret,
 /// and have arrived before the invite expired. Accepted: the requester becomes a member and
-/// every member gets a `sotto/membership:1.0` with the whole list and the name. Otherwise the
-/// request is marked rejected and nothing else changes. The inbox stays protected while any
-/// request is pending.
+/// every member gets a `sotto/membership:1.0` with the whole list and the name, stored with
+/// its pushes in the transaction that accepts (so a crash never leaves a member nobody was
+/// told about). Otherwise the request is marked rejected and nothing else changes. The inbox
+/// stays protected while any request is pending.
 ///
 /// ```swift
 /// let decided = await handler.handlePending(conversationId: cid)   // on joinRequestReceived
@@ -48,21 +49,11 @@ actor JoinRequestHandler {
             try? await service.lifecycle.setProtected(conversation.inboxId, reason: .pendingJoinRequest, true)
         }
         var decisions: [Decision] = []
-        var accepted = false
         for request in pending {
             do {
-                let decision = try await decide(request, in: conversation)
-                if case .accepted = decision { accepted = true }
-                decisions.append(decision)
+                decisions.append(try await decide(request, in: conversation))
             } catch {
                 DaemonLog.warning("join request \(request.id) not decided: \(type(of: error))")
-            }
-        }
-        if accepted {
-            do {
-                try await sendMembership(conversationId)
-            } catch {
-                DaemonLog.warning("membership for \(conversationId) not sent: \(error)")
             }
         }
         await refreshProtection(inboxId: conversation.inboxId)
@@ -105,15 +96,35 @@ actor JoinRequestHandler {
             DaemonLog.info("join request \(request.id) rejected: \(reason)")
             return .rejected(requesterInboxId: request.requesterInboxId, reason: reason)
         }
-        try await database.write { conn in _ = try InvitationWriter.accept(request, on: conn) }
+        try await acceptAndAnnounce(request, in: conversation)
         DaemonLog.info("join request \(request.id) accepted")
         return .accepted(requesterInboxId: request.requesterInboxId)
     }
 
-    /// `sotto/membership:1.0` to every member (the creator itself excepted).
-    private func sendMembership(_ conversationId: String) async throws {
-        let conversation = try await service.conversation(conversationId)
-        let entries = try database.read { conn in try InvitationWriter.memberEntries(conversationId: conversationId, on: conn) }
+    /// One transaction: the request accepted, the requester a member, and a
+    /// `sotto/membership:1.0` (the whole list and the name) queued to every member but us.
+    private func acceptAndAnnounce(_ request: DBJoinRequest, in conversation: DBConversation) async throws {
+        let identity = try await service.unlockedIdentity(conversation.inboxId)
+        CrashPoint.reach("join.decided")
+        let accepted = try await database.write { conn -> Bool in
+            guard try InvitationWriter.accept(request, on: conn) != nil else { return false }
+            let now = WallClock.nowMs()
+            let entries = try InvitationWriter.memberEntries(conversationId: conversation.id, on: conn)
+            let members = try MemberRepository.members(of: conversation.id, on: conn)
+            let name = conversation.name ?? ""
+            let composed = MessageComposer.compose(
+                contentType: ContentType.membership, content: Self.membershipContent(name: name, entries: entries),
+                fallback: "\(name.isEmpty ? "Conversation" : name): \(entries.count) members",
+                conversation: conversation, members: members, sender: identity, now: now)
+            try OutgoingMessageWriter.insert(composed.outgoing, pushes: composed.pushes, now: now, on: conn)
+            return true
+        }
+        CrashPoint.reach("join.committed")
+        if accepted { await service.outboxKick() }
+    }
+
+    /// The membership message's content: the name and every member with its profile name.
+    static func membershipContent(name: String, entries: [MemberEntry]) -> [UInt8] {
         let members: [JSONValue] = entries.map { entry in
             [
                 "inboxId": .string(entry.inboxId), "publicKey": .string(entry.publicKey),
@@ -121,11 +132,7 @@ actor JoinRequestHandler {
                 "profileName": .string(entry.profileName ?? ""),
             ]
         }
-        let name = conversation.name ?? ""
-        let content = JSONWriter.bytes(["name": .string(name), "members": .array(members)])
-        _ = try await service.sendContent(conversation, contentType: ContentType.membership, content: content,
-                                          fallback: "\(name.isEmpty ? "Conversation" : name): \(entries.count) members",
-                                          referenceId: nil)
+        return JSONWriter.bytes(["name": .string(name), "members": .array(members)])
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {

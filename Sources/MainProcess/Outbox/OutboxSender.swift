@@ -52,6 +52,7 @@ actor OutboxSender {
         for item in due {
             attempts += 1
             let result = await Task.detached { PushDelivery.deliver(item.payload, to: item.endpoint) }.value
+            CrashPoint.reach("outbox.delivered")  // acked by the member, not yet recorded here
             let backoff = min(Self.firstRetryMs << min(Int64(item.attempts), 20), Self.maxRetryMs)
             let (state, nextAttempt, lastError): (DBOutboxItem.State, Int64, String?)
             switch result {

@@ -48,6 +48,10 @@ final class DaemonContext: Sendable {
                       environment: [String: String]) async throws -> DaemonContext {
         let database = try DaemonDatabase(directory: group, profile: .daemon(environment: environment))
         let keystore = try Keystore(directory: group.keystorePath, environment: environment, createIfMissing: true)
+        // Before anything writes the keystore: what a killed daemon left half-written or half-wiped.
+        if let wiped = try? keystore.sweepLeftovers(), wiped > 0 {
+            DaemonLog.info("wiped \(wiped) keystore file(s) left by an interrupted operation")
+        }
         let unusedInboxes = UnusedInboxCache(vault: KeystoreIdentityVault(keystore: keystore)) { Identity.generate() }
         let stores = ConversationStoreRegistry()
         let endpoint = environment["SOTTO_ENDPOINT"] ?? "unix:" + runtime.pushSocketPath
@@ -61,11 +65,20 @@ final class DaemonContext: Sendable {
         let invites = InviteService(database: database, keystore: keystore, unusedInboxes: unusedInboxes,
                                     service: service, outbox: outbox, endpoint: endpoint)
         let joinRequests = JoinRequestHandler(database: database, service: service)
-        let expired = ExpiredConversationsWorker(database: database, keystore: keystore, service: service)
         let budget = environment["SOTTO_EXPLODE_DELIVERY_MS"].flatMap(Int64.init) ?? 10_000
+        let expired = ExpiredConversationsWorker(database: database, keystore: keystore, service: service,
+                                                 explodeDeliveryBudgetMs: budget)
         let explode = ExplodeService(database: database, service: service, outbox: outbox, expired: expired,
                                      deliveryBudgetMs: budget)
         await service.attach(joinRequests: joinRequests, expired: expired)
+        // ADR 0016: an explosion a crash interrupted after its rows' commit is finished
+        // before the daemon serves (a failure is retried by every sweep; until then the
+        // tombstone makes the worker refuse the identity's pushes).
+        do {
+            try await expired.finishTombstones()
+        } catch {
+            DaemonLog.warning("deleted identities not wiped yet: \(error)")
+        }
         let walKeeper = WALKeeper(pool: database.pool, walPath: group.databasePath + "-wal",
                                   policy: try WALKeeper.Policy(environment: environment,
                                                                normalBusyMs: database.profile.busyTimeoutMs))

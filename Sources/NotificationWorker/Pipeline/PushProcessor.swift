@@ -46,7 +46,11 @@ final class PushProcessor {
         do {
             // The keystore is opened only once the payload has decoded: garbage costs no I/O.
             opened = try PushOpener.open(payload) { (clientId) throws(KeystoreError) in
-                try self.openKeystore().identity(clientId: clientId)
+                let identity = try self.openKeystore().identity(clientId: clientId)
+                // ADR 0016: the inbox's rows are deleted and its files about to be (or, after a
+                // crash, still to be) wiped: the identity no longer exists for a push.
+                if self.isTombstoned(clientId) { throw .missing }
+                return identity
             }
         } catch {
             WorkerLog.info("push rejected: \(error.code.rawValue)")
@@ -94,6 +98,13 @@ final class PushProcessor {
         let opened = try Keystore(directory: group.keystorePath, environment: environment)
         keystore = opened
         return opened
+    }
+
+    /// Whether the clientId's inbox was deleted (an `inbox_tombstone` row). A database that
+    /// cannot be read answers no here: the write that follows reports that error.
+    private func isTombstoned(_ clientId: String) -> Bool {
+        guard let conn = try? database() else { return false }
+        return (try? TombstoneRepository.contains(clientId: clientId, on: conn)) ?? false
     }
 
     /// The connection opened in the background (reused under Accept=no).

@@ -102,6 +102,35 @@ public final class Keystore: Sendable {
         try wipeAfterUnlinking(Self.aliasName(inboxId: inboxId))
     }
 
+    /// The same wipe when both ids are known (a tombstone, ADR 0016): needs no alias, so it
+    /// also finishes a deletion that a crash interrupted after the alias was gone. Idempotent:
+    /// files already gone are skipped. An identity file that claims another inbox is left alone.
+    public func delete(clientId: String, inboxId: String) throws(KeystoreError) {
+        guard ProtocolIds.isClientId(clientId), ProtocolIds.isInboxId(inboxId) else { throw .missing }
+        let name = Self.fileName(clientId: clientId)
+        if let bytes = try dir.read(name, maxBytes: Self.maxFileBytes),
+           IdentityRecord.claimedIds(bytes)?.inboxId == inboxId {
+            try wipeAfterUnlinking(name)
+        }
+        CrashPoint.reach("keystore.identityWiped")
+        try wipeAfterUnlinking(Self.aliasName(inboxId: inboxId))
+    }
+
+    /// Wipes what a process killed mid-operation left behind: `.deleted-*` (a wipe in
+    /// progress), `.taken-*` (a taken unused slot) and `.tmp-*` (an atomic write). Only the
+    /// daemon calls it, at start-up, before anything else writes the keystore. Returns how
+    /// many it wiped.
+    @discardableResult
+    public func sweepLeftovers() throws(KeystoreError) -> Int {
+        var wiped = 0
+        for name in try dir.names() where Self.leftoverPrefixes.contains(where: { name.hasPrefix($0) }) {
+            if try dir.wipe(name) { wiped += 1 }
+        }
+        return wiped
+    }
+
+    static let leftoverPrefixes = [".deleted-", ".taken-", ".tmp-"]
+
     /// Takes `name` out of the namespace (an atomic rename to a private name) before zeroing
     /// it, so a concurrent lookup finds either the whole file or no file: never the zeros
     /// of a wipe in progress under the real name.

@@ -67,6 +67,28 @@ struct DeletionRankingTests {
         #expect(try InboxDeletion.delete(inboxId: a.inboxId, on: conn) == nil)
     }
 
+    @Test("deleting an inbox records its identity's tombstone in the same transaction; finish forgets it")
+    func deletionLeavesATombstoneUntilFinished() throws {
+        let a = try StoreFixture()
+        let conn = try a.open()
+        let tombstone = InboxTombstone(clientId: a.clientId, inboxId: a.inboxId)
+        // A rolled-back deletion leaves neither the deletion nor the tombstone.
+        try? conn.immediateTransaction { () throws(StoreError) in
+            try InboxDeletion.delete(inboxId: a.inboxId, on: conn)
+            throw StoreError.busy
+        }
+        #expect(try TombstoneRepository.all(on: conn).isEmpty)
+        #expect(try conn.queryOne("SELECT count(*) FROM inbox")?.int64(0) == 1)
+
+        try conn.immediateTransaction { () throws(StoreError) in _ = try InboxDeletion.delete(inboxId: a.inboxId, on: conn) }
+        #expect(try TombstoneRepository.all(on: conn) == [tombstone])
+        #expect(try TombstoneRepository.find(inboxId: a.inboxId, on: conn) == tombstone)
+        #expect(try TombstoneRepository.contains(clientId: a.clientId, on: conn))
+        try InboxDeletion.finish(tombstone, on: conn)
+        #expect(try TombstoneRepository.all(on: conn).isEmpty)
+        #expect(try !TombstoneRepository.contains(clientId: a.clientId, on: conn))
+    }
+
     @Test func rankingIsMostRecentFirstNeverActiveLast() throws {
         let f = try StoreFixture(seed: false)
         let conn = try SQLiteConnection.open(path: f.directory.databasePath, profile: .worker, create: true)

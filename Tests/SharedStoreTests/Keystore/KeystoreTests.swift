@@ -177,6 +177,40 @@ struct KeystoreTests {
         }
     }
 
+    @Test("delete by both ids wipes identity and alias, is idempotent, and leaves another inbox's file alone")
+    func deleteByTombstoneIds() throws {
+        try withKeystore { keystore, dir in
+            let a = Identity.generate(), b = Identity.generate()
+            try keystore.save(a)
+            try keystore.save(b)
+            // The alias already gone (a crash between the two wipes): the identity still goes.
+            #expect(unlink("\(dir)/\(a.inboxId).inbox") == 0)
+            try keystore.delete(clientId: a.clientId, inboxId: a.inboxId)
+            #expect(!FileManager.default.fileExists(atPath: "\(dir)/\(a.clientId).identity"))
+            try keystore.delete(clientId: a.clientId, inboxId: a.inboxId)   // again: nothing left to do
+            // A clientId paired with the wrong inbox: b's file claims b's inbox, so it stays.
+            try keystore.delete(clientId: b.clientId, inboxId: a.inboxId)
+            #expect(try keystore.identity(clientId: b.clientId).inboxId == b.inboxId)
+        }
+    }
+
+    @Test("leftovers of a killed operation (.deleted-, .taken-, .tmp-) are wiped; identities stay")
+    func sweepLeftoversWipesOnlyLeftovers() throws {
+        try withKeystore { keystore, dir in
+            let a = Identity.generate()
+            try keystore.save(a)
+            for name in [".deleted-0011223344556677", ".taken-8899aabbccddeeff", ".tmp-0123456789abcdef"] {
+                #expect(FileManager.default.createFile(atPath: "\(dir)/\(name)", contents: Data([1, 2, 3]),
+                                                       attributes: [.posixPermissions: 0o600]))
+            }
+            #expect(try keystore.sweepLeftovers() == 3)
+            let names = try FileManager.default.contentsOfDirectory(atPath: dir)
+            #expect(!names.contains { $0.hasPrefix(".") }, "\(names)")
+            #expect(try keystore.identity(clientId: a.clientId).inboxId == a.inboxId)
+            #expect(try keystore.sweepLeftovers() == 0)
+        }
+    }
+
     @Test func unusedSlotTakeIsExclusive() async throws {
         let temp = try TemporaryDirectory()
         defer { temp.remove() }

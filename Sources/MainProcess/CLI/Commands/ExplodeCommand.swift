@@ -26,12 +26,22 @@ struct ExplodeCommand: ParsableCommand {
 
     func validate() throws {
         if after != nil && at != nil { throw ValidationError("give --in or --at, not both") }
-        if let after, DurationParser.milliseconds(after) == nil { throw ValidationError("--in must be a duration such as 30s, 10m or 1h") }
-        if let at, ISO8601.millis(from: at) == nil { throw ValidationError("--at must be ISO 8601 UTC, e.g. 2026-05-01T18:00:00Z") }
+        if let after, DurationParser.milliseconds(after) == nil {
+            throw ValidationError("--in must be a duration from 1ms to \(DurationParser.maximumText), such as 30s, 10m or 1h")
+        }
+        if let at {
+            guard let ms = ISO8601.millis(from: at) else {
+                throw ValidationError("--at must be ISO 8601 UTC, e.g. 2026-05-01T18:00:00Z")
+            }
+            if ms - WallClock.nowMs() > DurationParser.maximumMs {
+                throw ValidationError("--at must be at most \(DurationParser.maximumText) from now")
+            }
+        }
     }
 
     func run() throws {
         var params: [String: Any] = ["conversation": conversation]
+        // Both bounded (validate): the sum stays far from overflow.
         if let after, let ms = DurationParser.milliseconds(after) { params["atMs"] = WallClock.nowMs() + ms }
         if let at, let ms = ISO8601.millis(from: at) { params["atMs"] = ms }
         try client.call("explode", params) { result in

@@ -16,7 +16,7 @@ struct InviteCommand: ParsableCommand {
 
     func validate() throws {
         if let expires, DurationParser.milliseconds(expires) == nil {
-            throw ValidationError("--expires must be a duration such as 90s, 30m, 1h or 7d")
+            throw ValidationError("--expires must be a duration from 1ms to \(DurationParser.maximumText), such as 90s, 30m, 1h or 7d")
         }
     }
 

@@ -2,12 +2,13 @@
 /// version `i + 1`, which ``Migrator`` records in `PRAGMA user_version` in the same transaction.
 ///
 /// ```swift
-/// Schema.currentVersion          // 1
+/// Schema.currentVersion          // 2
 /// Schema.migrations[0].id        // "v1-initial"
 /// ```
 public enum Schema {
     public static let migrations: [(id: String, sql: String)] = [
         (id: "v1-initial", sql: v1),
+        (id: "v2-inbox-tombstone", sql: v2),
     ]
 
     /// The version this build reads and writes.
@@ -127,5 +128,18 @@ public enum Schema {
             createdAt INTEGER NOT NULL
         );
         CREATE INDEX change_log_by_conversation ON change_log(conversationId);
+        """
+
+    // MARK: v2
+
+    // ADR 0016: an identity whose rows are deleted but whose keystore files may still exist.
+    // Written in the transaction that deletes the inbox's rows; removed once the files are
+    // gone. The worker refuses a push to a clientId listed here as `unknown_client`.
+    static let v2 = """
+        CREATE TABLE inbox_tombstone (
+            clientId TEXT PRIMARY KEY NOT NULL,
+            inboxId TEXT NOT NULL,
+            deletedAt INTEGER NOT NULL
+        ) WITHOUT ROWID;
         """
 }

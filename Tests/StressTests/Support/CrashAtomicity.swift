@@ -1,0 +1,309 @@
+import Foundation
+import SharedStore
+import TestSupport
+
+/// Issue #10, "Crash atomicity": alice's daemon SIGKILLs itself at a named step
+/// (`SOTTO_CRASH_AT`, ADR 0017) of an explode, a join acceptance or a send, or is SIGKILLed
+/// at a random moment of an explode; then it restarts. Each operation must be all or nothing
+/// across alice's database and keystore, and what it owes bob (the explosion, the
+/// membership, the message) must reach bob exactly once.
+///
+/// ```swift
+/// let report = try CrashAtomicity(profile: .short).run()
+/// print(report.summaryLine)   // STRESS crash-atomicity: rounds=… partial=0 …
+/// ```
+struct CrashAtomicity {
+    let profile: StressProfile
+
+    /// Named steps, in the order an operation passes them.
+    static let explodePoints = ["send.composed", "explode.committed", "explode.delivered", "explode.rowsCommitted",
+                                "keystore.identityWiped", "explode.keysWiped"]
+    static let joinPoints = ["join.decided", "join.committed", "outbox.delivered"]
+    static let sendPoints = ["send.composed", "send.committed", "outbox.delivered"]
+
+    struct Report: Sendable {
+        var rounds = 0
+        var namedKills = 0
+        var randomKills = 0
+        /// Rounds whose armed step was never reached (the daemon did not die there).
+        var notReached: [String] = []
+        /// What broke all-or-nothing or exactly-once, one line per finding.
+        var findings: [String] = []
+        var seconds = 0.0
+
+        var summaryLine: String {
+            "STRESS crash-atomicity: rounds=\(rounds) named=\(namedKills) random=\(randomKills) "
+                + "notReached=\(notReached.count) findings=\(findings.count) seconds=\(String(format: "%.1f", seconds))"
+        }
+    }
+
+    /// How alice's device holds one conversation's inbox after a crash and restart.
+    enum Holding: Equatable, CustomStringConvertible {
+        case whole          // rows, identity file and alias; no tombstone
+        case gone           // none of them
+        case partial(String)
+
+        var description: String {
+            switch self {
+            case .whole: return "whole"
+            case .gone: return "gone"
+            case .partial(let what): return "partial(\(what))"
+            }
+        }
+    }
+
+    func run() throws -> Report {
+        var report = Report()
+        let started = Date()
+        let tmp = try TemporaryDirectory(prefix: "sotto-atomic")
+        // A short delivery budget: an explosion's deletion is held back at most this long.
+        let budget = ["SOTTO_EXPLODE_DELIVERY_MS": "3000"]
+        let alice = try Device.start("alice", in: tmp.path, environment: budget)
+        defer { alice.stop() }
+        let bob = try Device.start("bob", in: tmp.path, environment: budget)
+        defer { bob.stop() }
+
+        let repeats = profile.name == "full" ? 3 : 1
+        for _ in 0..<repeats {
+            for point in Self.explodePoints {
+                try explodeRound(alice: alice, bob: bob, crash: .named(point), report: &report)
+            }
+            for point in Self.joinPoints {
+                try joinRound(alice: alice, bob: bob, point: point, report: &report)
+            }
+            for point in Self.sendPoints {
+                try sendRound(alice: alice, bob: bob, point: point, report: &report)
+            }
+        }
+        for round in 0..<(profile.name == "full" ? 20 : 2) {
+            // Spread over the explode's run: from before its commit to after its deletion.
+            try explodeRound(alice: alice, bob: bob, crash: .afterMs(Int(20 + (round * 37) % 400)), report: &report)
+        }
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    enum Crash {
+        case named(String)
+        case afterMs(Int)
+    }
+
+    // MARK: - Explode
+
+    private func explodeRound(alice: Device, bob: Device, crash: Crash, report: inout Report) throws {
+        report.rounds += 1
+        let trip = try DaemonCrash.conversation(creator: alice, joiner: bob)
+        let ids = try Ids(alice: alice, bob: bob, conversationId: trip)
+        let label: String
+        switch crash {
+        case .named(let point):
+            label = "explode@\(point)"
+            alice.stopDaemon()
+            try alice.startDaemon(environment: [CrashPoint.variable: point])
+            _ = try alice.cli(["explode", trip, "--json"])
+            guard try waitForDeath(alice, label, &report) else { return }
+            report.namedKills += 1
+        case .afterMs(let delay):
+            label = "explode@random+\(delay)ms"
+            let done = DispatchSemaphore(value: 0)
+            Thread { _ = try? alice.cli(["explode", trip, "--json"]); done.signal() }.start()
+            usleep(useconds_t(delay * 1_000))  // the random kill's moment, not a synchronisation
+            alice.stopDaemon(signal: SIGKILL)
+            done.wait()
+            report.randomKills += 1
+        }
+
+        // The daemon is dead; workers still answer pushes. Where the rows are gone, the
+        // identity must already be refused (never decrypted).
+        let before = try holding(alice, ids)
+        try checkPush(alice, ids, holding: before, label: "\(label) before restart", report: &report)
+
+        try alice.startDaemon()
+        let committed = try explodeCommitted(alice, ids)
+        // Committed: the restart finishes it (rows, keys, bob told). Not: nothing happened.
+        let expected: Holding = committed ? .gone : .whole
+        let settled = (try? alice.waitUntil("\(label): alice settles", timeoutMs: 20_000) {
+            try holding(alice, ids) == expected
+        }) != nil
+        let after = try holding(alice, ids)
+        if !settled { report.findings.append("\(label): alice \(after) after restart, expected \(expected) (before: \(before))") }
+        try checkPush(alice, ids, holding: after, label: "\(label) after restart", report: &report)
+        let leftovers = try keystoreLeftovers(alice)
+        if !leftovers.isEmpty { report.findings.append("\(label): keystore leftovers \(leftovers)") }
+        if committed {
+            let bobDeleted = (try? bob.waitUntil("\(label): bob deletes", timeoutMs: 20_000) {
+                try bob.query("SELECT count(*) FROM conversation WHERE id = ?", [.text(trip)])[0].int64(0) == 0
+            }) != nil
+            if !bobDeleted { report.findings.append("\(label): bob still has the exploded conversation") }
+        } else {
+            let bobKeeps = try bob.query("SELECT count(*) FROM conversation WHERE id = ?", [.text(trip)])[0].int64(0) == 1
+            if !bobKeeps { report.findings.append("\(label): nothing committed on alice, yet bob lost the conversation") }
+        }
+    }
+
+    /// Whether alice's explode reached its commit: the conversation has an explosion time,
+    /// or is already (partly) deleted.
+    private func explodeCommitted(_ alice: Device, _ ids: Ids) throws -> Bool {
+        let rows = try alice.query("SELECT expiresAt FROM conversation WHERE id = ?", [.text(ids.conversationId)])
+        guard let row = rows.first else { return true }
+        return try row.optionalInt64(0) != nil
+    }
+
+    // MARK: - Join acceptance
+
+    private func joinRound(alice: Device, bob: Device, point: String, report: inout Report) throws {
+        report.rounds += 1
+        let label = "join@\(point)"
+        guard let trip = try alice.json(["new", "--name", "Join"])["conversationId"] as? String,
+              let code = try alice.json(["invite", trip, "--expires", "1h"])["code"] as? String else {
+            throw StressFailure("new/invite returned no id or code")
+        }
+        alice.stopDaemon()
+        try alice.startDaemon(environment: [CrashPoint.variable: point])
+        _ = try bob.json(["join", code, "--profile-name", "bob"])
+        guard try waitForDeath(alice, label, &report) else { return }
+        report.namedKills += 1
+        try alice.startDaemon()
+
+        // After the restart bob is a member on both sides, told exactly once.
+        let active = (try? bob.waitUntil("\(label): bob active", timeoutMs: 20_000) {
+            try bob.conversation(trip)?["state"] as? String == "active"
+        }) != nil
+        if !active { report.findings.append("\(label): bob never became active") }
+        _ = try? alice.waitUntil("\(label): alice's outbox drained", timeoutMs: 10_000) {
+            try alice.query("SELECT count(*) FROM outbox WHERE state != 'sent'")[0].int64(0) == 0
+        }
+        let members = try alice.query("SELECT count(*) FROM member WHERE conversationId = ?", [.text(trip)])[0].int64(0)
+        let accepted = try alice.query("SELECT count(*) FROM join_request WHERE conversationId = ? AND state = 'accepted'",
+                                       [.text(trip)])[0].int64(0)
+        let memberships = try alice.query("""
+            SELECT count(*) FROM message m JOIN outbox o ON o.messageId = m.id
+            WHERE m.conversationId = ? AND m.contentType = ? AND m.isOutgoing = 1
+            """, [.text(trip), .text(ContentType.membership)])[0].int64(0)
+        let bobMemberships = try bob.query("SELECT count(*) FROM message WHERE conversationId = ? AND contentType = ?",
+                                           [.text(trip), .text(ContentType.membership)])[0].int64(0)
+        if members != 2 || accepted != 1 || memberships != 1 || bobMemberships != 1 {
+            report.findings.append("\(label): members=\(members) accepted=\(accepted) membershipPushes=\(memberships) "
+                                   + "bobMemberships=\(bobMemberships)")
+        }
+    }
+
+    // MARK: - Send
+
+    private func sendRound(alice: Device, bob: Device, point: String, report: inout Report) throws {
+        report.rounds += 1
+        let label = "send@\(point)"
+        let trip = try DaemonCrash.conversation(creator: alice, joiner: bob)
+        let text = "atomic-" + Hex.encode(SecureRandom.bytes(6))
+        alice.stopDaemon()
+        try alice.startDaemon(environment: [CrashPoint.variable: point])
+        _ = try alice.cli(["send", trip, text, "--json"])
+        guard try waitForDeath(alice, label, &report) else { return }
+        report.namedKills += 1
+        try alice.startDaemon()
+
+        // A second text after the restart: once bob has it, bob has everything alice will deliver.
+        let sentinel = text + "-after"
+        _ = try alice.json(["send", trip, sentinel])
+        let textsSQL = "SELECT count(*) FROM message WHERE conversationId = ? AND CAST(content AS TEXT) = ?"
+        let arrived = (try? bob.waitUntil("\(label): bob has the text sent after the restart", timeoutMs: 20_000) {
+            try bob.query(textsSQL, [.text(trip), .text(sentinel)])[0].int64(0) == 1
+        }) != nil
+        _ = try? alice.waitUntil("\(label): alice's outbox drained", timeoutMs: 10_000) {
+            try alice.query("SELECT count(*) FROM outbox WHERE state != 'sent'")[0].int64(0) == 0
+        }
+        let onAlice = try alice.query(textsSQL, [.text(trip), .text(text)])[0].int64(0)
+        let pushes = try alice.query("""
+            SELECT count(*) FROM outbox o JOIN message m ON m.id = o.messageId
+            WHERE m.conversationId = ? AND CAST(m.content AS TEXT) = ?
+            """, [.text(trip), .text(text)])[0].int64(0)
+        let onBob = try bob.query(textsSQL, [.text(trip), .text(text)])[0].int64(0)
+        let expectStored = point != "send.composed"
+        if !arrived || onAlice != (expectStored ? 1 : 0) || pushes != onAlice || onBob != onAlice {
+            report.findings.append("\(label): arrived=\(arrived) alice=\(onAlice) pushes=\(pushes) bob=\(onBob)")
+        }
+    }
+
+    // MARK: - Checks
+
+    /// The ids of alice's side of one conversation, and a push bob's identity can make to it.
+    struct Ids {
+        let conversationId: String
+        let inboxId: String
+        let clientId: String
+        let alicePublicKey: PublicKey
+        let topic: String
+        let bob: Identity
+
+        init(alice: Device, bob bobDevice: Device, conversationId: String) throws {
+            self.conversationId = conversationId
+            let row = try alice.query("SELECT inboxId, clientId, topic FROM conversation WHERE id = ?", [.text(conversationId)])[0]
+            inboxId = try row.string(0)
+            clientId = try row.string(1)
+            topic = try row.string(2)
+            alicePublicKey = try Keystore(directory: alice.group.keystorePath, environment: [:])
+                .identity(inboxId: inboxId).publicKey
+            let bobInbox = try bobDevice.query("SELECT inboxId FROM conversation WHERE id = ?", [.text(conversationId)])[0].string(0)
+            bob = try Keystore(directory: bobDevice.group.keystorePath, environment: [:]).identity(inboxId: bobInbox)
+        }
+
+        /// A text from bob sealed to alice's identity, as bob's outbox would send it.
+        func push() -> [UInt8] {
+            let signed = SignedMessage.sign(id: Hex.encode(SecureRandom.bytes(16)), conversationId: conversationId,
+                                            sentAtMs: WallClock.nowMs(), contentType: ContentType.text,
+                                            content: Array("probe".utf8), fallback: nil, signer: bob.privateKey)
+            let envelope = Envelope.seal(signed.encode(), recipient: alicePublicKey, clientId: clientId, topic: topic)
+            return PushPayload(clientId: clientId, topic: topic, envelope: envelope).encode()
+        }
+    }
+
+    private func holding(_ device: Device, _ ids: Ids) throws -> Holding {
+        let inbox = try device.query("SELECT count(*) FROM inbox WHERE inboxId = ?", [.text(ids.inboxId)])[0].int64(0)
+        let conversation = try device.query("SELECT count(*) FROM conversation WHERE id = ?", [.text(ids.conversationId)])[0].int64(0)
+        let tombstones = try device.query("SELECT count(*) FROM inbox_tombstone WHERE clientId = ?", [.text(ids.clientId)])[0].int64(0)
+        let keystore = device.group.keystorePath
+        let identity = FileManager.default.fileExists(atPath: "\(keystore)/\(ids.clientId).identity")
+        let alias = FileManager.default.fileExists(atPath: "\(keystore)/\(ids.inboxId).inbox")
+        if inbox == 1, conversation == 1, identity, alias, tombstones == 0 { return .whole }
+        if inbox == 0, conversation == 0, !identity, !alias, tombstones == 0 { return .gone }
+        return .partial("inbox=\(inbox) conversation=\(conversation) identity=\(identity) alias=\(alias) tombstones=\(tombstones)")
+    }
+
+    /// A push to alice's identity: stored or refused as expired while the rows exist;
+    /// `unknown_client` once they are gone (a decrypting `unknown_conversation` is the defect).
+    private func checkPush(_ alice: Device, _ ids: Ids, holding: Holding, label: String, report: inout Report) throws {
+        let ack = try PushClient.send(ids.push(), to: alice.runtime.pushSocketPath)
+        let parsed = PushAck.parse(Array(ack.utf8))
+        let rowsGone = try alice.query("SELECT count(*) FROM inbox WHERE inboxId = ?", [.text(ids.inboxId)])[0].int64(0) == 0
+        switch parsed {
+        case .ok? where !rowsGone:
+            return
+        case .error(let error)? where rowsGone && error.code == .unknownClient:
+            return
+        case .error(let error)? where !rowsGone && error.code == .conversationExpired:
+            return
+        default:
+            report.findings.append("\(label): push to alice answered \(ack.prefix(100)) (rows gone: \(rowsGone), \(holding))")
+        }
+    }
+
+    private func keystoreLeftovers(_ device: Device) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: device.group.keystorePath)
+            .filter { name in [".deleted-", ".taken-", ".tmp-"].contains { name.hasPrefix($0) } }
+    }
+
+    /// Waits for the armed daemon to kill itself; a round whose step was never reached is noted.
+    private func waitForDeath(_ alice: Device, _ label: String, _ report: inout Report) throws -> Bool {
+        let died = (try? alice.waitUntil("\(label): alice's daemon dies at its crash point", timeoutMs: 20_000) {
+            !alice.daemonIsRunning
+        }) != nil
+        guard died, alice.daemonKillSignal == SIGKILL else {
+            report.notReached.append(label)
+            alice.stopDaemon()
+            try alice.startDaemon()
+            return false
+        }
+        alice.stopDaemon()  // reaps it
+        return true
+    }
+}
