@@ -9,17 +9,36 @@ import TestSupport
 /// membership, the message) must reach bob exactly once.
 ///
 /// ```swift
-/// let report = try CrashAtomicity(profile: .short).run()
-/// print(report.summaryLine)   // STRESS crash-atomicity: rounds=… partial=0 …
+/// let report = try CrashAtomicity(profile: .short, operation: .explode).run()
+/// print(report.summaryLine)   // STRESS crash-atomicity explode: rounds=… findings=0 …
 /// ```
 struct CrashAtomicity {
+    enum Operation: String, Sendable {
+        case explode, join, send
+    }
+
     let profile: StressProfile
+    let operation: Operation
 
     /// Named steps, in the order an operation passes them.
     static let explodePoints = ["send.composed", "explode.committed", "explode.delivered", "explode.rowsCommitted",
                                 "keystore.identityWiped", "explode.keysWiped"]
     static let joinPoints = ["join.decided", "join.committed", "outbox.delivered"]
     static let sendPoints = ["send.composed", "send.committed", "outbox.delivered"]
+
+    /// The named steps a run visits: every one under the full profile (three times), the ones
+    /// between two commits and around a delivery in the short one.
+    var points: [String] {
+        let full = profile.name == "full"
+        switch operation {
+        case .explode: return Self.explodePoints
+        case .join: return full ? Self.joinPoints : ["join.decided", "join.committed"]
+        case .send: return full ? Self.sendPoints : ["send.committed", "outbox.delivered"]
+        }
+    }
+
+    var repeats: Int { profile.name == "full" ? 3 : 1 }
+    var randomKills: Int { operation == .explode ? (profile.name == "full" ? 20 : 1) : 0 }
 
     struct Report: Sendable {
         var rounds = 0
@@ -31,8 +50,10 @@ struct CrashAtomicity {
         var findings: [String] = []
         var seconds = 0.0
 
+        var operation = ""
+
         var summaryLine: String {
-            "STRESS crash-atomicity: rounds=\(rounds) named=\(namedKills) random=\(randomKills) "
+            "STRESS crash-atomicity \(operation): rounds=\(rounds) named=\(namedKills) random=\(randomKills) "
                 + "notReached=\(notReached.count) findings=\(findings.count) seconds=\(String(format: "%.1f", seconds))"
         }
     }
@@ -53,7 +74,7 @@ struct CrashAtomicity {
     }
 
     func run() throws -> Report {
-        var report = Report()
+        var report = Report(operation: operation.rawValue)
         let started = Date()
         let tmp = try TemporaryDirectory(prefix: "sotto-atomic")
         // A short delivery budget: an explosion's deletion is held back at most this long.
@@ -63,19 +84,16 @@ struct CrashAtomicity {
         let bob = try Device.start("bob", in: tmp.path, environment: budget)
         defer { bob.stop() }
 
-        let repeats = profile.name == "full" ? 3 : 1
         for _ in 0..<repeats {
-            for point in Self.explodePoints {
-                try explodeRound(alice: alice, bob: bob, crash: .named(point), report: &report)
-            }
-            for point in Self.joinPoints {
-                try joinRound(alice: alice, bob: bob, point: point, report: &report)
-            }
-            for point in Self.sendPoints {
-                try sendRound(alice: alice, bob: bob, point: point, report: &report)
+            for point in points {
+                switch operation {
+                case .explode: try explodeRound(alice: alice, bob: bob, crash: .named(point), report: &report)
+                case .join: try joinRound(alice: alice, bob: bob, point: point, report: &report)
+                case .send: try sendRound(alice: alice, bob: bob, point: point, report: &report)
+                }
             }
         }
-        for round in 0..<(profile.name == "full" ? 20 : 2) {
+        for round in 0..<randomKills {
             // Spread over the explode's run: from before its commit to after its deletion.
             try explodeRound(alice: alice, bob: bob, crash: .afterMs(Int(20 + (round * 37) % 400)), report: &report)
         }
