@@ -87,6 +87,9 @@ struct ExplodeTests {
 
         let result = try alice.json(["explode", trip, "--in", "2s"])
         #expect(result["deleted"] as? Bool == false)
+        // Bob's device acked the explode message: it was delivered, not "undelivered 1".
+        #expect((result["delivered"] as? NSNumber)?.intValue == 1, "\(result)")
+        #expect((result["undelivered"] as? NSNumber)?.intValue == 0, "\(result)")
         let expiresAt = try require((result["expiresAtMs"] as? NSNumber)?.int64Value)
         try bob.waitUntil("bob stored the time") {
             (try bob.conversation(trip)?["expiresAtMs"] as? NSNumber)?.int64Value == expiresAt
