@@ -31,6 +31,22 @@ struct WorkerPushTests {
         #expect(afterFirst["message"] == 1)
     }
 
+    @Test("A push to a tombstoned identity (rows deleted, key files not yet wiped) is unknown_client and writes nothing",
+          arguments: DeliveryMode.allCases)
+    func tombstonedIdentity(mode: DeliveryMode) throws {
+        let f = try fixture()
+        let push = try f.sealText("after the explosion")
+        // What a daemon killed between the deletion's commit and the keystore wipe leaves (ADR 0016).
+        let conn = try f.open()
+        try conn.immediateTransaction { () throws(StoreError) in
+            _ = try InboxDeletion.delete(inboxId: f.recipient.inboxId, on: conn)
+        }
+        let before = try f.snapshot()
+        let ack = try WorkerRun.deliver(push.payload, mode: mode, fixture: f)
+        #expect(WorkerRun.errorCode(ack) == "unknown_client", "\(ack)")
+        #expect(try f.snapshot() == before)
+    }
+
     @Test("Oversize, garbage and empty payloads are rejected and write nothing",
           arguments: [("oversize", "payload_too_large"), ("garbage", "malformed_payload"), ("empty", "malformed_payload")])
     func badPayloads(kind: String, code: String) throws {

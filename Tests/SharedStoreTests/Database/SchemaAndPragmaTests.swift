@@ -21,6 +21,22 @@ struct SchemaAndPragmaTests {
         #expect(try Migrator.migrate(conn) == 0)
     }
 
+    @Test("a v1 file with rows migrates to v2 (inbox_tombstone) and keeps its rows")
+    func migratesFromV1KeepingRows() throws {
+        let f = try StoreFixture(seed: false)
+        let conn = try SQLiteConnection.open(path: f.directory.databasePath, profile: .worker, create: true)
+        try conn.immediateTransaction { () throws(StoreError) in
+            try conn.execute(Schema.migrations[0].sql)
+            try conn.execute("PRAGMA user_version = 1")
+        }
+        try f.seedInbox(on: conn)
+        #expect(throws: StoreError.schemaMissing) { try SchemaCheck.verify(conn) }
+        #expect(try Migrator.migrate(conn) == 1)
+        try SchemaCheck.verify(conn)
+        #expect(try conn.queryOne("SELECT count(*) FROM inbox")?.int64(0) == 1)
+        #expect(try TombstoneRepository.all(on: conn).isEmpty)
+    }
+
     @Test func rawConnectionHasEveryPragma() throws {
         let f = try StoreFixture()
         let profile = ConnectionProfile.worker(environment: ["SOTTO_BUSY_TIMEOUT_MS": "1234"])
