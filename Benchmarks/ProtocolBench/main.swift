@@ -14,7 +14,7 @@ func measure(_ name: String, _ count: Int, _ body: (Int) throws -> Void) rethrow
     for index in 0..<count { try body(index) }
     let elapsed = Double(WallClock.monotonicNs() - start)
     let nsPerOp = elapsed / Double(count)
-    let label = name.padding(24)
+    let label = name.padding(36)
     print("\(label) \(String(Int(nsPerOp.rounded())).leftPadding(10)) ns/op \(String(Int((1e9 / nsPerOp).rounded())).leftPadding(10)) ops/s")
 }
 
@@ -64,6 +64,26 @@ try measure("PushOpener.open (full)", iterations) { _ in
     let opened = try PushOpener.open(payload) { (clientId) throws(KeystoreError) in try keystore.identity(clientId: clientId) }
     sink &+= opened.message.contentBytes.count
 }
+// ADR 0016: the worker's tombstone check before it uses an identity, against the keystore
+// lookup it follows. Cached: the statement reused (Accept=no); prepared: once per process.
+var database: SQLiteConnection! = try SQLiteConnection.open(path: path + "/shared.sqlite", profile: .worker, create: true)
+try Migrator.migrate(database)
+try database.immediateTransaction { () throws(StoreError) in
+    for _ in 0..<1_000 {
+        try database.run("INSERT INTO inbox_tombstone(clientId, inboxId, deletedAt) VALUES (?, ?, 0)",
+                         [.text(SecureRandom.uuidV4()), .text(Hex.encode(SecureRandom.bytes(32)))])
+    }
+}
+try measure("tombstone check (cached, 1000 rows)", iterations) { _ in
+    sink &+= try TombstoneRepository.contains(clientId: recipient.clientId, on: database) ? 1 : 0
+}
+try measure("tombstone check (prepared each time)", iterations) { _ in
+    let statement = try database.prepare("SELECT 1 FROM inbox_tombstone WHERE clientId = ?")
+    try statement.bind([.text(recipient.clientId)])
+    sink &+= try statement.step() ? 1 : 0
+}
+database = nil
+for suffix in ["", "-wal", "-shm"] { _ = unlink(path + "/shared.sqlite" + suffix) }
 try keystore.delete(inboxId: recipient.inboxId)
 _ = unlink(path + "/keystore/master.key")
 _ = rmdir(path + "/keystore")
