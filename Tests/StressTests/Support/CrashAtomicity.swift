@@ -44,6 +44,8 @@ struct CrashAtomicity {
         var rounds = 0
         var namedKills = 0
         var randomKills = 0
+        /// Random kills that landed after the explode's commit (the rest: before it).
+        var randomAfterCommit = 0
         /// Rounds whose armed step was never reached (the daemon did not die there).
         var notReached: [String] = []
         /// What broke all-or-nothing or exactly-once, one line per finding.
@@ -53,7 +55,7 @@ struct CrashAtomicity {
         var operation = ""
 
         var summaryLine: String {
-            "STRESS crash-atomicity \(operation): rounds=\(rounds) named=\(namedKills) random=\(randomKills) "
+            "STRESS crash-atomicity \(operation): rounds=\(rounds) named=\(namedKills) random=\(randomKills) (after commit \(randomAfterCommit)) "
                 + "notReached=\(notReached.count) findings=\(findings.count) seconds=\(String(format: "%.1f", seconds))"
         }
     }
@@ -140,6 +142,7 @@ struct CrashAtomicity {
         let committed = try explodeCommitted(alice, ids)
         // Committed: the restart finishes it (rows, keys, bob told). Not: nothing happened.
         let expected: Holding = committed ? .gone : .whole
+        if case .afterMs = crash, committed { report.randomAfterCommit += 1 }
         let settled = (try? alice.waitUntil("\(label): alice settles", timeoutMs: 20_000) {
             try holding(alice, ids) == expected
         }) != nil
