@@ -25,6 +25,9 @@ actor ExpiredConversationsWorker {
     let keystore: Keystore
     let service: ConversationService
     private let wakeSignal = WakeSignal()
+    /// Inboxes an explode in this process is still reporting on: it deletes them itself
+    /// once it has counted the deliveries (the cascade would take the outbox rows it counts).
+    private var reporting: Set<String> = []
     private var running = true
     private(set) var deletedInboxes = 0
 
@@ -43,6 +46,14 @@ actor ExpiredConversationsWorker {
     }
 
     func signal() { wakeSignal.wake() }
+
+    /// The sweep leaves this inbox alone until `release` (an explode is counting its pushes).
+    func hold(_ inboxId: String) { reporting.insert(inboxId) }
+
+    func release(_ inboxId: String) {
+        reporting.remove(inboxId)
+        wakeSignal.wake()
+    }
 
     func stop() {
         running = false
@@ -80,7 +91,7 @@ actor ExpiredConversationsWorker {
                 """, binds) != nil
             return (expired, held)
         }) ?? ([], false)
-        for inboxId in expired {
+        for inboxId in expired where !reporting.contains(inboxId) {
             do {
                 try await deleteInbox(inboxId)
             } catch {

@@ -61,6 +61,21 @@ actor ExplodeService {
         let wire = ISO8601.string(fromMillis: requestedMs ?? now)
         let expiresAtMs = ISO8601.millis(from: wire) ?? (requestedMs ?? now)
         let content = JSONWriter.bytes(["expiresAt": .string(wire)])
+        // The sweep would delete the conversation (and the outbox rows counted below) as soon as
+        // the pushes are out; this explode deletes it itself after counting.
+        await expired.hold(conversation.inboxId)
+        do {
+            let result = try await explodeHeld(conversation, content: content, wire: wire, expiresAtMs: expiresAtMs)
+            await expired.release(conversation.inboxId)
+            return result
+        } catch {
+            await expired.release(conversation.inboxId)
+            throw error
+        }
+    }
+
+    private func explodeHeld(_ conversation: DBConversation, content: [UInt8], wire: String,
+                             expiresAtMs: Int64) async throws -> Result {
         let conversationId = conversation.id
         let sent = try await service.sendContent(
             conversation, contentType: ContentType.explodeSettings, content: content,
