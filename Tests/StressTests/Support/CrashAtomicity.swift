@@ -55,7 +55,7 @@ struct CrashAtomicity {
         var operation = ""
 
         var summaryLine: String {
-            "STRESS crash-atomicity \(operation): rounds=\(rounds) named=\(namedKills) random=\(randomKills) (after commit \(randomAfterCommit)) "
+            "STRESS crash-atomicity \(operation): rounds=\(rounds) named=\(namedKills) random=\(randomKills) randomAfterCommit=\(randomAfterCommit) "
                 + "notReached=\(notReached.count) findings=\(findings.count) seconds=\(String(format: "%.1f", seconds))"
         }
     }
@@ -96,8 +96,8 @@ struct CrashAtomicity {
             }
         }
         for round in 0..<randomKills {
-            // Spread over the explode's run: from before its commit to after its deletion.
-            try explodeRound(alice: alice, bob: bob, crash: .afterMs(Int(20 + (round * 37) % 400)), report: &report)
+            // Spread over the explode's run (≈ 0.1–1 s under load): before its commit, between, after.
+            try explodeRound(alice: alice, bob: bob, crash: .afterMs(40 + (round * 173) % 1_200), report: &report)
         }
         report.seconds = Date().timeIntervalSince(started)
         return report
