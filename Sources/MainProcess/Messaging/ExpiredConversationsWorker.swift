@@ -123,7 +123,14 @@ actor ExpiredConversationsWorker {
             return try TombstoneRepository.find(inboxId: inboxId, on: conn)
         }
         CrashPoint.reach("explode.rowsCommitted")
-        if let tombstone { try await finish(tombstone) }
+        if let tombstone {
+            do {
+                try await finish(tombstone)
+            } catch {
+                // The tombstone stays: the worker refuses the identity, every sweep retries.
+                DaemonLog.warning("identity of the exploded inbox not wiped yet: \(error)")
+            }
+        }
         await service.forget(inboxId: inboxId, conversationIds: conversationIds)
         try truncateWAL()
         deletedInboxes += 1
@@ -133,14 +140,23 @@ actor ExpiredConversationsWorker {
     /// Wipes the keystore files of every inbox whose rows are deleted (a crash between the
     /// commit and the wipe leaves its tombstone), then forgets the tombstones. The daemon
     /// calls it at start-up before it serves; every sweep retries what failed.
+    /// One that fails (logged, kept) does not hold back the others; returns how many finished.
     @discardableResult
     func finishTombstones() async throws -> Int {
         let tombstones = try database.read { conn in try TombstoneRepository.all(on: conn) }
-        for tombstone in tombstones { try await finish(tombstone) }
-        if !tombstones.isEmpty {
-            DaemonLog.info("finished \(tombstones.count) interrupted identity deletion(s)")
+        var finished = 0
+        for tombstone in tombstones {
+            do {
+                try await finish(tombstone)
+                finished += 1
+            } catch {
+                DaemonLog.warning("identity of a deleted inbox not wiped yet (retried by the next sweep): \(error)")
+            }
         }
-        return tombstones.count
+        if finished > 0 {
+            DaemonLog.info("finished \(finished) interrupted identity deletion(s)")
+        }
+        return finished
     }
 
     private func finish(_ tombstone: InboxTombstone) async throws {

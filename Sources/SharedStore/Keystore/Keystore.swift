@@ -104,12 +104,14 @@ public final class Keystore: Sendable {
 
     /// The same wipe when both ids are known (a tombstone, ADR 0016): needs no alias, so it
     /// also finishes a deletion that a crash interrupted after the alias was gone. Idempotent:
-    /// files already gone are skipped. An identity file that claims another inbox is left alone.
+    /// files already gone are skipped. The ids come from the database, not from an alias, so
+    /// the file is wiped even when its header is unreadable; only one whose header claims
+    /// another inbox is left alone.
     public func delete(clientId: String, inboxId: String) throws(KeystoreError) {
         guard ProtocolIds.isClientId(clientId), ProtocolIds.isInboxId(inboxId) else { throw .missing }
         let name = Self.fileName(clientId: clientId)
         if let bytes = try dir.read(name, maxBytes: Self.maxFileBytes),
-           IdentityRecord.claimedIds(bytes)?.inboxId == inboxId {
+           (IdentityRecord.claimedIds(bytes)?.inboxId ?? inboxId) == inboxId {
             try wipeAfterUnlinking(name)
         }
         CrashPoint.reach("keystore.identityWiped")

@@ -191,6 +191,13 @@ struct KeystoreTests {
             // A clientId paired with the wrong inbox: b's file claims b's inbox, so it stays.
             try keystore.delete(clientId: b.clientId, inboxId: a.inboxId)
             #expect(try keystore.identity(clientId: b.clientId).inboxId == b.inboxId)
+            // A damaged file under the tombstone's clientId (no readable header) is wiped too.
+            let c = Identity.generate()
+            let damaged = "\(dir)/\(c.clientId).identity"
+            #expect(FileManager.default.createFile(atPath: damaged, contents: Data(repeating: 7, count: 40),
+                                                   attributes: [.posixPermissions: 0o600]))
+            try keystore.delete(clientId: c.clientId, inboxId: c.inboxId)
+            #expect(!FileManager.default.fileExists(atPath: damaged))
         }
     }
 
