@@ -39,6 +39,9 @@ extension DaemonProcessTests {
             let inLimit = try runCLI(["explode", id, "--in", "3650d", "--json"], home: home)
             #expect(inLimit.status == 0, "\(inLimit.stderr)")
             #expect(try jsonObject(inLimit.stdout)["deleted"] as? Bool == false)
+            let human = try runCLI(["explode", id, "--in", "1h"], home: home)
+            #expect(human.status == 0 && human.stdout.contains("will explode at")
+                    && human.stdout.contains("told 0 member(s), 0 not reached yet"), "\(human)")
         }
     }
 }

@@ -50,7 +50,7 @@ struct ExplodeCommand: ParsableCommand {
             if object["deleted"] as? Bool == true {
                 return "exploded \(object["conversationId"] ?? "?"): told \(object["delivered"] ?? 0) member(s), \(object["undelivered"] ?? 0) unreachable; deleted here"
             }
-            return "\(object["conversationId"] ?? "?") will explode at \(when) on every device"
+            return "\(object["conversationId"] ?? "?") will explode at \(when) on every device; told \(object["delivered"] ?? 0) member(s), \(object["undelivered"] ?? 0) not reached yet"
         }
     }
 }
