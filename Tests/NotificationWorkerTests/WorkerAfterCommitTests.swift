@@ -7,8 +7,9 @@ import TestSupport
 /// and what it must not link.
 @Suite("Worker after commit")
 struct WorkerAfterCommitTests {
-    private func fixture(conversationName: String? = "Trip") throws -> WorkerFixture {
-        try WorkerFixture(vectors: try #require(try Vectors.load()), conversationName: conversationName)
+    private func fixture(conversationName: String? = "Trip", holdsCreatorKey: Bool = false) throws -> WorkerFixture {
+        try WorkerFixture(vectors: try #require(try Vectors.load()), conversationName: conversationName,
+                          holdsCreatorKey: holdsCreatorKey)
     }
 
     private func runStdin(_ push: WorkerFixture.Push, _ environment: [String: String]) throws
@@ -151,11 +152,12 @@ struct WorkerAfterCommitTests {
 
     @Test("An explosion's notification never shows its content")
     func explodeNotificationHidesContent() throws {
-        let f = try fixture()
+        let f = try fixture(holdsCreatorKey: true)
         let bus = try PrivateBus()
         let expiresAt = f.now + 3_600_000
         let content = Array("{\"expiresAt\":\"\(ISO8601.string(fromMillis: expiresAt))\"}".utf8)
-        let push = try f.seal(contentType: ContentType.explodeSettings, content: content, fallback: "secret fallback")
+        let push = try f.seal(contentType: ContentType.explodeSettings, content: content, fallback: "secret fallback",
+                              signer: f.creatorKey)
         var environment = f.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         #expect(try runStdin(push, environment).status == 0)

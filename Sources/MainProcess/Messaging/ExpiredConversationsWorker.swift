@@ -9,6 +9,11 @@ import SharedStore
 /// the lifecycle's entry, the in-memory stores, then a TRUNCATE checkpoint so that with
 /// `secure_delete=ON` no freed page or WAL frame keeps the plaintext.
 ///
+/// Only the creator explodes a conversation (docs/protocol-rules.md): an `expiresAt` counts
+/// only as far as an `explode_settings` message from the creator stored in the conversation
+/// backs it. One with no such message (written by an older worker that took it from any
+/// member) is cleared, one earlier than the creator's is moved to the creator's time.
+///
 /// ```swift
 /// let expired = ExpiredConversationsWorker(database: db, keystore: ks, service: service)
 /// Task { await expired.run() }
@@ -53,10 +58,30 @@ actor ExpiredConversationsWorker {
     @discardableResult
     func sweep() async -> Int64? {
         let now = WallClock.nowMs()
-        let expired = (try? database.read { conn in
-            try conn.query("SELECT DISTINCT inboxId FROM conversation WHERE expiresAt IS NOT NULL AND expiresAt <= ?",
-                           [.integer(now)]).map { try $0.string(0) }
+        let candidates = (try? database.read { conn in
+            try conn.query("""
+                SELECT id, inboxId, creatorInboxId, expiresAt FROM conversation
+                WHERE expiresAt IS NOT NULL AND expiresAt <= ?
+                """, [.integer(now)]).map { row in
+                (id: try row.string(0), inboxId: try row.string(1), creator: try row.string(2), expiresAt: try row.int64(3))
+            }
         }) ?? []
+        var expired: [String] = []
+        for candidate in candidates {
+            let backed = (try? database.read { conn in
+                try Self.creatorExpiry(conversationId: candidate.id, creatorInboxId: candidate.creator, on: conn)
+            }) ?? nil
+            if let backed, backed <= now {
+                if !expired.contains(candidate.inboxId) { expired.append(candidate.inboxId) }
+                continue
+            }
+            DaemonLog.warning("conversation \(candidate.id.prefix(8)): explosion time not set by its creator; "
+                              + (backed == nil ? "cleared" : "moved to the creator's"))
+            _ = try? await database.write { conn in
+                try conn.run("UPDATE conversation SET expiresAt = ? WHERE id = ? AND expiresAt = ?",
+                             [.optional(backed), .text(candidate.id), .integer(candidate.expiresAt)])
+            }
+        }
         for inboxId in expired {
             do {
                 try await deleteInbox(inboxId)
@@ -67,6 +92,23 @@ actor ExpiredConversationsWorker {
         return try? database.read { conn in
             try conn.queryOne("SELECT min(expiresAt) FROM conversation WHERE expiresAt > ?", [.integer(now)])?.optionalInt64(0)
         } ?? nil
+    }
+
+    /// The earliest `expiresAt` among the creator's explode_settings messages stored in the
+    /// conversation (sent or received), or nil when the creator sent none.
+    static func creatorExpiry(conversationId: String, creatorInboxId: String,
+                              on conn: StoreConnection) throws(StoreError) -> Int64? {
+        let rows = try conn.query("""
+            SELECT content, fallback FROM message WHERE conversationId = ? AND senderInboxId = ? AND contentType = ?
+            """, [.text(conversationId), .text(creatorInboxId), .text(ContentType.explodeSettings)])
+        var earliest: Int64?
+        for row in rows {
+            guard case .explodeSettings(let at)? = try? MessageContent.decode(
+                contentType: ContentType.explodeSettings, content: try row.blob(0), fallback: try row.optionalString(1))
+            else { continue }
+            earliest = min(earliest ?? at, at)
+        }
+        return earliest
     }
 
     /// Removes one inbox and everything of it from this device.
