@@ -105,15 +105,21 @@ public final class WorkerFixture: @unchecked Sendable {
     /// A valid push: `contentType`/`content` signed by `sender` (or `signer`), sealed to the
     /// recipient for its clientId and topic.
     public func seal(contentType: String, content: [UInt8], fallback: String? = nil,
-                     id: String = Hex.encode(SecureRandom.bytes(16)), signer: PrivateKey? = nil) throws -> Push {
-        let message = SignedMessage.sign(id: id, conversationId: recipient.conversationId, sentAtMs: now,
-                                         contentType: contentType, content: content, fallback: fallback,
-                                         signer: signer ?? senderKey)
+                     id: String = Hex.encode(SecureRandom.bytes(16)), signer: PrivateKey? = nil,
+                     sentAtMs: Int64? = nil, conversationId: String? = nil) throws -> Push {
+        let message = SignedMessage.sign(id: id, conversationId: conversationId ?? recipient.conversationId,
+                                         sentAtMs: sentAtMs ?? now, contentType: contentType, content: content,
+                                         fallback: fallback, signer: signer ?? senderKey)
+        return Push(messageId: id, payload: try seal(plaintext: message.encode()))
+    }
+
+    /// Any envelope plaintext (well-formed or not, signed or not), sealed to the recipient
+    /// for its clientId and topic: what a hostile sender can put on the wire.
+    public func seal(plaintext: [UInt8]) throws -> [UInt8] {
         let recipientKey = try PrivateKey(bytes: recipient.privateKey).publicKey
-        let envelope = Envelope.seal(message.encode(), recipient: recipientKey, clientId: recipient.clientId,
+        let envelope = Envelope.seal(plaintext, recipient: recipientKey, clientId: recipient.clientId,
                                      topic: recipient.topic)
-        let payload = PushPayload(clientId: recipient.clientId, topic: recipient.topic, envelope: envelope)
-        return Push(messageId: id, payload: payload.encode())
+        return PushPayload(clientId: recipient.clientId, topic: recipient.topic, envelope: envelope).encode()
     }
 
     public func sealText(_ text: String, id: String = Hex.encode(SecureRandom.bytes(16))) throws -> Push {
@@ -133,6 +139,22 @@ public final class WorkerFixture: @unchecked Sendable {
             out[name] = try conn.queryOne("SELECT count(*) FROM \"\(name)\"")?.int64(0) ?? -1
         }
         out["change_log.maxSeq"] = try conn.queryOne("SELECT coalesce(max(seq), 0) FROM change_log")?.int64(0) ?? -1
+        return out
+    }
+
+    /// Every row of every table, each as its columns' SQL literals (`quote()`), sorted: equal
+    /// dumps mean the database content is identical, byte for byte.
+    public func tableContents() throws -> [String: [String]] {
+        let conn = try open()
+        var out: [String: [String]] = [:]
+        let tables = try conn.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        for table in tables {
+            let name = try table.string(0)
+            let columns = try conn.query("SELECT name FROM pragma_table_info(?)", [.text(name)]).map { try $0.string(0) }
+            guard !columns.isEmpty else { continue }
+            let select = columns.map { "quote(\"\($0)\")" }.joined(separator: " || '|' || ")
+            out[name] = try conn.query("SELECT \(select) FROM \"\(name)\"").map { try $0.string(0) }.sorted()
+        }
         return out
     }
 
