@@ -142,20 +142,9 @@ public final class WorkerFixture: @unchecked Sendable {
         return out
     }
 
-    /// Every row of every table, each as its columns' SQL literals (`quote()`), sorted: equal
-    /// dumps mean the database content is identical, byte for byte.
+    /// Every row of every table (`DatabaseDump`): equal dumps mean nothing was written.
     public func tableContents() throws -> [String: [String]] {
-        let conn = try open()
-        var out: [String: [String]] = [:]
-        let tables = try conn.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        for table in tables {
-            let name = try table.string(0)
-            let columns = try conn.query("SELECT name FROM pragma_table_info(?)", [.text(name)]).map { try $0.string(0) }
-            guard !columns.isEmpty else { continue }
-            let select = columns.map { "quote(\"\($0)\")" }.joined(separator: " || '|' || ")
-            out[name] = try conn.query("SELECT \(select) FROM \"\(name)\"").map { try $0.string(0) }.sorted()
-        }
-        return out
+        try DatabaseDump.tables(path: group.databasePath)
     }
 
     /// The stored message row, or nil.
