@@ -108,7 +108,7 @@ struct WorkerAfterCommitTests {
         }
     }
 
-    @Test("Notify on the session bus: conversation name and text, category im.received")
+    @Test("Notify on the session bus: conversation name, then the sender's name and text, category im.received")
     func notifies() throws {
         let f = try fixture()
         let bus = try PrivateBus()
@@ -120,7 +120,7 @@ struct WorkerAfterCommitTests {
         #expect(calls.count == 1)
         let strings = try #require(calls.first)
         // app_name, app_icon, summary, body, then the hint key "category" and its value.
-        #expect(strings.prefix(4) == ["Sotto", "", "Trip", "see you at 7"])
+        #expect(strings.prefix(4) == ["Sotto", "", "Trip", "\(f.senderProfileName): see you at 7"])
         #expect(strings.contains("im.received"))
     }
 

@@ -164,12 +164,12 @@ public enum MessageContent: Sendable, Equatable {
 
     /// A profile name: at most `maxProfileNameBytes`, no control characters (it is printed on
     /// terminals and in notifications). Empty means "no name".
-    static func isProfileName(_ text: String) -> Bool {
+    public static func isProfileName(_ text: String) -> Bool {
         text.utf8.count <= maxProfileNameBytes && isDisplayable(text)
     }
 
     /// No C0/C1 control characters and no DEL: a name cannot move a terminal's cursor.
-    static func isDisplayable(_ text: String) -> Bool {
+    public static func isDisplayable(_ text: String) -> Bool {
         !text.unicodeScalars.contains { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }
     }
 

@@ -121,6 +121,7 @@ public struct IncomingWriteReceipt: Sendable, Equatable {
     public var seq: Int64
     public var conversationId: String
     public var conversationName: String?
+    public var senderInboxId: String
     public var senderProfileName: String?
     public var muted: Bool
     public var isOpen: Bool

@@ -107,7 +107,7 @@ public enum IncomingMessageWriter {
         guard let row else { throw .sqlite(code: 1, message: "conversation vanished during write") }
         return IncomingWriteReceipt(
             seq: seq, conversationId: conversationId, conversationName: try row.optionalString(0),
-            senderProfileName: try row.optionalString(4), muted: try row.bool(1),
+            senderInboxId: senderInboxId, senderProfileName: try row.optionalString(4), muted: try row.bool(1),
             isOpen: try row.bool(2), unreadCount: try row.int64(3), isUserVisible: visible)
     }
 
