@@ -64,6 +64,39 @@ try measure("PushOpener.open (full)", iterations) { _ in
     let opened = try PushOpener.open(payload) { (clientId) throws(KeystoreError) in try keystore.identity(clientId: clientId) }
     sink &+= opened.message.contentBytes.count
 }
+
+// Issue #10: unknown keys at any depth are walked, not rejected; a membership checks each
+// member's inboxId against its key. Ratios against the plain message parse above.
+var flatNs = 0.0, deepNs = 0.0
+do {
+    var deep = message.encode()
+    deep.removeLast()
+    deep += Array(",\"x\":\(String(repeating: "[", count: 1500))\(String(repeating: "]", count: 1500))}".utf8)
+    func time(_ count: Int, _ body: () throws -> Void) rethrows -> Double {
+        try body()
+        let start = WallClock.monotonicNs()
+        for _ in 0..<count { try body() }
+        return Double(WallClock.monotonicNs() - start) / Double(count)
+    }
+    flatNs = try time(iterations) { sink &+= try SignedMessage.parse(plaintext).id.utf8.count }
+    deepNs = try time(iterations) { sink &+= try SignedMessage.parse(deep).id.utf8.count }
+    print("parse message (\(plaintext.count) B)".padding(24), String(Int(flatNs)).leftPadding(10), "ns/op")
+    print("parse + 1500-deep unknown (\(deep.count) B)".padding(24), String(Int(deepNs)).leftPadding(10),
+          "ns/op  \(Double(Int(deepNs / flatNs * 10)) / 10)x the plain parse")
+    let members: [JSONValue] = (0..<MessageContent.maxMembers).map { _ in
+        let key = PrivateKey.generate().publicKey
+        return ["inboxId": .string(key.inboxId), "publicKey": .string(key.hex), "endpoint": "unix:/run/m.sock",
+                "clientId": .string(SecureRandom.uuidV4()), "profileName": "Member"]
+    }
+    let membership = JSONWriter.bytes(["name": "Trip", "members": .array(members)])
+    let membershipNs = try time(max(1, iterations / 20)) {
+        if case .membership(_, let list) = try MessageContent.decode(contentType: ContentType.membership,
+                                                                      content: membership, fallback: nil) {
+            sink &+= list.count
+        }
+    }
+    print("membership 256 decode".padding(24), String(Int(membershipNs)).leftPadding(10), "ns/op")
+}
 try keystore.delete(inboxId: recipient.inboxId)
 _ = unlink(path + "/keystore/master.key")
 _ = rmdir(path + "/keystore")
