@@ -68,9 +68,14 @@ actor ExpiredConversationsWorker {
         }) ?? []
         var expired: [String] = []
         for candidate in candidates {
-            let backed = (try? database.read { conn in
-                try Self.creatorExpiry(conversationId: candidate.id, creatorInboxId: candidate.creator, on: conn)
-            }) ?? nil
+            let backed: Int64?
+            do {
+                backed = try database.read { conn in
+                    try Self.creatorExpiry(conversationId: candidate.id, creatorInboxId: candidate.creator, on: conn)
+                }
+            } catch {
+                continue  // unreadable now (busy, damaged): decided on a later sweep, never cleared on a guess
+            }
             if let backed, backed <= now {
                 if !expired.contains(candidate.inboxId) { expired.append(candidate.inboxId) }
                 continue
