@@ -173,6 +173,21 @@ struct HostileMemberTests {
         }
     }
 
+    @Test("Strings at their edges are stored as sent")
+    func stringEdges() throws {
+        let f = try WorkerFixture(vectors: try #require(try Vectors.load()), holdsCreatorKey: true)
+        let long = String(repeating: "é", count: 800)    // 1,600 bytes: about the most one push holds
+        let emoji = String(repeating: "👍", count: 16)    // 64 bytes, the most a reaction may carry
+        let pushes = [try f.seal(contentType: ContentType.text, content: Array(long.utf8)),
+                      try f.seal(contentType: ContentType.reaction,
+                                 content: Self.reaction(to: Hex.encode(SecureRandom.bytes(16)), emoji))]
+        for push in pushes {
+            #expect(try WorkerRun.deliver(push.payload, mode: .payloadStdin, fixture: f)
+                == .ok(messageId: push.messageId, duplicate: false))
+        }
+        #expect(try f.message(id: pushes[0].messageId)?.content == Array(long.utf8))
+    }
+
     @Test("The creator's explode_settings and membership are taken")
     func creatorIsObeyed() throws {
         let f = try WorkerFixture(vectors: try #require(try Vectors.load()), holdsCreatorKey: true)

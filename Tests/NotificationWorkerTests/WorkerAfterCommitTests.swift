@@ -136,6 +136,19 @@ struct WorkerAfterCommitTests {
         #expect(calls.first?.prefix(4) == ["Sotto", "", f.senderProfileName, "hello"])
     }
 
+    @Test("A sender without a profile name is shown by a short inbox id, and only then")
+    func notifiesWithShortIdWithoutName() throws {
+        let f = try fixture()
+        try f.open().run("UPDATE member_profile SET name = '' WHERE inboxId = ?", [.text(f.senderKey.publicKey.inboxId)])
+        let bus = try PrivateBus()
+        let push = try f.sealText("who am i")
+        var environment = f.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        #expect(try runStdin(push, environment).status == 0)
+        let calls = try bus.notifyCalls()
+        #expect(calls.first?.prefix(4) == ["Sotto", "", "Trip", "\(f.senderKey.publicKey.inboxId.prefix(8)): who am i"])
+    }
+
     @Test("Muted conversation: stored, no Notify call")
     func mutedIsSilent() throws {
         let f = try fixture()
