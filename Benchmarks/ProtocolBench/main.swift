@@ -84,6 +84,50 @@ try measure("tombstone check (prepared each time)", iterations) { _ in
 }
 database = nil
 for suffix in ["", "-wal", "-shm"] { _ = unlink(path + "/shared.sqlite" + suffix) }
+
+// Issue #10: unknown keys at any depth are walked, not rejected; a membership checks each
+// member's inboxId against its key. Ratios against the plain message parse above.
+var flatNs = 0.0, deepNs = 0.0
+do {
+    var deep = message.encode()
+    deep.removeLast()
+    deep += Array(",\"x\":\(String(repeating: "[", count: 1500))\(String(repeating: "]", count: 1500))}".utf8)
+    func time(_ count: Int, _ body: () throws -> Void) rethrows -> Double {
+        try body()
+        let start = WallClock.monotonicNs()
+        for _ in 0..<count { try body() }
+        return Double(WallClock.monotonicNs() - start) / Double(count)
+    }
+    flatNs = try time(iterations) { sink &+= try SignedMessage.parse(plaintext).id.utf8.count }
+    deepNs = try time(iterations) { sink &+= try SignedMessage.parse(deep).id.utf8.count }
+    print("parse message (\(plaintext.count) B)".padding(24), String(Int(flatNs)).leftPadding(10), "ns/op")
+    print("parse + 1500-deep unknown (\(deep.count) B)".padding(24), String(Int(deepNs)).leftPadding(10),
+          "ns/op  \(Double(Int(deepNs / flatNs * 10)) / 10)x the plain parse")
+    // The largest membership that fits in one push: its content is base64'd into the signed
+    // message, which is sealed and base64'd again into 4096 bytes.
+    var members: [JSONValue] = []
+    var membership = JSONWriter.bytes(["name": "Trip", "members": .array(members)])
+    while true {
+        let key = PrivateKey.generate().publicKey
+        let more = members + [["inboxId": .string(key.inboxId), "publicKey": .string(key.hex),
+                               "endpoint": "unix:/run/user/1000/sotto/push.sock",
+                               "clientId": .string(SecureRandom.uuidV4()), "profileName": "Member"]]
+        let bytes = JSONWriter.bytes(["name": "Trip", "members": .array(more)])
+        let signed = SignedMessage.sign(id: message.id, conversationId: conversationId, sentAtMs: 0,
+                                        contentType: ContentType.membership, content: bytes, fallback: nil, signer: sender)
+        let sealed = Envelope.seal(signed.encode(), recipient: recipient.publicKey, clientId: recipient.clientId, topic: topic)
+        guard PushPayload(clientId: recipient.clientId, topic: topic, envelope: sealed).encode().count <= PushPayload.maxBytes
+        else { break }
+        (members, membership) = (more, bytes)
+    }
+    let membershipNs = try time(max(1, iterations / 20)) {
+        if case .membership(_, let list) = try MessageContent.decode(contentType: ContentType.membership,
+                                                                      content: membership, fallback: nil) {
+            sink &+= list.count
+        }
+    }
+    print("membership (\(members.count) fit)".padding(24), String(Int(membershipNs)).leftPadding(10), "ns/op")
+}
 try keystore.delete(inboxId: recipient.inboxId)
 _ = unlink(path + "/keystore/master.key")
 _ = rmdir(path + "/keystore")

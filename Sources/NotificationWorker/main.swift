@@ -44,8 +44,10 @@ case .connection(let readFD, let writeFD):
     let connection = PushConnection(readFD: readFD, writeFD: writeFD)
     let outcome = processor.handle(connection.readPayload())
     connection.writeAck(outcome.ackLine)
-    close(writeFD)
+    connection.endAck()
     outcome.afterAck()
+    connection.drain()
+    close(writeFD)
     exit(0)
 case .listeners(let fds):
     AcceptLoop(listeners: fds, idleTimeoutMs: Int64(options.idleTimeoutSeconds * 1000)) { payload in

@@ -7,8 +7,9 @@ import TestSupport
 /// and what it must not link.
 @Suite("Worker after commit")
 struct WorkerAfterCommitTests {
-    private func fixture(conversationName: String? = "Trip") throws -> WorkerFixture {
-        try WorkerFixture(vectors: try #require(try Vectors.load()), conversationName: conversationName)
+    private func fixture(conversationName: String? = "Trip", holdsCreatorKey: Bool = false) throws -> WorkerFixture {
+        try WorkerFixture(vectors: try #require(try Vectors.load()), conversationName: conversationName,
+                          holdsCreatorKey: holdsCreatorKey)
     }
 
     private func runStdin(_ push: WorkerFixture.Push, _ environment: [String: String]) throws
@@ -107,7 +108,7 @@ struct WorkerAfterCommitTests {
         }
     }
 
-    @Test("Notify on the session bus: conversation name and text, category im.received")
+    @Test("Notify on the session bus: conversation name, then the sender's name and text, category im.received")
     func notifies() throws {
         let f = try fixture()
         let bus = try PrivateBus()
@@ -119,7 +120,7 @@ struct WorkerAfterCommitTests {
         #expect(calls.count == 1)
         let strings = try #require(calls.first)
         // app_name, app_icon, summary, body, then the hint key "category" and its value.
-        #expect(strings.prefix(4) == ["Sotto", "", "Trip", "see you at 7"])
+        #expect(strings.prefix(4) == ["Sotto", "", "Trip", "\(f.senderProfileName): see you at 7"])
         #expect(strings.contains("im.received"))
     }
 
@@ -133,6 +134,19 @@ struct WorkerAfterCommitTests {
         #expect(try runStdin(push, environment).status == 0)
         let calls = try bus.notifyCalls()
         #expect(calls.first?.prefix(4) == ["Sotto", "", f.senderProfileName, "hello"])
+    }
+
+    @Test("A sender without a profile name is shown by a short inbox id, and only then")
+    func notifiesWithShortIdWithoutName() throws {
+        let f = try fixture()
+        try f.open().run("UPDATE member_profile SET name = '' WHERE inboxId = ?", [.text(f.senderKey.publicKey.inboxId)])
+        let bus = try PrivateBus()
+        let push = try f.sealText("who am i")
+        var environment = f.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        #expect(try runStdin(push, environment).status == 0)
+        let calls = try bus.notifyCalls()
+        #expect(calls.first?.prefix(4) == ["Sotto", "", "Trip", "\(f.senderKey.publicKey.inboxId.prefix(8)): who am i"])
     }
 
     @Test("Muted conversation: stored, no Notify call")
@@ -151,11 +165,12 @@ struct WorkerAfterCommitTests {
 
     @Test("An explosion's notification never shows its content")
     func explodeNotificationHidesContent() throws {
-        let f = try fixture()
+        let f = try fixture(holdsCreatorKey: true)
         let bus = try PrivateBus()
         let expiresAt = f.now + 3_600_000
         let content = Array("{\"expiresAt\":\"\(ISO8601.string(fromMillis: expiresAt))\"}".utf8)
-        let push = try f.seal(contentType: ContentType.explodeSettings, content: content, fallback: "secret fallback")
+        let push = try f.seal(contentType: ContentType.explodeSettings, content: content, fallback: "secret fallback",
+                              signer: f.creatorKey)
         var environment = f.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         #expect(try runStdin(push, environment).status == 0)

@@ -138,6 +138,23 @@ struct WorkerPushTests {
         for push in pushes { #expect(try f.message(id: push.messageId) != nil) }
     }
 
+    @Test("A sender still writing an oversize payload gets payload_too_large, not EPIPE or a reset",
+          arguments: [true, false])
+    func oversizeStillWriting(accept: Bool) throws {
+        let f = try fixture()
+        let before = try f.snapshot()
+        let server = try PushSocketServer.start(
+            socketPath: f.tmp.path + "/push.sock", accept: accept,
+            command: accept ? [try WorkerRun.worker()] : [try WorkerRun.worker(), "--idle-timeout", "1"],
+            environment: f.environment)
+        defer { server.stop() }
+        // Far more than the socket buffers hold: the worker has acked long before the last byte.
+        let line = try PushClient.send(Array(repeating: UInt8(ascii: "a"), count: 512 * 1024), to: server.socketPath,
+                                       newline: false)
+        #expect(WorkerRun.errorCode(try ack(line)) == "payload_too_large")
+        #expect(try f.snapshot() == before)
+    }
+
     // MARK: - The database
 
     /// A foreign sqlite3 holding BEGIN IMMEDIATE on the fixture's database until told.

@@ -49,8 +49,15 @@ public struct RemoteMember: Sendable {
     /// A sealed push payload carrying `text` (message id random unless given), ready for a worker.
     public func push(_ text: String, id: String = Hex.encode(SecureRandom.bytes(16)),
                      sentAtMs: Int64 = WallClock.nowMs()) throws -> [UInt8] {
+        try push(contentType: "xmtp.org/text:1.0", content: Array(text.utf8), id: id, sentAtMs: sentAtMs)
+    }
+
+    /// A sealed push of any content type, signed by this member: what a member can send
+    /// whether or not the protocol lets it (a non-creator's explode_settings, a membership…).
+    public func push(contentType: String, content: [UInt8], fallback: String? = nil,
+                     id: String = Hex.encode(SecureRandom.bytes(16)), sentAtMs: Int64 = WallClock.nowMs()) throws -> [UInt8] {
         let signed = SignedMessage.sign(id: id, conversationId: conversationId, sentAtMs: sentAtMs,
-                                        contentType: "xmtp.org/text:1.0", content: Array(text.utf8), fallback: nil,
+                                        contentType: contentType, content: content, fallback: fallback,
                                         signer: identity.privateKey)
         let envelope = Envelope.seal(signed.encode(), recipient: try PublicKey(hex: recipientPublicKey),
                                      clientId: recipientClientId, topic: topic)

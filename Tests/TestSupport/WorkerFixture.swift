@@ -23,21 +23,28 @@ public final class WorkerFixture: @unchecked Sendable {
     /// their sender's private key).
     public let senderKey = PrivateKey.generate()
     public let senderProfileName = "Sam"
+    /// With `holdsCreatorKey`: the creator, a member whose key the tests hold (`sender` is
+    /// then a member who is not the creator, as it always is).
+    public let creatorKey: PrivateKey?
+    public let creatorProfileName = "Cleo"
     public let conversationName: String?
     public let now = WallClock.nowMs()
 
-    /// The conversation's creator: the first listed member that is not the recipient.
+    /// The conversation's creator: `creatorKey`'s inbox, else the first listed member that is
+    /// not the recipient (the vectors' explode_settings comes from it).
     public var creatorInboxId: String {
-        vectors.members.first { $0.inboxId != vectors.recipient.inboxId }?.inboxId ?? vectors.recipient.inboxId
+        if let creatorKey { return creatorKey.publicKey.inboxId }
+        return vectors.members.first { $0.inboxId != vectors.recipient.inboxId }?.inboxId ?? vectors.recipient.inboxId
     }
 
     public var recipient: Vectors.Recipient { vectors.recipient }
 
     /// `conversationName` nil leaves the conversation unnamed, so notifications show the
     /// sender's profile name.
-    public init(vectors: Vectors.File, conversationName: String? = "Trip") throws {
+    public init(vectors: Vectors.File, conversationName: String? = "Trip", holdsCreatorKey: Bool = false) throws {
         self.vectors = vectors
         self.conversationName = conversationName
+        self.creatorKey = holdsCreatorKey ? PrivateKey.generate() : nil
         tmp = try TemporaryDirectory(prefix: "sotto-wk")
         group = GroupDirectory(path: tmp.path + "/group")
         runtimeDirectory = tmp.path + "/run"
@@ -59,6 +66,11 @@ public final class WorkerFixture: @unchecked Sendable {
         members.append(MemberEntry(inboxId: senderKey.publicKey.inboxId, publicKey: senderKey.publicKey.hex,
                                    endpoint: "unix:/tmp/sam.sock", clientId: SecureRandom.uuidV4(),
                                    profileName: senderProfileName))
+        if let creatorKey {
+            members.append(MemberEntry(inboxId: creatorKey.publicKey.inboxId, publicKey: creatorKey.publicKey.hex,
+                                       endpoint: "unix:/tmp/cleo.sock", clientId: SecureRandom.uuidV4(),
+                                       profileName: creatorProfileName))
+        }
         let new = NewConversation(id: r.conversationId, inboxId: r.inboxId, name: conversationName,
                                   creatorInboxId: creatorInboxId, state: .active, createdAt: now, members: members)
         precondition(DBConversation.topic(for: r.conversationId) == r.topic, "vectors topic does not match conversationId")
@@ -93,15 +105,21 @@ public final class WorkerFixture: @unchecked Sendable {
     /// A valid push: `contentType`/`content` signed by `sender` (or `signer`), sealed to the
     /// recipient for its clientId and topic.
     public func seal(contentType: String, content: [UInt8], fallback: String? = nil,
-                     id: String = Hex.encode(SecureRandom.bytes(16)), signer: PrivateKey? = nil) throws -> Push {
-        let message = SignedMessage.sign(id: id, conversationId: recipient.conversationId, sentAtMs: now,
-                                         contentType: contentType, content: content, fallback: fallback,
-                                         signer: signer ?? senderKey)
+                     id: String = Hex.encode(SecureRandom.bytes(16)), signer: PrivateKey? = nil,
+                     sentAtMs: Int64? = nil, conversationId: String? = nil) throws -> Push {
+        let message = SignedMessage.sign(id: id, conversationId: conversationId ?? recipient.conversationId,
+                                         sentAtMs: sentAtMs ?? now, contentType: contentType, content: content,
+                                         fallback: fallback, signer: signer ?? senderKey)
+        return Push(messageId: id, payload: try seal(plaintext: message.encode()))
+    }
+
+    /// Any envelope plaintext (well-formed or not, signed or not), sealed to the recipient
+    /// for its clientId and topic: what a hostile sender can put on the wire.
+    public func seal(plaintext: [UInt8]) throws -> [UInt8] {
         let recipientKey = try PrivateKey(bytes: recipient.privateKey).publicKey
-        let envelope = Envelope.seal(message.encode(), recipient: recipientKey, clientId: recipient.clientId,
+        let envelope = Envelope.seal(plaintext, recipient: recipientKey, clientId: recipient.clientId,
                                      topic: recipient.topic)
-        let payload = PushPayload(clientId: recipient.clientId, topic: recipient.topic, envelope: envelope)
-        return Push(messageId: id, payload: payload.encode())
+        return PushPayload(clientId: recipient.clientId, topic: recipient.topic, envelope: envelope).encode()
     }
 
     public func sealText(_ text: String, id: String = Hex.encode(SecureRandom.bytes(16))) throws -> Push {
@@ -122,6 +140,11 @@ public final class WorkerFixture: @unchecked Sendable {
         }
         out["change_log.maxSeq"] = try conn.queryOne("SELECT coalesce(max(seq), 0) FROM change_log")?.int64(0) ?? -1
         return out
+    }
+
+    /// Every row of every table (`DatabaseDump`): equal dumps mean nothing was written.
+    public func tableContents() throws -> [String: [String]] {
+        try DatabaseDump.tables(path: group.databasePath)
     }
 
     /// The stored message row, or nil.

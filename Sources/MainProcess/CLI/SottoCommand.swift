@@ -71,6 +71,14 @@ enum CLIOutput {
         }
     }
 
+    /// Who sent a message, as a messenger shows it: "me", the sender's profile name, or a
+    /// short inbox id only when the sender has no name.
+    static func sender(_ message: [String: Any]) -> String {
+        if message["outgoing"] as? Bool ?? false { return "me" }
+        if let name = message["senderName"] as? String, !name.isEmpty { return name }
+        return String((message["senderInboxId"] as? String ?? "?").prefix(8))
+    }
+
     static func time(_ ms: Int64?) -> String {
         guard let ms else { return "-" }
         let formatter = DateFormatter()

@@ -84,12 +84,32 @@ actor ChangeFeed {
         if let previous = connectionSubscriptions[key] { unsubscribe(previous) }
         let (id, stream) = subscribe(since: since)
         connectionSubscriptions[key] = id
+        let database = self.database
         Task.detached {
             for await change in stream {
-                guard connection.send(JSONRPC.notificationLine(method: "change", params: change.rpcObject)) else { break }
+                let params = Self.notificationParams(change, database: database)
+                guard connection.send(JSONRPC.notificationLine(method: "change", params: params)) else { break }
             }
         }
         return lastSeq
+    }
+
+    /// A `change` notification's params; a new message also carries what `sotto watch`
+    /// prints for it: its text and its sender's profile name (when it has one).
+    static func notificationParams(_ change: DBChange, database: DaemonDatabase) -> [String: Any] {
+        var object = change.rpcObject
+        guard change.knownKind == .messageInserted, let id = change.entityId,
+              let row = try? database.read({ conn in try MessageRepository.find(id: id, on: conn) }) else { return object }
+        let message = TimelineMessage(row)
+        object["text"] = message.text
+        object["outgoing"] = message.isOutgoing
+        object["senderInboxId"] = message.senderInboxId
+        if !message.isOutgoing, let name = try? database.read({ conn in
+            try MemberRepository.profileName(conversationId: row.conversationId, inboxId: row.senderInboxId, on: conn)
+        }), !name.isEmpty {
+            object["senderName"] = name
+        }
+        return object
     }
 
     func unsubscribe(connection key: ObjectIdentifier) {

@@ -8,7 +8,7 @@ import SharedStore
 /// |---|---|---|
 /// | `status` | – | daemon summary |
 /// | `listConversations` | – | `{conversations: [...]}` |
-/// | `newConversation` | `name?` | `{conversationId, inboxId, topic}` |
+/// | `newConversation` | `name?`, `profileName?` | `{conversationId, inboxId, topic}` |
 /// | `readMessages` | `conversation`, `limit?` | `{messages: [...]}` |
 /// | `sendMessage` | `conversation`, `text`, `replyTo?` | `{messageId, recipients}` |
 /// | `markRead` | `conversation` | `{}` |
@@ -53,13 +53,18 @@ struct RPCDispatcher: ControlRequestHandler {
         case "listConversations":
             return ["conversations": try await service.listConversations().map(\.rpcObject)]
         case "newConversation":
-            let conversation = try await service.newConversation(name: try request.optionalString("name"))
+            let conversation = try await service.newConversation(
+                name: try request.optionalString("name"),
+                profileName: try request.optionalString("profileName") ?? ProcessInfo.processInfo.userName)
             return ["conversationId": conversation.id, "inboxId": conversation.inboxId, "topic": conversation.topic]
         case "readMessages":
             let limit = Int(try request.optionalInt("limit") ?? 50)
             guard (1...10_000).contains(limit) else { throw JSONRPC.ErrorObject.invalidParams("'limit' must be 1…10000") }
             let messages = try await service.readMessages(try request.string("conversation"), limit: limit)
-            return ["messages": messages.map(\.rpcObject)]
+            let names = try messages.first.map { first in
+                try daemon.database.read { conn in try MemberRepository.profileNames(of: first.conversationId, on: conn) }
+            } ?? [:]
+            return ["messages": messages.map { $0.rpcObject(senderName: names[$0.senderInboxId]) }]
         case "sendMessage":
             let sent = try await service.send(to: try request.string("conversation"), text: try request.string("text"),
                                               replyTo: try request.optionalString("replyTo"))

@@ -7,7 +7,7 @@ import SharedStore
 /// writers inside one GRDB write; every identity comes from the keystore.
 ///
 /// ```swift
-/// let conversation = try await service.newConversation(name: "Trip")
+/// let conversation = try await service.newConversation(name: "Trip", profileName: "Ann")
 /// let sent = try await service.send(to: conversation.id, text: "hi", replyTo: nil)
 /// ```
 actor ConversationService {
@@ -92,14 +92,21 @@ actor ConversationService {
     // MARK: - Conversations
 
     /// A new conversation with its own identity: the pre-created unused inbox when there is
-    /// one (ADR 002/003), recorded with this device as its creator and only member.
-    func newConversation(name: String?) async throws -> DBConversation {
-        if let name, name.utf8.count > 200 { throw Failure.invalid("name is longer than 200 bytes") }
+    /// one (ADR 002/003), recorded with this device as its creator and only member, under
+    /// `profileName` (what the members' devices show for the creator).
+    func newConversation(name: String?, profileName: String?) async throws -> DBConversation {
+        if let name, name.utf8.count > MessageContent.maxConversationNameBytes {
+            throw Failure.invalid("name is longer than \(MessageContent.maxConversationNameBytes) bytes")
+        }
+        if let name, !MessageContent.isDisplayable(name) { throw Failure.invalid("name contains control characters") }
+        if let profileName, !MessageContent.isProfileName(profileName) {
+            throw Failure.invalid("profile name must be at most \(MessageContent.maxProfileNameBytes) bytes without control characters")
+        }
         let identity = try await unusedInboxes.consume()  // already stored in the keystore
         let now = WallClock.nowMs()
         let conversationId = Hex.encode(SecureRandom.bytes(16))
         let me = MemberEntry(inboxId: identity.inboxId, publicKey: identity.publicKey.hex, endpoint: endpoint,
-                             clientId: identity.clientId, profileName: nil)
+                             clientId: identity.clientId, profileName: profileName.flatMap { $0.isEmpty ? nil : $0 })
         try await database.write { conn in
             try InboxWriter.save(inboxId: identity.inboxId, clientId: identity.clientId, now: now, on: conn)
             try InboxWriter.createConversation(

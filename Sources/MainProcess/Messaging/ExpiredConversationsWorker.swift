@@ -11,6 +11,11 @@ import SharedStore
 /// `secure_delete=ON` no freed page or WAL frame keeps the plaintext. A tombstone left by a
 /// crash is finished by `finishTombstones()` at start-up, before the daemon serves.
 ///
+/// Only the creator explodes a conversation (docs/protocol-rules.md): an `expiresAt` counts
+/// only as far as an `explode_settings` message from the creator stored in the conversation
+/// backs it. One with no such message (written by an older worker that took it from any
+/// member) is cleared, one earlier than the creator's is moved to the creator's time.
+///
 /// ```swift
 /// let expired = ExpiredConversationsWorker(database: db, keystore: ks, service: service)
 /// Task { await expired.run() }
@@ -79,18 +84,45 @@ actor ExpiredConversationsWorker {
             DaemonLog.warning("deleted identities not wiped yet: \(error)")
         }
         let now = WallClock.nowMs()
-        let binds: [SQLiteValue] = [.integer(now), .text(ContentType.explodeSettings), .integer(now - explodeDeliveryBudgetMs)]
-        let (expired, held) = (try? database.read { conn -> ([String], Bool) in
-            let expired = try conn.query("""
-                SELECT DISTINCT c.inboxId FROM conversation c
-                WHERE c.expiresAt IS NOT NULL AND c.expiresAt <= ?1 AND NOT \(Self.explodePushesPending)
-                """, binds).map { try $0.string(0) }
-            let held = try conn.queryOne("""
-                SELECT 1 FROM conversation c
-                WHERE c.expiresAt IS NOT NULL AND c.expiresAt <= ?1 AND \(Self.explodePushesPending) LIMIT 1
-                """, binds) != nil
-            return (expired, held)
-        }) ?? ([], false)
+        let candidates = (try? database.read { conn in
+            try conn.query("""
+                SELECT id, inboxId, creatorInboxId, expiresAt FROM conversation
+                WHERE expiresAt IS NOT NULL AND expiresAt <= ?
+                """, [.integer(now)]).map { row in
+                (id: try row.string(0), inboxId: try row.string(1), creator: try row.string(2), expiresAt: try row.int64(3))
+            }
+        }) ?? []
+        var expired: [String] = []
+        var held = false
+        for candidate in candidates {
+            let backed: Int64?
+            let pending: Bool
+            do {
+                (backed, pending) = try database.read { conn in
+                    let backed = try Self.creatorExpiry(conversationId: candidate.id, creatorInboxId: candidate.creator, on: conn)
+                    let pending = try conn.queryOne("SELECT 1 FROM conversation c WHERE c.id = ?1 AND \(Self.explodePushesPending)",
+                                                    [.text(candidate.id), .text(ContentType.explodeSettings),
+                                                     .integer(now - explodeDeliveryBudgetMs)]) != nil
+                    return (backed, pending)
+                }
+            } catch {
+                continue  // unreadable now (busy, damaged): decided on a later sweep, never cleared on a guess
+            }
+            if let backed, backed <= now {
+                if pending {
+                    held = true
+                } else if !expired.contains(candidate.inboxId) {
+                    expired.append(candidate.inboxId)
+                }
+                continue
+            }
+            DaemonLog.warning("conversation \(candidate.id.prefix(8)): explosion time not set by its creator; "
+                              + (backed == nil ? "cleared" : "moved to the creator's"))
+            _ = try? await database.write { conn in
+                try conn.run("UPDATE conversation SET expiresAt = ? WHERE id = ? AND expiresAt = ?",
+                             [.optional(backed), .text(candidate.id), .integer(candidate.expiresAt)])
+            }
+        }
         for inboxId in expired where !reporting.contains(inboxId) {
             do {
                 try await deleteInbox(inboxId)
@@ -112,6 +144,23 @@ actor ExpiredConversationsWorker {
                 WHERE m.conversationId = c.id AND m.isOutgoing = 1 AND m.contentType = ?2
                   AND m.receivedAt > ?3 AND o.state = 'pending')
         """
+
+    /// The earliest `expiresAt` among the creator's explode_settings messages stored in the
+    /// conversation (sent or received), or nil when the creator sent none.
+    static func creatorExpiry(conversationId: String, creatorInboxId: String,
+                              on conn: StoreConnection) throws(StoreError) -> Int64? {
+        let rows = try conn.query("""
+            SELECT content, fallback FROM message WHERE conversationId = ? AND senderInboxId = ? AND contentType = ?
+            """, [.text(conversationId), .text(creatorInboxId), .text(ContentType.explodeSettings)])
+        var earliest: Int64?
+        for row in rows {
+            guard case .explodeSettings(let at)? = try? MessageContent.decode(
+                contentType: ContentType.explodeSettings, content: try row.blob(0), fallback: try row.optionalString(1))
+            else { continue }
+            earliest = min(earliest ?? at, at)
+        }
+        return earliest
+    }
 
     /// Removes one inbox and everything of it from this device.
     func deleteInbox(_ inboxId: String) async throws {

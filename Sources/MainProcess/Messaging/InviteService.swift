@@ -67,7 +67,10 @@ actor InviteService {
     /// Verifies the code (signature, expiry), stores the conversation as `pendingJoin` under a
     /// fresh identity and queues the join request. Returns the new conversation.
     func join(code: String, profileName: String) async throws -> DBConversation {
-        guard profileName.utf8.count <= 100 else { throw ConversationService.Failure.invalid("profile name is longer than 100 bytes") }
+        guard MessageContent.isProfileName(profileName) else {
+            throw ConversationService.Failure.invalid(
+                "profile name must be at most \(MessageContent.maxProfileNameBytes) bytes without control characters")
+        }
         let invite: InviteCode
         do {
             invite = try InviteCode.parse(code.trimmingCharacters(in: .whitespacesAndNewlines), nowMs: WallClock.nowMs())

@@ -85,6 +85,10 @@ actor JoinRequestHandler {
             guard conversation.creatorInboxId == conversation.inboxId else { return "not the creator of this conversation" }
             if let expiresAt = conversation.expiresAt, expiresAt <= WallClock.nowMs() { return "conversation exploded" }
             guard request.requesterInboxId != conversation.inboxId else { return "request from the creator itself" }
+            // The worker verified the signature; a row written any other way must still name a real key.
+            guard (try? PublicKey(hex: request.requesterPublicKey))?.inboxId == request.requesterInboxId else {
+                return "requester key does not match its inbox"
+            }
             guard let invite = try InvitationWriter.invite(id: request.inviteId, on: conn),
                   invite.conversationId == conversation.id else { return "unknown invite" }
             guard Self.constantTimeEqual(invite.secret, request.secret) else { return "wrong secret" }

@@ -21,6 +21,14 @@ extension TimelineMessage {
                   referenceId: row.referenceId, isOutgoing: row.isOutgoing, deliveryStatus: status)
     }
 
+    /// The JSON a control-socket client gets for this message, with the sender's profile
+    /// name when it has one (`sotto read` shows it; a short inbox id only without one).
+    func rpcObject(senderName: String?) -> [String: Any] {
+        var object = rpcObject
+        if let senderName, !isOutgoing { object["senderName"] = senderName }
+        return object
+    }
+
     /// The JSON a control-socket client gets for this message.
     var rpcObject: [String: Any] {
         var object: [String: Any] = [

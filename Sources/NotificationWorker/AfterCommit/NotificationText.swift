@@ -1,17 +1,21 @@
 import SharedStore
 
-/// What the desktop notification says for a stored push: summary = the conversation's name
-/// or the sender's profile name; body = the text, a reaction's summary, or the fallback.
-/// An explosion says when, never content. Nothing for a muted conversation, the one open in
-/// the daemon, or a message no user sees (join requests, membership).
+/// What the desktop notification says for a stored push, as a messenger shows it: in a named
+/// conversation, summary = its name and body = "Sender: text"; otherwise summary = the
+/// sender and body = the text (a reaction's summary, or the fallback). The sender is its
+/// profile name, or a short inbox id only when it has none. An explosion says when, never
+/// content. Nothing for a muted conversation, the one open in the daemon, or a message no
+/// user sees (join requests, membership).
 ///
 /// ```swift
-/// NotificationText.make(for: .text("hi"), receipt: receipt)   // ("Book club", "hi")
+/// NotificationText.make(for: .text("hi"), receipt: receipt)   // ("Book club", "Ann: hi")
 /// ```
 enum NotificationText {
     static func make(for content: MessageContent, receipt: IncomingWriteReceipt) -> (summary: String, body: String)? {
         guard !receipt.muted, !receipt.isOpen else { return nil }
-        let summary = receipt.conversationName ?? receipt.senderProfileName ?? "Sotto"
+        let sender = senderName(receipt)
+        let conversation = receipt.conversationName.flatMap { $0.isEmpty ? nil : $0 }
+        let summary = conversation ?? sender
         switch content {
         case .explodeSettings(let expiresAtMs):
             if expiresAtMs <= WallClock.nowMs() { return (summary, "This conversation exploded") }
@@ -20,7 +24,13 @@ enum NotificationText {
             return nil
         default:
             guard receipt.isUserVisible else { return nil }
-            return (summary, content.displayText)
+            return (summary, conversation == nil ? content.displayText : "\(sender): \(content.displayText)")
         }
+    }
+
+    /// The sender's profile name, else the first 8 characters of its inbox id.
+    static func senderName(_ receipt: IncomingWriteReceipt) -> String {
+        if let name = receipt.senderProfileName, !name.isEmpty { return name }
+        return String(receipt.senderInboxId.prefix(8))
     }
 }

@@ -119,6 +119,7 @@ final class PushProcessor {
         case .unknownConversation: detail = "no such conversation for this inbox and topic"
         case .conversationExpired: detail = "the conversation has exploded"
         case .unknownSender: detail = "sender is not a member of the conversation"
+        case .notPermitted(let rule), .invalidContent(let rule): detail = rule
         case .store(.busy): detail = "database locked past the busy timeout"
         case .store(.schemaTooNew(let found, let known)): detail = "database schema \(found) is newer than this worker's \(known)"
         case .store(.schemaMissing): detail = "database not initialised; start the daemon"

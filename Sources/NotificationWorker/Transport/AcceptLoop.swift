@@ -27,6 +27,10 @@ struct AcceptLoop {
         let fd: Int32
         var frame = PushFrame()
         var lastByteAtMs: Int64
+        /// Acked and half-closed: only reading to drop what the sender still sends, until
+        /// then (`PushConnection.drain`, without blocking the other senders).
+        var drainUntilMs: Int64?
+        var drained = 0
     }
 
     func run() {
@@ -49,7 +53,11 @@ struct AcceptLoop {
             // Wake for the nearest deadline: a client's silence timeout or the idle exit.
             var waitMs = clients.isEmpty ? idleTimeoutMs - (now - lastActivityMs) : Int64(PushConnection.silenceTimeoutMs)
             for client in clients {
-                waitMs = min(waitMs, Int64(PushConnection.silenceTimeoutMs) - (now - client.lastByteAtMs))
+                if let until = client.drainUntilMs {
+                    waitMs = min(waitMs, until - now)
+                } else {
+                    waitMs = min(waitMs, Int64(PushConnection.silenceTimeoutMs) - (now - client.lastByteAtMs))
+                }
             }
             let ready = poll(&pollfds, nfds_t(pollfds.count), Int32(max(0, min(waitMs, 60_000))))
             if ready < 0, errno != EINTR { return }
@@ -77,6 +85,23 @@ struct AcceptLoop {
                 } else {
                     revents = 0  // accepted in this round
                 }
+                if let until = client.drainUntilMs {
+                    if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+                        let n = chunk.withUnsafeMutableBytes { read(client.fd, $0.baseAddress, $0.count) }
+                        if n > 0 {
+                            client.drained += n
+                        } else if n == 0 || (errno != EAGAIN && errno != EINTR) {
+                            close(client.fd)
+                            continue
+                        }
+                    }
+                    if afterPoll >= until || client.drained >= PushConnection.drainLimitBytes {
+                        close(client.fd)
+                    } else {
+                        remaining.append(client)
+                    }
+                    continue
+                }
                 if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
                     let n = chunk.withUnsafeMutableBytes { read(client.fd, $0.baseAddress, $0.count) }
                     if n > 0 {
@@ -89,31 +114,37 @@ struct AcceptLoop {
                         continue
                     }
                 }
-                let connection = PushConnection(readFD: client.fd, writeFD: client.fd)
                 switch client.frame.state {
                 case .incomplete:
                     if afterPoll - client.lastByteAtMs >= Int64(PushConnection.silenceTimeoutMs) {
-                        setBlocking(client.fd)
-                        connection.writeAck(PushOutcome.rejected(.timeout, "no payload within 5 s").ackLine)
-                        close(client.fd)
+                        remaining.append(acked(client, PushOutcome.rejected(.timeout, "no payload within 5 s").ackLine))
                     } else {
                         remaining.append(client)
                     }
                 case .tooLarge:
-                    setBlocking(client.fd)
-                    connection.writeAck(PushOutcome.rejected(.payloadTooLarge, "payload over 4096 bytes").ackLine)
-                    close(client.fd)
+                    remaining.append(acked(client, PushOutcome.rejected(.payloadTooLarge, "payload over 4096 bytes").ackLine))
                 case .complete(let payload):
                     let outcome = handle(payload)
-                    setBlocking(client.fd)
-                    connection.writeAck(outcome.ackLine)
-                    close(client.fd)
+                    remaining.append(acked(client, outcome.ackLine))
                     outcome.afterAck()
                 }
             }
             clients = remaining
             if ready > 0 { lastActivityMs = nowMs() }
         }
+    }
+
+    /// Writes the ack (blocking: one short line), half-closes, and turns the client into one
+    /// that is drained until the sender closes or the drain budget is spent.
+    private func acked(_ client: Client, _ ackLine: String) -> Client {
+        var client = client
+        setBlocking(client.fd)
+        let connection = PushConnection(readFD: client.fd, writeFD: client.fd)
+        connection.writeAck(ackLine)
+        connection.endAck()
+        setNonBlocking(client.fd)
+        client.drainUntilMs = nowMs() + PushConnection.drainTimeoutMs
+        return client
     }
 
     private func nowMs() -> Int64 { Int64(WallClock.monotonicNs() / 1_000_000) }

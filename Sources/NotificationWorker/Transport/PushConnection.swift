@@ -1,4 +1,5 @@
 import Glibc
+import SharedStore
 
 /// One connected push socket: reads one framed payload under the protocol's silence timeout,
 /// then writes exactly one ack line.
@@ -7,10 +8,17 @@ import Glibc
 /// let connection = PushConnection(readFD: 3, writeFD: 3)
 /// switch connection.readPayload() { case .payload(let bytes): …; case .tooLarge, .timeout: … }
 /// connection.writeAck(ack.encodeLine())
+/// connection.endAck()            // the sender reads the ack, then end of stream
+/// connection.drain()             // then close: no reset while the sender still writes
 /// ```
 struct PushConnection {
     /// A sender silent this long gets `timeout` (PROTOCOL §2).
     static let silenceTimeoutMs: Int32 = 5_000
+    /// After the ack, what is still read (and dropped) before closing, at most: closing a
+    /// socket with unread bytes resets the connection, and a sender still writing an
+    /// oversize payload would read EPIPE or ECONNRESET instead of its ack.
+    static let drainLimitBytes = 1 << 20
+    static let drainTimeoutMs: Int64 = 1_000
 
     enum ReadResult: Equatable {
         case payload([UInt8])
@@ -47,6 +55,33 @@ struct PushConnection {
             case .incomplete: continue
             case .tooLarge: return .tooLarge
             case .complete(let payload): return .payload(payload)
+            }
+        }
+    }
+
+    /// Half-closes the connection after the ack: the sender reads the ack, then end of stream.
+    func endAck() {
+        shutdown(writeFD, Int32(SHUT_WR))
+    }
+
+    /// Reads and drops what the sender still sends, until it closes, `drainLimitBytes`, or
+    /// `drainTimeoutMs`; the caller closes afterwards.
+    func drain() {
+        let deadline = Int64(WallClock.monotonicNs() / 1_000_000) + Self.drainTimeoutMs
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        var drained = 0
+        while drained < Self.drainLimitBytes {
+            let left = deadline - Int64(WallClock.monotonicNs() / 1_000_000)
+            if left <= 0 { return }
+            var pollfd = Glibc.pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pollfd, 1, Int32(left))
+            if ready < 0, errno == EINTR { continue }
+            if ready <= 0 { return }
+            let n = chunk.withUnsafeMutableBytes { read(readFD, $0.baseAddress, $0.count) }
+            if n > 0 {
+                drained += n
+            } else if n == 0 || (errno != EINTR && errno != EAGAIN) {
+                return
             }
         }
     }

@@ -2,18 +2,34 @@
 /// `\u` escapes including surrogate pairs (lone surrogates rejected), duplicate keys rejected,
 /// size and depth bounded before any work. It never traps on any input.
 ///
+/// Containers nested deeper than `maxDepth` are rejected (`.tooDeep`), or, with
+/// `beyondMaxDepth: .skip`, checked for well-formedness without recursion and kept as `.null`:
+/// what the protocol does with unknown keys (PROTOCOL: "unknown object keys are ignored"),
+/// whatever their depth, while the recursion stays bounded by `maxDepth`.
+///
 /// ```swift
 /// let value = try JSONParser.parse(bytes, limits: .init(maxBytes: 4096, maxDepth: 16))
 /// let id = value["id"]?.string
+/// let lenient = try JSONParser.parse(bytes, limits: .init(maxBytes: 4096, maxDepth: 8, beyondMaxDepth: .skip))
 /// ```
 public enum JSONParser {
+    /// What to do with a container nested deeper than `maxDepth`.
+    public enum DeepValues: Sendable {
+        /// Fail with `.tooDeep`.
+        case reject
+        /// Check it (iteratively, no recursion) and keep `.null` in its place.
+        case skip
+    }
+
     public struct Limits: Sendable {
         public var maxBytes: Int
         public var maxDepth: Int
+        public var beyondMaxDepth: DeepValues
 
-        public init(maxBytes: Int, maxDepth: Int = 32) {
+        public init(maxBytes: Int, maxDepth: Int = 32, beyondMaxDepth: DeepValues = .reject) {
             self.maxBytes = maxBytes
             self.maxDepth = maxDepth
+            self.beyondMaxDepth = beyondMaxDepth
         }
 
         /// 1 MiB, depth 32: for trusted-size inputs such as control-socket requests.
@@ -24,7 +40,7 @@ public enum JSONParser {
         _ bytes: Bytes, limits: Limits = .default
     ) throws(JSONError) -> JSONValue where Bytes.Element == UInt8 {
         guard bytes.count <= limits.maxBytes else { throw JSONError(.tooLarge, at: 0) }
-        var parser = Parser(bytes: Array(bytes), maxDepth: limits.maxDepth)
+        var parser = Parser(bytes: Array(bytes), maxDepth: limits.maxDepth, skipsDeepValues: limits.beyondMaxDepth == .skip)
         return try parser.parseDocument()
     }
 
@@ -38,12 +54,14 @@ public enum JSONParser {
 private struct Parser {
     let bytes: [UInt8]
     let maxDepth: Int
+    let skipsDeepValues: Bool
     var index = 0
     var depth = 0
 
-    init(bytes: [UInt8], maxDepth: Int) {
+    init(bytes: [UInt8], maxDepth: Int, skipsDeepValues: Bool) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.skipsDeepValues = skipsDeepValues
     }
 
     mutating func parseDocument() throws(JSONError) -> JSONValue {
@@ -62,6 +80,10 @@ private struct Parser {
 
     private mutating func parseValue() throws(JSONError) -> JSONValue {
         guard let byte = current else { throw JSONError(.unexpectedEnd, at: index) }
+        if skipsDeepValues, depth >= maxDepth, byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
+            try skipContainer()
+            return .null
+        }
         switch byte {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
@@ -148,6 +170,70 @@ private struct Parser {
             default: throw JSONError(.unexpectedByte, at: index)
             }
         }
+    }
+
+    // MARK: Skipped containers
+
+    /// Walks one well-formed container without building it and without recursion: the only
+    /// state is a stack of "object or array", bounded by the input's size.
+    private mutating func skipContainer() throws(JSONError) {
+        var isObject: [Bool] = []
+        var needValue = true
+        while true {
+            skipWhitespace()
+            guard let byte = current else { throw JSONError(.unexpectedEnd, at: index) }
+            if needValue {
+                switch byte {
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    let object = byte == UInt8(ascii: "{")
+                    index += 1
+                    skipWhitespace()
+                    if current == (object ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                        index += 1
+                        needValue = false
+                        if isObject.isEmpty { return }
+                        continue
+                    }
+                    isObject.append(object)
+                    if object { try skipKey() }
+                    continue
+                case UInt8(ascii: "\""): _ = try parseString()
+                case UInt8(ascii: "t"): try expectLiteral("true")
+                case UInt8(ascii: "f"): try expectLiteral("false")
+                case UInt8(ascii: "n"): try expectLiteral("null")
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try parseNumber()
+                default: throw JSONError(.unexpectedByte, at: index)
+                }
+                needValue = false
+            } else {
+                guard let object = isObject.last else { return }
+                if byte == UInt8(ascii: ",") {
+                    index += 1
+                    if object { try skipKey() }
+                    needValue = true
+                } else if byte == (object ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                    index += 1
+                    isObject.removeLast()
+                    if isObject.isEmpty { return }
+                } else {
+                    throw JSONError(.unexpectedByte, at: index)
+                }
+            }
+        }
+    }
+
+    /// `"key" :` inside a skipped object.
+    private mutating func skipKey() throws(JSONError) {
+        skipWhitespace()
+        guard current == UInt8(ascii: "\"") else {
+            throw JSONError(current == nil ? .unexpectedEnd : .unexpectedByte, at: index)
+        }
+        _ = try parseString()
+        skipWhitespace()
+        guard current == UInt8(ascii: ":") else {
+            throw JSONError(current == nil ? .unexpectedEnd : .unexpectedByte, at: index)
+        }
+        index += 1
     }
 
     // MARK: Strings

@@ -6,6 +6,10 @@
 /// ISO8601.string(fromMillis: 1795298400000)      // "2026-11-21T22:00:00Z"
 /// ```
 public enum ISO8601 {
+    /// 9999-12-31T23:59:59.999Z, the last instant this form can write. Also below 2^53, so
+    /// a JSON reader that uses doubles (jq, JavaScript) keeps every millisecond.
+    public static let maxMillis: Int64 = 253_402_300_799_999
+
     public static func millis(from text: String) -> Int64? {
         let b = Array(text.utf8)
         guard b.count >= 20, b.count <= 30, b.last == UInt8(ascii: "Z"),
@@ -43,7 +47,7 @@ public enum ISO8601 {
     /// `YYYY-MM-DDTHH:MM:SSZ`, with `.fff` when the milliseconds are not zero. Years outside
     /// 0…9999 are clamped.
     public static func string(fromMillis input: Int64) -> String {
-        let ms = min(max(input, -62_167_219_200_000), 253_402_300_799_999)
+        let ms = min(max(input, -62_167_219_200_000), maxMillis)
         let totalSeconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
         let millis = ms - totalSeconds * 1000
         let days = totalSeconds >= 0 ? totalSeconds / 86400 : (totalSeconds - 86399) / 86400

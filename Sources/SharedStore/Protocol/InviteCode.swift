@@ -96,7 +96,7 @@ public struct InviteCode: Sendable, Equatable {
         guard text.hasPrefix(prefix), let json = Base64URL.decode(String(text.dropFirst(prefix.count))) else {
             throw .notAnInvite
         }
-        guard let value = try? JSONParser.parse(json, limits: .init(maxBytes: maxCharacters, maxDepth: 4)),
+        guard let value = try? JSONParser.parse(json, limits: .init(maxBytes: maxCharacters, maxDepth: 4, beyondMaxDepth: .skip)),
               value.object != nil
         else { throw .notAnInvite }
         func field(_ key: String) throws(InviteError) -> String {

@@ -68,6 +68,10 @@ public enum MessageContent: Sendable, Equatable {
     case unknown(contentType: String, fallback: String)
 
     public static let maxMembers = 256
+    /// A member's profile name, as `sotto join --profile-name` allows it.
+    public static let maxProfileNameBytes = 100
+    /// A conversation's name, as `sotto new --name` allows it.
+    public static let maxConversationNameBytes = 200
 
     /// `unsupported_content` for an unknown type without fallback text; `malformed_message`
     /// for a known type whose bytes do not match its shape.
@@ -77,11 +81,12 @@ public enum MessageContent: Sendable, Equatable {
             guard let text = String(validating: content, as: UTF8.self) else {
                 throw PushError(.malformedMessage, "text content is not UTF-8")
             }
+            guard !text.isEmpty else { throw PushError(.malformedMessage, "text content is empty") }
             return .text(text)
         case ContentType.reply:
             let value = try object(content, contentType)
             let reference = try string(value, "reference", contentType, ProtocolIds.isId16)
-            return .reply(reference: reference, text: try string(value, "text", contentType))
+            return .reply(reference: reference, text: try string(value, "text", contentType) { !$0.isEmpty })
         case ContentType.reaction:
             let value = try object(content, contentType)
             let reference = try string(value, "reference", contentType, ProtocolIds.isId16)
@@ -102,24 +107,35 @@ public enum MessageContent: Sendable, Equatable {
             return .joinRequest(JoinRequest(
                 inviteId: try string(value, "inviteId", contentType, isSecretHex),
                 secret: try string(value, "secret", contentType, isSecretHex),
-                profileName: try string(value, "profileName", contentType),
+                profileName: try string(value, "profileName", contentType, isProfileName),
                 endpoint: try string(value, "endpoint", contentType, ProtocolIds.isEndpoint),
                 clientId: try string(value, "clientId", contentType, ProtocolIds.isClientId)))
         case ContentType.membership:
             let value = try object(content, contentType)
-            let name = try string(value, "name", contentType)
+            let name = try string(value, "name", contentType) {
+                $0.utf8.count <= maxConversationNameBytes && isDisplayable($0)
+            }
             guard let list = value["members"]?.array, list.count <= maxMembers else {
                 throw PushError(.malformedMessage, "membership members is missing, not a list, or too long")
             }
             var members: [Member] = []
+            var seen: Set<String> = []
             for item in list {
                 guard item.object != nil else { throw PushError(.malformedMessage, "membership member is not an object") }
-                members.append(Member(
+                let member = Member(
                     inboxId: try string(item, "inboxId", contentType, ProtocolIds.isInboxId),
                     publicKey: try string(item, "publicKey", contentType) { Hex.isCanonical($0, byteCount: 33) },
                     endpoint: try string(item, "endpoint", contentType, ProtocolIds.isEndpoint),
                     clientId: try string(item, "clientId", contentType, ProtocolIds.isClientId),
-                    profileName: try string(item, "profileName", contentType)))
+                    profileName: try string(item, "profileName", contentType, isProfileName))
+                // A member is its key: an inboxId another key claims would be a member nobody can be.
+                guard (try? PublicKey(hex: member.publicKey))?.inboxId == member.inboxId else {
+                    throw PushError(.malformedMessage, "membership lists an inboxId that is not hex(SHA-256(publicKey))")
+                }
+                guard seen.insert(member.inboxId).inserted else {
+                    throw PushError(.malformedMessage, "membership lists a member twice")
+                }
+                members.append(member)
             }
             return .membership(name: name, members: members)
         default:
@@ -146,6 +162,17 @@ public enum MessageContent: Sendable, Equatable {
 
     // MARK: - Helpers
 
+    /// A profile name: at most `maxProfileNameBytes`, no control characters (it is printed on
+    /// terminals and in notifications). Empty means "no name".
+    public static func isProfileName(_ text: String) -> Bool {
+        text.utf8.count <= maxProfileNameBytes && isDisplayable(text)
+    }
+
+    /// No C0/C1 control characters and no DEL: a name cannot move a terminal's cursor.
+    public static func isDisplayable(_ text: String) -> Bool {
+        !text.unicodeScalars.contains { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }
+    }
+
     /// Invite ids and secrets: 1 to 64 bytes of lowercase hex.
     static func isSecretHex(_ text: String) -> Bool {
         let count = text.utf8.count
@@ -153,7 +180,7 @@ public enum MessageContent: Sendable, Equatable {
     }
 
     private static func object(_ content: [UInt8], _ contentType: String) throws(PushError) -> JSONValue {
-        guard let value = try? JSONParser.parse(content, limits: .init(maxBytes: SignedMessage.maxBytes, maxDepth: 8)),
+        guard let value = try? JSONParser.parse(content, limits: SignedMessage.jsonLimits),
               value.object != nil
         else { throw PushError(.malformedMessage, "\(contentType) content is not a JSON object") }
         return value

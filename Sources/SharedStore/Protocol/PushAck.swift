@@ -29,7 +29,7 @@ public enum PushAck: Sendable, Equatable {
     public static func parse(_ line: [UInt8]) -> PushAck? {
         var bytes = line
         if bytes.last == 0x0a { bytes.removeLast() }
-        guard let value = try? JSONParser.parse(bytes, limits: .init(maxBytes: 8192, maxDepth: 4)),
+        guard let value = try? JSONParser.parse(bytes, limits: .init(maxBytes: 8192, maxDepth: 4, beyondMaxDepth: .skip)),
               let ok = value["ok"]?.bool else { return nil }
         if ok {
             guard let id = value["messageId"]?.string else { return nil }

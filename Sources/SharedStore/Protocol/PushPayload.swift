@@ -29,7 +29,7 @@ public struct PushPayload: Sendable, Equatable {
         }
         let value: JSONValue
         do {
-            value = try JSONParser.parse(bytes, limits: .init(maxBytes: maxBytes, maxDepth: 8))
+            value = try JSONParser.parse(bytes, limits: .init(maxBytes: maxBytes, maxDepth: 8, beyondMaxDepth: .skip))
         } catch {
             throw PushError(.malformedPayload, "payload is not valid JSON (\(error))")
         }

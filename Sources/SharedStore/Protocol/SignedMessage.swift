@@ -11,6 +11,11 @@
 public struct SignedMessage: Sendable, Equatable {
     public static let maxBytes = 4096
     public static let maxContentTypeBytes = 128
+    /// What `sentAtMs` may be: from the Unix epoch to the end of year 9999 (what ISO 8601
+    /// dates show, exact in a double). docs/adr/0014.
+    public static let sentAtRange: ClosedRange<Int64> = 0...ISO8601.maxMillis
+    /// Known fields sit at depth 2; deeper unknown values are checked and ignored.
+    static let jsonLimits = JSONParser.Limits(maxBytes: maxBytes, maxDepth: 8, beyondMaxDepth: .skip)
     static let domain = "sotto/message/v1"
 
     public let id: String
@@ -81,7 +86,7 @@ public struct SignedMessage: Sendable, Equatable {
         guard plaintext.count <= maxBytes else { throw PushError(.malformedMessage, "message is too large") }
         let value: JSONValue
         do {
-            value = try JSONParser.parse(plaintext, limits: .init(maxBytes: maxBytes, maxDepth: 4))
+            value = try JSONParser.parse(plaintext, limits: jsonLimits)
         } catch {
             throw PushError(.malformedMessage, "message is not valid JSON (\(error))")
         }
@@ -100,8 +105,11 @@ public struct SignedMessage: Sendable, Equatable {
         let contentType = try field("contentType", isContentType)
         let content = try field("content") { _ in true }
         let signature = try field("signature") { Hex.isCanonical($0, byteCount: 64) }
-        guard let sentAtMs = value["sentAtMs"]?.int64, sentAtMs >= 0 else {
-            throw PushError(.malformedMessage, "sentAtMs is missing or not a non-negative integer")
+        guard let sentAtMs = value["sentAtMs"]?.int64 else {
+            throw PushError(.malformedMessage, "sentAtMs is missing or not an integer")
+        }
+        guard sentAtRange.contains(sentAtMs) else {
+            throw PushError(.malformedMessage, "sentAtMs \(sentAtMs) is outside 1970-01-01…9999-12-31 (0…\(ISO8601.maxMillis))")
         }
         guard let contentBytes = Base64URL.decode(content) else {
             throw PushError(.malformedMessage, "content is not base64url")

@@ -10,12 +10,13 @@ struct InviteRejectionTests {
     /// A join request as an attacker (or a buggy client) could send it: a fresh identity,
     /// any invite id and secret, sealed to the creator from the real code.
     static func forgedJoinRequest(from code: String, inviteId: String? = nil, secret: String? = nil,
-                                  nowMs: Int64 = 0) throws -> (payload: [UInt8], messageId: String) {
+                                  nowMs: Int64 = 0, endpoint: String = "unix:/tmp/nowhere.sock")
+        throws -> (payload: [UInt8], messageId: String) {
         let invite = try InviteCode.parse(code, nowMs: nowMs)
         let joiner = Identity.generate()
         let content = JSONWriter.bytes([
             "inviteId": .string(inviteId ?? invite.inviteId), "secret": .string(secret ?? invite.secret),
-            "profileName": "mallory", "endpoint": "unix:/tmp/nowhere.sock", "clientId": .string(joiner.clientId),
+            "profileName": "mallory", "endpoint": .string(endpoint), "clientId": .string(joiner.clientId),
         ])
         let signed = SignedMessage.sign(id: Hex.encode(SecureRandom.bytes(16)), conversationId: invite.conversationId,
                                         sentAtMs: WallClock.nowMs(), contentType: ContentType.joinRequest,

@@ -29,6 +29,8 @@ struct DeletionRankingTests {
         }
         let newcomer = MemberEntry(inboxId: StoreFixture.randomHex(32), publicKey: "02" + StoreFixture.randomHex(32),
                                    endpoint: "unix:/n", clientId: SecureRandom.uuidV4())
+        // Join requests are taken only on the creator's device: make this inbox the creator.
+        try conn.run("UPDATE conversation SET creatorInboxId = inboxId WHERE id = ?", [.text(f.conversationId)])
         _ = try IncomingMessageWriter.write(
             f.message(kind: .joinRequest(inviteId: "aa", secret: "bb", profileName: nil, endpoint: "unix:/n",
                                          clientId: newcomer.clientId),

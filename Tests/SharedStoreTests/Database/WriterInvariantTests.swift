@@ -30,6 +30,18 @@ struct WriterInvariantTests {
         #expect(try rowCounts(conn) == before)
     }
 
+    /// Expects a refusal acked as `code` and no row changed anywhere.
+    func expectRefused(_ f: StoreFixture, _ conn: SQLiteConnection, _ m: IncomingMessage, code: String) throws {
+        let before = try rowCounts(conn)
+        do {
+            _ = try write(f, conn, m)
+            Issue.record("written, expected \(code)")
+        } catch {
+            #expect(error.protocolCode == code, "\(error)")
+        }
+        #expect(try rowCounts(conn) == before)
+    }
+
     @Test func storedMessageBumpsUnreadActivityAndChangeLog() throws {
         let f = try StoreFixture()
         let conn = try f.open()
@@ -112,7 +124,8 @@ struct WriterInvariantTests {
         #expect(try rowCounts(conn) == before)
         #expect(try LocalStateRepository.state(of: f.conversationId, on: conn)?.unreadCount == unread)
 
-        // A join request id is a message id too.
+        // A join request id is a message id too (taken on the creator's device).
+        try conn.run("UPDATE conversation SET creatorInboxId = inboxId WHERE id = ?", [.text(f.conversationId)])
         let join = f.message(kind: .joinRequest(inviteId: "aa", secret: "bb", profileName: "New",
                                                 endpoint: "unix:/n", clientId: SecureRandom.uuidV4()),
                              from: MemberEntry(inboxId: StoreFixture.randomHex(32), publicKey: "02" + StoreFixture.randomHex(32),
@@ -124,7 +137,7 @@ struct WriterInvariantTests {
         #expect(try rowCounts(conn) == afterJoin)
     }
 
-    @Test func joinRequestAcceptedFromAnyone() throws {
+    @Test func joinRequestFromAnyoneOnlyOnTheCreatorsDevice() throws {
         let f = try StoreFixture()
         let conn = try f.open()
         let newcomer = MemberEntry(inboxId: StoreFixture.randomHex(32), publicKey: "02" + StoreFixture.randomHex(32),
@@ -132,6 +145,9 @@ struct WriterInvariantTests {
         let join = f.message(kind: .joinRequest(inviteId: "aa", secret: "bb", profileName: "New",
                                                 endpoint: newcomer.endpoint, clientId: newcomer.clientId),
                              from: newcomer, contentType: "sotto/join_request:1.0")
+        // This device is a member, not the creator: nobody here could decide on it.
+        try expectRefused(f, conn, join, code: "unknown_sender")
+        try conn.run("UPDATE conversation SET creatorInboxId = inboxId WHERE id = ?", [.text(f.conversationId)])
         guard case .written(let receipt) = try write(f, conn, join) else { Issue.record("refused"); return }
         #expect(!receipt.isUserVisible)
         let pending = try JoinRequestRepository.pending(conversationId: f.conversationId, on: conn)
@@ -148,7 +164,14 @@ struct WriterInvariantTests {
         let kind = IncomingMessage.Kind.membership(name: "Renamed", members: [f.creator, newcomer])
         // From a genuine member who is not the creator: refused, nothing written.
         try expectRefused(f, conn, f.message(kind: kind, from: f.sender, contentType: "sotto/membership:1.0"),
-                          .unknownSender)
+                          code: "unknown_sender")
+        // From the creator, but dropping the creator (or its key): refused.
+        try expectRefused(f, conn, f.message(kind: .membership(name: "Coup", members: [newcomer]), from: f.creator,
+                                             contentType: "sotto/membership:1.0"), code: "malformed_message")
+        var rekeyed = f.creator
+        rekeyed.publicKey = "02" + StoreFixture.randomHex(32)
+        try expectRefused(f, conn, f.message(kind: .membership(name: "Coup", members: [rekeyed, newcomer]), from: f.creator,
+                                             contentType: "sotto/membership:1.0"), code: "malformed_message")
 
         _ = try write(f, conn, f.message(kind: kind, from: f.creator, contentType: "sotto/membership:1.0"))
         let members = try MemberRepository.members(of: f.conversationId, on: conn)
@@ -163,7 +186,7 @@ struct WriterInvariantTests {
         let f = try StoreFixture()
         let conn = try f.open()
         func explode(_ at: Int64) throws {
-            _ = try write(f, conn, f.message(kind: .explodeSettings(expiresAtMs: at), from: f.sender,
+            _ = try write(f, conn, f.message(kind: .explodeSettings(expiresAtMs: at), from: f.creator,
                                              contentType: "convos.org/explode_settings:1.0"))
         }
         try explode(f.now + 10_000)
@@ -175,6 +198,10 @@ struct WriterInvariantTests {
         // Shown on the timeline, and not counted as unread.
         #expect(try MessageRepository.count(conversationId: f.conversationId, on: conn) == 3)
         #expect(try LocalStateRepository.state(of: f.conversationId, on: conn)?.unreadCount == 0)
+        // From a member who is not the creator: refused, nothing written.
+        try expectRefused(f, conn, f.message(kind: .explodeSettings(expiresAtMs: f.now), from: f.sender,
+                                             contentType: "convos.org/explode_settings:1.0"), code: "unknown_sender")
+        #expect(try ConversationRepository.find(id: f.conversationId, on: conn)?.expiresAt == f.now + 2_000)
     }
 
     @Test func changeAndChangeLogRollBackTogether() throws {

@@ -49,4 +49,60 @@ struct JSONTests {
         #expect(value["a"]?[2]?.isNull == true)
         #expect(value["missing"] == nil)
     }
+
+    // MARK: - Containers beyond the depth limit, skipped (protocol documents)
+
+    func skipping(_ bytes: [UInt8], depth: Int) throws(JSONError) -> JSONValue {
+        try JSONParser.parse(bytes, limits: .init(maxBytes: 1 << 16, maxDepth: depth, beyondMaxDepth: .skip))
+    }
+
+    @Test func deepContainersAreSkippedNotRejected() throws {
+        let deep = "{\"id\":1,\"x\":{\"a\":[{\"b\":[1,\"s\\\"]\",true,null,{}]}]},\"y\":[[]]}"
+        #expect(throws: JSONError.self) { try parse(deep, depth: 2) }
+        let value = try skipping(Array(deep.utf8), depth: 2)
+        #expect(value["id"] == .int(1))
+        #expect(value["x"]?["a"] == .null)
+        #expect(value["y"] == .array([.null]))
+        // 2,000 levels in one value: walked without recursion.
+        let tower = "{\"id\":2,\"t\":" + String(repeating: "[", count: 2000) + String(repeating: "]", count: 2000) + "}"
+        #expect(try skipping(Array(tower.utf8), depth: 8)["id"] == .int(2))
+        for bad in ["{\"x\":[[[1,]]]}", "{\"x\":[[[1]]}", "{\"x\":[[{\"k\" 1}]]}", "{\"x\":[[{1:2}]]}",
+                    "{\"x\":[[\"\\q\"]]}", "{\"x\":[[01]]}", "{\"x\":[[tru]]}", "{\"x\":[[\"\u{1}\"]]}"] {
+            #expect(throws: JSONError.self, "\(bad)") { try skipping(Array(bad.utf8), depth: 2) }
+        }
+    }
+
+    /// Differential: with skipping, a document parses exactly when it parses with no depth
+    /// limit at all (duplicate keys inside skipped containers aside: they are not kept).
+    @Test func skippingAcceptsExactlyWhatAnUnlimitedParseAccepts() throws {
+        var rng = SeededGenerator(state: 0x5077_0dee)
+        let seeds = ["{\"a\":{\"b\":[1,{\"c\":[true,false,null,\"x\\u00e9\",-1.5e3]}],\"d\":{}},\"e\":[[[[]]]]}",
+                     "[[[{\"k\":[{\"k\":[\"v\"]}]}]]]"]
+        var compared = 0
+        for round in 0..<4000 {
+            var bytes = Array(seeds[round % seeds.count].utf8)
+            for _ in 0...Int.random(in: 0...2, using: &rng) {
+                let index = Int.random(in: 0...bytes.count, using: &rng)
+                let pool = Array("{}[]\",:\\ 1e-.tn".utf8)
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0 where index < bytes.count: bytes.remove(at: index)
+                case 1 where index < bytes.count: bytes[index] = pool.randomElement(using: &rng)!
+                default: bytes.insert(pool.randomElement(using: &rng)!, at: index)
+                }
+            }
+            let reference: Bool
+            do {
+                _ = try JSONParser.parse(bytes, limits: .init(maxBytes: 1 << 16, maxDepth: 10_000))
+                reference = true
+            } catch where error.kind == .duplicateKey {
+                continue
+            } catch {
+                reference = false
+            }
+            let skipped = (try? skipping(bytes, depth: 2)) != nil
+            #expect(skipped == reference, "\(String(decoding: bytes, as: UTF8.self))")
+            compared += 1
+        }
+        #expect(compared > 3000)
+    }
 }

@@ -8,11 +8,15 @@ struct NewCommand: ParsableCommand {
     @Option(name: .long, help: "The conversation's name.")
     var name: String?
 
+    @Option(name: .long, help: "The name the members see for you (default: your login name).")
+    var profileName: String?
+
     @OptionGroup var client: ClientOptions
 
     func run() throws {
         var params: [String: Any] = [:]
         if let name { params["name"] = name }
+        if let profileName { params["profileName"] = profileName }
         try client.call("newConversation", params) { result in
             let object = result as? [String: Any] ?? [:]
             return "created conversation \(object["conversationId"] ?? "?")"

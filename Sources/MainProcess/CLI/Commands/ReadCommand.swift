@@ -19,7 +19,7 @@ struct ReadCommand: ParsableCommand {
             let messages = (result as? [String: Any])?["messages"] as? [[String: Any]] ?? []
             if messages.isEmpty { return "no messages" }
             return messages.map { message in
-                let sender = (message["outgoing"] as? Bool ?? false) ? "me" : (message["senderName"] as? String ?? String((message["senderInboxId"] as? String ?? "").prefix(8)))
+                let sender = CLIOutput.sender(message)
                 let time = CLIOutput.time((message["sentAtMs"] as? NSNumber)?.int64Value)
                 let status = (message["deliveryStatus"] as? String).map { " (\($0))" } ?? ""
                 let reference = (message["referenceId"] as? String).map { " ↪ \($0.prefix(8))" } ?? ""

@@ -22,7 +22,11 @@ struct WatchCommand: ParsableCommand {
                     print(CLIOutput.json(event).replacingOccurrences(of: "\n", with: "").replacingOccurrences(of: "  ", with: ""))
                 } else {
                     let conversation = (event["conversationId"] as? String).map { " conversation \($0.prefix(12))" } ?? ""
-                    print("#\(event["seq"] ?? "?") \(event["kind"] ?? "?")\(conversation)")
+                    var line = "#\(event["seq"] ?? "?") \(event["kind"] ?? "?")\(conversation)"
+                    if let text = event["text"] as? String {
+                        line += "  \(CLIOutput.sender(event)): \(text)"
+                    }
+                    print(line)
                 }
                 fflush(nil)
             }

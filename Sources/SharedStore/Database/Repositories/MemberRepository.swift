@@ -23,6 +23,17 @@ public enum MemberRepository {
             .map { row throws(StoreError) in try DBMember(row: row) }
     }
 
+    /// inboxId → profile name, for the members that have a non-empty one.
+    public static func profileNames(of conversationId: String, on conn: SQLiteConnection) throws(StoreError) -> [String: String] {
+        var out: [String: String] = [:]
+        for row in try conn.query("""
+            SELECT inboxId, name FROM member_profile WHERE conversationId = ? AND name IS NOT NULL AND name != ''
+            """, [.text(conversationId)]) {
+            out[try row.string(0)] = try row.string(1)
+        }
+        return out
+    }
+
     public static func profileName(conversationId: String, inboxId: String,
                                    on conn: SQLiteConnection) throws(StoreError) -> String? {
         try conn.queryOne("""

@@ -71,7 +71,14 @@ public struct IncomingMessage: Sendable, Equatable {
 public enum IncomingWriteError: StoreErrorConvertible, Equatable {
     case unknownConversation
     case conversationExpired
+    /// Not a member of the conversation with that key.
     case unknownSender
+    /// A member (or, for a join request, anyone) who may not send this content here; the
+    /// reason names the rule (`SenderRules`). Acked as `unknown_sender`.
+    case notPermitted(String)
+    /// Well-formed content that breaks a rule of the conversation (e.g. a membership that
+    /// drops the creator). Acked as `malformed_message`.
+    case invalidContent(String)
     case store(StoreError)
 
     public init(storeError: StoreError) { self = .store(storeError) }
@@ -81,7 +88,8 @@ public enum IncomingWriteError: StoreErrorConvertible, Equatable {
         switch self {
         case .unknownConversation: return "unknown_conversation"
         case .conversationExpired: return "conversation_expired"
-        case .unknownSender: return "unknown_sender"
+        case .unknownSender, .notPermitted: return "unknown_sender"
+        case .invalidContent: return "malformed_message"
         case .store(.busy): return "busy"
         case .store: return "internal"
         }
@@ -113,6 +121,7 @@ public struct IncomingWriteReceipt: Sendable, Equatable {
     public var seq: Int64
     public var conversationId: String
     public var conversationName: String?
+    public var senderInboxId: String
     public var senderProfileName: String?
     public var muted: Bool
     public var isOpen: Bool

@@ -1,8 +1,9 @@
 /// Stores one verified incoming message, after checking, in order: the conversation belongs to
-/// the recipient inbox and matches the topic; it has not exploded; the id is new (else
-/// `.duplicate`, nothing written); the sender is a member with that exact key (join requests
-/// from anyone; membership only from the creator). Runs in the caller's one transaction;
-/// every refusal throws before anything is written.
+/// the recipient inbox and matches the topic; it has not exploded; the sender may send this
+/// content here (`SenderRules`: a member with that exact key; explode_settings and
+/// membership only from the creator; join requests from anyone, to the creator only); the id
+/// is new (else `.duplicate`, nothing written). Runs in the caller's one transaction; every
+/// refusal throws before anything is written.
 ///
 /// ```swift
 /// let outcome = try conn.immediateTransaction { () throws(IncomingWriteError) in
@@ -22,6 +23,7 @@ public enum IncomingMessageWriter {
         if let expiresAt = conversation.expiresAt, expiresAt <= now {
             throw .conversationExpired
         }
+        try SenderRules.check(m, conversation: conversation, recipientInboxId: recipientInboxId, on: conn)
         let seen = try store { () throws(StoreError) in
             try conn.queryOne("""
                 SELECT 1 FROM message WHERE id = ?1
@@ -29,7 +31,6 @@ public enum IncomingMessageWriter {
                 """, [.text(m.id)])
         }
         if seen != nil { return .duplicate }
-        try checkSender(m, conversation: conversation, on: conn)
 
         // MARK: Effects
         return try store { () throws(StoreError) -> IncomingWriteOutcome in
@@ -84,18 +85,6 @@ public enum IncomingMessageWriter {
 
     // MARK: Helpers
 
-    private static func checkSender(_ m: IncomingMessage, conversation: DBConversation,
-                                    on conn: SQLiteConnection) throws(IncomingWriteError) {
-        if case .joinRequest = m.kind { return }
-        let member = try store { () throws(StoreError) in
-            try MemberRepository.member(conversationId: m.conversationId, inboxId: m.senderInboxId, on: conn)
-        }
-        guard let member, member.publicKey == m.senderPublicKey.lowercased() else { throw .unknownSender }
-        if case .membership = m.kind, m.senderInboxId != conversation.creatorInboxId {
-            throw .unknownSender
-        }
-    }
-
     private static func insertMessage(_ m: IncomingMessage, referenceId: String?, now: Int64,
                                       on conn: SQLiteConnection) throws(StoreError) {
         try conn.run("""
@@ -118,7 +107,7 @@ public enum IncomingMessageWriter {
         guard let row else { throw .sqlite(code: 1, message: "conversation vanished during write") }
         return IncomingWriteReceipt(
             seq: seq, conversationId: conversationId, conversationName: try row.optionalString(0),
-            senderProfileName: try row.optionalString(4), muted: try row.bool(1),
+            senderInboxId: senderInboxId, senderProfileName: try row.optionalString(4), muted: try row.bool(1),
             isOpen: try row.bool(2), unreadCount: try row.int64(3), isUserVisible: visible)
     }
 

@@ -1,0 +1,45 @@
+/// Who may send which content type into a conversation (docs/protocol-rules.md, ADR 0014).
+/// Checked on every device where a push is accepted, before the duplicate check, so a
+/// refused sender learns nothing about what is stored:
+///
+/// | content | who | else |
+/// |---|---|---|
+/// | text, reply, reaction, unknown with fallback | a member, with its key | `unknown_sender` |
+/// | `convos.org/explode_settings:1.0` | the creator | `unknown_sender` |
+/// | `sotto/membership:1.0` | the creator; the list keeps the creator with its key | `unknown_sender` / `malformed_message` |
+/// | `sotto/join_request:1.0` | anyone, sent to the creator's device only | `unknown_sender` |
+///
+/// ```swift
+/// try SenderRules.check(message, conversation: conversation, recipientInboxId: me, on: conn)
+/// ```
+public enum SenderRules {
+    public static func check(_ m: IncomingMessage, conversation: DBConversation, recipientInboxId: String,
+                             on conn: SQLiteConnection) throws(IncomingWriteError) {
+        if case .joinRequest = m.kind {
+            // Only the creator's main process decides on a request; anywhere else it would sit
+            // pending forever and keep the inbox protected.
+            guard recipientInboxId == conversation.creatorInboxId else {
+                throw .notPermitted("a join request goes to the conversation's creator, not to this member")
+            }
+            return
+        }
+        let member: DBMember?
+        do {
+            member = try MemberRepository.member(conversationId: m.conversationId, inboxId: m.senderInboxId, on: conn)
+        } catch {
+            throw .store(error)
+        }
+        guard let member, member.publicKey == m.senderPublicKey.lowercased() else { throw .unknownSender }
+        let isCreator = m.senderInboxId == conversation.creatorInboxId
+        switch m.kind {
+        case .explodeSettings:
+            guard isCreator else { throw .notPermitted("only the conversation's creator may explode it") }
+        case .membership(_, let members):
+            guard isCreator else { throw .notPermitted("only the conversation's creator may change its members") }
+            guard members.contains(where: { $0.inboxId == member.inboxId && $0.publicKey.lowercased() == member.publicKey })
+            else { throw .invalidContent("a membership must list the creator with its key") }
+        case .stored, .joinRequest:
+            break
+        }
+    }
+}
