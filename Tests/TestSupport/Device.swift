@@ -55,6 +55,9 @@ public final class Device: @unchecked Sendable {
 
     // MARK: - Processes
 
+    /// The running daemon's pid (for /proc measurements), nil when it is stopped.
+    public var daemonPID: Int32? { daemon.flatMap { $0.isRunning ? $0.processIdentifier : nil } }
+
     public func startDaemon() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try builtExecutable("sotto"))
