@@ -36,6 +36,7 @@ struct ResourceLimitsTests {
         }
         // The real CLI and a subscriber kept working; everything was given back.
         #expect(report.statusDuring == 0)
+        #expect(report.newDuring == 0, "the daemon had no descriptors left for its own work")
         #expect(report.subscriberNotified)
         #expect(report.connectionsAfter == 2)
         #expect(report.openFilesAfter >= 0 && report.openFilesAfter <= (report.baseline?.openFiles ?? 0) + 16)

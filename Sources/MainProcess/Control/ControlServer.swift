@@ -41,10 +41,14 @@ final class ControlServer: @unchecked Sendable {
     private var nextSerial: UInt64 = 0
     private var chargedBytes = 0
     private var reserveFD: Int32 = -1
+    /// `limits.maxConnections`, lowered for good when the process ran out of descriptors:
+    /// the control socket then leaves `fileLimitHeadroom` of them to the rest of the daemon.
+    private var maxConnections: Int
     private var acceptPausedUntilNs: UInt64?
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
 
     static let acceptBatch = 64
+    static let fileLimitHeadroom = 64
     static let acceptBackoffNs: UInt64 = 100_000_000
 
     private init(path: String, listenFD: Int32, wakeFDs: (Int32, Int32), limits: ControlLimits, stats: ControlStats,
@@ -55,6 +59,7 @@ final class ControlServer: @unchecked Sendable {
         self.limits = limits
         self.stats = stats
         self.handler = handler
+        self.maxConnections = limits.maxConnections
         stats.update { $0.maxConnections = limits.maxConnections }
     }
 
@@ -205,7 +210,7 @@ final class ControlServer: @unchecked Sendable {
                     continue
                 case EMFILE, ENFILE:
                     stats.update { $0.fileLimitHits += 1 }
-                    if evictOldestStranger() { continue }
+                    if lowerMaxConnections() { continue }
                     refuseWithReserve()
                     return
                 default:  // EAGAIN: nobody waiting
@@ -216,7 +221,7 @@ final class ControlServer: @unchecked Sendable {
                 refuse(fd, .refused("permission denied: peer is another user"))
                 continue
             }
-            if connections.count >= limits.maxConnections, !evictOldestStranger() {
+            if connections.count >= maxConnections, !evictOldestStranger() {
                 refuse(fd, .unavailable("daemon busy: \(connections.count) control connections open; try again"))
                 continue
             }
@@ -259,6 +264,21 @@ final class ControlServer: @unchecked Sendable {
             strangers.removeFirst(strangersStart)
             strangersStart = 0
         }
+    }
+
+    /// Out of descriptors: serve fewer connections from now on, leaving the rest of the
+    /// daemon (database, keystore, pushes) room, and evict idle ones down to that. False when
+    /// none could be evicted.
+    private func lowerMaxConnections() -> Bool {
+        let lowered = max(16, connections.count - Self.fileLimitHeadroom)
+        if lowered < maxConnections {
+            DaemonLog.warning("out of file descriptors with \(connections.count) control connections; serving at most \(lowered)")
+            maxConnections = lowered
+            stats.update { $0.maxConnections = lowered }
+        }
+        var evicted = false
+        while connections.count >= maxConnections, evictOldestStranger() { evicted = true }
+        return evicted
     }
 
     /// Out of descriptors with nobody to evict: the reserve one takes the waiting client

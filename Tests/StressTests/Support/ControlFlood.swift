@@ -36,6 +36,8 @@ struct ControlFlood {
         var peakRSSKB: Int64 = 0
         var daemonAliveDuring = false
         var statusDuring: Int32 = -1
+        /// `sotto new` while the flood is held: the daemon still has descriptors for its work.
+        var newDuring: Int32 = -1
         var statusAfter: Int32 = -1
         var subscriberNotified = false
         var controlDuring: [String: Int] = [:]
@@ -52,7 +54,7 @@ struct ControlFlood {
                 + "maxConnections=\(maxConnections) fileLimit=\(daemonFileLimit) "
                 + "threads=\(baseline?.threads ?? -1)->\(peakThreads) rssKB=\(baseline?.rssKB ?? -1)->\(peakRSSKB) "
                 + "control=\(controlDuring.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")) "
-                + "statusDuring=\(statusDuring) statusAfter=\(statusAfter) subscriberNotified=\(subscriberNotified) "
+                + "statusDuring=\(statusDuring) newDuring=\(newDuring) statusAfter=\(statusAfter) subscriberNotified=\(subscriberNotified) "
                 + "daemonExit=\(daemonExit) seconds=\(String(format: "%.1f", seconds)) "
                 + "phases=\(phases.map { String(format: "%.1f", $0) }.joined(separator: "/"))"
         }
@@ -117,6 +119,7 @@ struct ControlFlood {
 
         // While every connection is still held: the real CLI gets its answer.
         report.statusDuring = try cli(["status"]).status
+        report.newDuring = try cli(["new", "--name", "during the flood"]).status
         report.daemonAliveDuring = daemon.isRunning
         Self.notePeak(pid: daemon.pid, in: &report)
 
