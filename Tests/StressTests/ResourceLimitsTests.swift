@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Issue #10: the control socket under thousands of concurrent clients with systemd's
 /// default fd limit. 2,500 connections here; `make stress` opens 10,000.
@@ -45,5 +46,25 @@ struct ResourceLimitsTests {
     }
 
     static let fileLimitCeiling = ControlFlood.fileLimit
+
+    @Test("the daemon raises its soft open-file limit to the hard one (systemd gives 1024 soft)")
+    func raisesSoftFileLimit() async throws {
+        let profile = StressProfile.current
+        let limits = try await onDedicatedThread { () throws -> String in
+            let home = try DaemonHome()
+            let environment = ProcessInfo.processInfo.environment.merging(home.environment) { $1 }
+            let daemon = try LoggedProcess.launch("/usr/bin/prlimit", ["--nofile=1024:4096", try profile.executable("sotto"), "daemon"],
+                                                  environment: environment)
+            defer { if daemon.isRunning { daemon.signal(SIGKILL); _ = daemon.waitForExit() } }
+            guard daemon.waitForLine(containing: "ready:", timeout: 60) else {
+                throw StressFailure("daemon did not start: \(daemon.output.suffix(5))")
+            }
+            let limits = ControlFlood.fileLimitLine(pid: daemon.pid)
+            daemon.signal(SIGTERM)
+            _ = daemon.waitForExit()
+            return limits
+        }
+        #expect(limits == "4096 4096")
+    }
 }
 }
