@@ -30,6 +30,7 @@ final class ControlServer: @unchecked Sendable {
     private let lock = NSLock()
     private var mailbox: [ControlConnection] = []
     private var stopping = false
+    private var started = false
     private let finished = DispatchSemaphore(value: 0)
 
     // The loop thread's alone.
@@ -88,6 +89,9 @@ final class ControlServer: @unchecked Sendable {
     }
 
     func start() {
+        lock.lock()
+        started = true
+        lock.unlock()
         reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         let thread = Thread { [self] in
             run()
@@ -101,9 +105,14 @@ final class ControlServer: @unchecked Sendable {
     func stop() {
         lock.lock()
         stopping = true
+        let running = started
         lock.unlock()
-        wake()
-        finished.wait()
+        if running {
+            wake()
+            finished.wait()
+        } else {
+            shutDown()
+        }
         unlink(path)
     }
 
@@ -392,12 +401,9 @@ final class ControlServer: @unchecked Sendable {
     }
 
     private func finishRequest(_ connection: ControlConnection) {
-        lock.lock()
-        mailbox.append(connection)
-        lock.unlock()
         // `busy` belongs to the loop thread: it is cleared there, in `takeMailbox`.
         connection.noteRequestFinished()
-        wake()
+        post(connection)
     }
 
     /// Closes a connection whose client hung up once nothing is left to do for it.
