@@ -46,6 +46,8 @@ bench: build-release
 # Issue #7: the stress suite with the full profile (50,000 pushes) against release binaries;
 # each part prints one "STRESS <part>:" summary line, then 60 s of libFuzzer per parser
 # (FUZZ_SECONDS=…). The short storm and keystore race run in `make test`.
+# Issue #10: the full soak is an hour of rounds and idle gaps (SOTTO_SOAK_MINUTES=…) and
+# prints each daemon's RSS curve ("STRESS soak-rss").
 stress: build build-release
 	SOTTO_STRESS_PROFILE=full SOTTO_STRESS_BIN=$(CURDIR)/.build/release \
 	  $(SWIFT) test --skip-build --filter StressTests 2>&1 | tee .build/stress.log | grep -E "^STRESS|✘|passed|failed"

@@ -55,6 +55,9 @@ public final class Device: @unchecked Sendable {
 
     // MARK: - Processes
 
+    /// The running daemon's pid (for /proc measurements), nil when it is stopped.
+    public var daemonPID: Int32? { daemon.flatMap { $0.isRunning ? $0.processIdentifier : nil } }
+
     /// `extra` adds to this run of the daemon only (e.g. `SOTTO_CRASH_AT`), not to the CLI.
     public func startDaemon(environment extra: [String: String] = [:]) throws {
         let process = Process()

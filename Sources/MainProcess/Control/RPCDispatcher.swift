@@ -19,6 +19,7 @@ import SharedStore
 /// | `subscribe` | `since?` | `{lastSeq}`, then `change` notifications |
 struct RPCDispatcher: ControlRequestHandler {
     let daemon: DaemonContext
+    var controlStats: ControlStats?
 
     func handle(_ request: JSONRPC.Request, on connection: ControlConnection) async -> String {
         do {
@@ -49,7 +50,9 @@ struct RPCDispatcher: ControlRequestHandler {
         let service = daemon.service
         switch request.method {
         case "status":
-            return await daemon.status()
+            var status = await daemon.status()
+            if let controlStats { status["control"] = controlStats.snapshot() }
+            return status
         case "listConversations":
             return ["conversations": try await service.listConversations().map(\.rpcObject)]
         case "newConversation":

@@ -21,6 +21,7 @@ struct DaemonRunner {
         // Before anything else: a SIGTERM during start-up (or right after READY=1) must mean
         // "stop cleanly", never the default action of dying without STOPPING=1.
         let termination = SignalWaiter.install()
+        let fileLimit = FileDescriptorLimit.raiseSoftToHard()
         umask(0o077)  // the database, its WAL and the sockets are the user's alone
         do {
             try group.create()
@@ -34,6 +35,14 @@ struct DaemonRunner {
             return 75  // EX_TEMPFAIL
         }
         defer { lock.release() }
+
+        let controlLimits: ControlLimits
+        do {
+            controlLimits = try ControlLimits.forFileLimit(fileLimit, environment: environment)
+        } catch {
+            DaemonLog.error("\(error)")
+            return 78  // EX_CONFIG
+        }
 
         let context: DaemonContext
         do {
@@ -51,7 +60,9 @@ struct DaemonRunner {
             events = try EventsSocketListener.bind(path: runtime.eventsSocketPath) { _ in
                 Task { await feed.catchUp() }
             }
-            control = try ControlServer.listen(path: runtime.controlSocketPath, handler: RPCDispatcher(daemon: context))
+            let controlStats = ControlStats()
+            control = try ControlServer.listen(path: runtime.controlSocketPath, limits: controlLimits, stats: controlStats,
+                                               handler: RPCDispatcher(daemon: context, controlStats: controlStats))
         } catch {
             DaemonLog.error("cannot open sockets: \(error)")
             return 71
@@ -85,7 +96,8 @@ struct DaemonRunner {
         }
 
         notifier.ready(status: await context.statusLine())
-        DaemonLog.info("ready: group \(group.path), control \(runtime.controlSocketPath)")
+        DaemonLog.info("ready: group \(group.path), control \(runtime.controlSocketPath) "
+                       + "(at most \(controlLimits.maxConnections) clients; \(fileLimit) open files)")
 
         let signal = await termination.wait()
         DaemonLog.info("received \(signal), stopping")

@@ -1,8 +1,15 @@
 import SharedStore
+import Synchronization
 
 /// What a background worker sleeps on between passes: woken at once by `wake()`, or when its
 /// next deadline comes, whichever is first; wakes that arrive while it works coalesce into
 /// one. The outbox sender and the expired-conversations worker each own one.
+///
+/// Only `wake()` leaves a wake pending for the next sleep. A deadline ends the one sleep it
+/// was set for and nothing else: each sleep has a serial number, and a timer that fires
+/// after its sleep already ended finds another serial and does nothing. (The first version
+/// let a cancelled timer's wake leak into the next sleep, which then returned at once, and
+/// so on forever: a core spun and memory grew after the first send, issue #10.)
 ///
 /// ```swift
 /// let signal = WakeSignal()
@@ -12,33 +19,86 @@ import SharedStore
 /// }
 /// // elsewhere: signal.wake()
 /// ```
-final class WakeSignal: @unchecked Sendable {
-    private let continuation: AsyncStream<Void>.Continuation
-    /// Only the worker's own loop calls `sleep`, one call at a time, so the iterator is never
-    /// used concurrently (the reason this class may be `@unchecked Sendable`).
-    private var iterator: AsyncStream<Void>.Iterator
-
-    init() {
-        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        self.continuation = continuation
-        self.iterator = stream.makeAsyncIterator()
+final class WakeSignal: Sendable {
+    private struct State {
+        var wakePending = false
+        var finished = false
+        var serial: UInt64 = 0
+        var sleeper: CheckedContinuation<Void, Never>?
+        var timer: Task<Void, Never>?
     }
 
-    func wake() { continuation.yield() }
+    private let state = Mutex(State())
+
+    init() {}
+
+    /// Ends the current sleep, or the next one if none is running.
+    func wake() {
+        endSleep { state in
+            if state.sleeper == nil { state.wakePending = true }
+        }
+    }
 
     /// Ends every current and future sleep at once.
-    func finish() { continuation.finish() }
+    func finish() {
+        endSleep { state in state.finished = true }
+    }
 
     /// Sleeps until woken or until `deadlineMs` (Unix ms), at most `atMostMs` and at least
-    /// `atLeastMs` from now.
+    /// `atLeastMs` from now. Returns at once after `finish()`, and when the calling task is
+    /// cancelled.
     func sleep(until deadlineMs: Int64?, atMostMs: Int64, atLeastMs: Int64 = 0) async {
-        let waitMs = deadlineMs.map { max(atLeastMs, min($0 - WallClock.nowMs(), atMostMs)) } ?? atMostMs
-        let continuation = self.continuation
-        let timer = Task {
-            try? await Task.sleep(for: .milliseconds(waitMs))
-            continuation.yield()
+        let waitMs = max(0, deadlineMs.map { max(atLeastMs, min($0 - WallClock.nowMs(), atMostMs)) } ?? atMostMs)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let serial: UInt64? = state.withLock { state in
+                    if state.finished || state.wakePending || Task.isCancelled {
+                        state.wakePending = false
+                        return nil
+                    }
+                    state.serial &+= 1
+                    state.sleeper = continuation
+                    return state.serial
+                }
+                guard let serial else { return continuation.resume() }
+                let timer = Task { [weak self] in
+                    // Cancelled means the sleep already ended: nothing to do.
+                    guard (try? await Task.sleep(for: .milliseconds(waitMs))) != nil else { return }
+                    self?.deadlinePassed(serial)
+                }
+                let stale = state.withLock { state in
+                    guard state.serial == serial, state.sleeper != nil else { return true }
+                    state.timer = timer
+                    return false
+                }
+                if stale { timer.cancel() }
+            }
+        } onCancel: {
+            endSleep { _ in }
         }
-        _ = await iterator.next()
-        timer.cancel()
+    }
+
+    private func deadlinePassed(_ serial: UInt64) {
+        let sleeper = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.serial == serial else { return nil }
+            state.timer = nil
+            defer { state.sleeper = nil }
+            return state.sleeper
+        }
+        sleeper?.resume()
+    }
+
+    /// Applies `change`, then ends the running sleep (if any) and cancels its timer.
+    private func endSleep(_ change: (inout State) -> Void) {
+        let (sleeper, timer) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
+            change(&state)
+            defer {
+                state.sleeper = nil
+                state.timer = nil
+            }
+            return (state.sleeper, state.timer)
+        }
+        timer?.cancel()
+        sleeper?.resume()
     }
 }
