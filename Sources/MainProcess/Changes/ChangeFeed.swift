@@ -53,16 +53,47 @@ actor ChangeFeed {
         }
     }
 
+    /// Changes the replay could not read (a damaged page of change_log): reported to the
+    /// subscriber instead of skipped in silence.
+    struct Gap: Sendable, Equatable {
+        /// The last change delivered before the gap, and the first delivered after it (nil
+        /// when nothing after it could be read).
+        let afterSeq: Int64
+        let resumedAtSeq: Int64?
+        let reason: String
+
+        var rpcObject: [String: Any] {
+            var object: [String: Any] = ["afterSeq": afterSeq, "reason": reason]
+            if let resumedAtSeq { object["resumedAtSeq"] = resumedAtSeq }
+            return object
+        }
+    }
+
     /// A stream of changes with `seq > since` (all of change_log that is still kept), then
-    /// every new change as it is committed. `since == nil`: live changes only.
-    func subscribe(since: Int64?) -> (id: UUID, stream: AsyncStream<DBChange>) {
+    /// every new change as it is committed. `since == nil`: live changes only. A replay that
+    /// meets a damaged page reads on from the newest change downwards, so only the damaged
+    /// page's changes are missing, and says where they are (`gap`).
+    func subscribe(since: Int64?) -> (id: UUID, stream: AsyncStream<DBChange>, gap: Gap?) {
         let (stream, continuation) = AsyncStream<DBChange>.makeStream(bufferingPolicy: .bufferingOldest(Self.subscriberBuffer))
+        var gap: Gap?
         if let since, since < lastSeq {
             var cursor = since
             while cursor < lastSeq {
                 let from = cursor
-                guard let batch = try? database.read({ conn in try ChangeLogRepository.since(seq: from, limit: Self.batchSize, on: conn) }),
-                      !batch.isEmpty else { break }
+                let batch: [DBChange]
+                do {
+                    batch = try database.read { conn in try ChangeLogRepository.since(seq: from, limit: Self.batchSize, on: conn) }
+                } catch {
+                    let upTo = lastSeq
+                    let tail = (try? database.read { conn in ChangeLogRepository.readableTail(after: from, upTo: upTo, on: conn) })
+                    let readable = tail?.changes ?? []
+                    gap = Gap(afterSeq: from, resumedAtSeq: readable.first?.seq, reason: "\(error)")
+                    DaemonLog.error("change feed replay: changes after #\(from)"
+                                    + (readable.first.map { " up to #\($0.seq - 1)" } ?? "") + " cannot be read: \(error)")
+                    for change in readable { continuation.yield(change) }
+                    break
+                }
+                guard !batch.isEmpty else { break }
                 for change in batch where change.seq <= lastSeq {
                     continuation.yield(change)
                 }
@@ -74,22 +105,23 @@ actor ChangeFeed {
         continuation.onTermination = { [weak self] _ in
             Task { await self?.unsubscribe(id) }
         }
-        return (id, stream)
+        return (id, stream, gap)
     }
 
     /// Streams changes to a control-socket client as `change` notifications until it
-    /// disconnects. Returns the seq the feed is at (replayed changes are up to it).
-    func subscribe(connection: ControlConnection, since: Int64?) -> Int64 {
+    /// disconnects. Returns the seq the feed is at (replayed changes are up to it) and the
+    /// gap the replay met, if any.
+    func subscribe(connection: ControlConnection, since: Int64?) -> (lastSeq: Int64, gap: Gap?) {
         let key = ObjectIdentifier(connection)
         if let previous = connectionSubscriptions[key] { unsubscribe(previous) }
-        let (id, stream) = subscribe(since: since)
+        let (id, stream, gap) = subscribe(since: since)
         connectionSubscriptions[key] = id
         Task.detached {
             for await change in stream {
                 guard connection.send(JSONRPC.notificationLine(method: "change", params: change.rpcObject)) else { break }
             }
         }
-        return lastSeq
+        return (lastSeq, gap)
     }
 
     func unsubscribe(connection key: ObjectIdentifier) {

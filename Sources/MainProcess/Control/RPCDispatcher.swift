@@ -16,7 +16,7 @@ import SharedStore
 /// | `joinConversation` | `code`, `profileName?` | `{conversationId, state, name?}` |
 /// | `react` | `conversation`, `message`, `emoji`, `remove?` | `{messageId, recipients}` |
 /// | `explode` | `conversation`, `atMs?` | `{conversationId, expiresAtMs, deleted, delivered, undelivered}` |
-/// | `subscribe` | `since?` | `{lastSeq}`, then `change` notifications |
+/// | `subscribe` | `since?` | `{lastSeq, gap?}`, then `change` notifications (`gap`: changes the replay could not read) |
 struct RPCDispatcher: ControlRequestHandler {
     let daemon: DaemonContext
 
@@ -34,6 +34,18 @@ struct RPCDispatcher: ControlRequestHandler {
             }
         } catch let error as KeystoreError {
             return JSONRPC.errorLine(id: request.id, .unavailable("keystore: \(error)"))
+        } catch let error as StoreError {
+            // Said plainly, with what to do: "disk full: …", "the database at … is damaged (…); stop sotto, …".
+            DaemonLog.warning("\(request.method) failed: \(error)")
+            switch error {
+            case .corrupt(let code, let message):
+                let cause = "\(SQLiteResultCode.name(code)): \(message)"
+                return JSONRPC.errorLine(id: request.id, .unavailable(DatabaseDamage.message(group: daemon.group, cause: cause)))
+            case .diskFull:
+                return JSONRPC.errorLine(id: request.id, .unavailable("\(error); free space on the file system holding \(daemon.group.path)"))
+            default:
+                return JSONRPC.errorLine(id: request.id, .unavailable("\(error)"))
+            }
         } catch {
             DaemonLog.warning("\(request.method) failed: \(type(of: error))")
             return JSONRPC.errorLine(id: request.id, .internalError(String(describing: type(of: error))))
@@ -92,8 +104,14 @@ struct RPCDispatcher: ControlRequestHandler {
         case "subscribe":
             let since = try request.optionalInt("since")
             if let since, since < 0 { throw JSONRPC.ErrorObject.invalidParams("'since' must be ≥ 0") }
-            let lastSeq = await daemon.feed.subscribe(connection: connection, since: since)
-            return ["lastSeq": lastSeq]
+            let (lastSeq, gap) = await daemon.feed.subscribe(connection: connection, since: since)
+            var result: [String: Any] = ["lastSeq": lastSeq]
+            if let gap {
+                var object = gap.rpcObject
+                object["remedy"] = DatabaseDamage.remedy(group: daemon.group)
+                result["gap"] = object
+            }
+            return result
         default:
             throw JSONRPC.ErrorObject.methodNotFound(request.method)
         }

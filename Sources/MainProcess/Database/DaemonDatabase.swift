@@ -74,7 +74,15 @@ public final class DaemonDatabase: Sendable {
     /// ``storeError(_:)``, and damage met at run time is recorded and logged once, so the
     /// workers stop acking pushes into this file (docs/adr/0018).
     private func mapped(_ error: any Error) -> any Error {
-        let error = Self.storeError(error)
+        var error = Self.storeError(error)
+        // A writer's own error type carrying damage or a full disk: surface the StoreError,
+        // so callers and the control socket say what it is.
+        if let carried = (error as? any StoreErrorConvertible)?.underlyingStoreError {
+            switch carried {
+            case .corrupt, .diskFull: error = carried
+            default: break
+            }
+        }
         if case StoreError.corrupt(let code, let message) = error, !damageMarker.isPresent {
             let cause = "\(SQLiteResultCode.name(code)) met at run time: \(message)"
             damageMarker.mark(cause)

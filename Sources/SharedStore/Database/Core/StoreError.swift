@@ -90,8 +90,16 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
 /// ```
 public protocol StoreErrorConvertible: Error {
     init(storeError: StoreError)
+    /// The ``StoreError`` this error carries, if it is one (so damage and a full disk are
+    /// recognised whichever writer met them).
+    var underlyingStoreError: StoreError? { get }
+}
+
+extension StoreErrorConvertible {
+    public var underlyingStoreError: StoreError? { nil }
 }
 
 extension StoreError: StoreErrorConvertible {
     public init(storeError: StoreError) { self = storeError }
+    public var underlyingStoreError: StoreError? { self }
 }

@@ -14,13 +14,9 @@ public enum DatabaseDamage {
     /// What to do: stop, back up, rebuild (or restore), start again.
     public static func remedy(group: GroupDirectory) -> String {
         let dir = group.path
-        let db = group.databasePath
         return "stop sotto (systemctl --user stop sotto.service sotto-push.socket), back up the group directory "
-            + "(cp -a \(dir) \(dir).bak), then rebuild the database: "
-            + "sqlite3 \(db) .recover | sqlite3 \(dir)/recovered.sqlite && "
-            + "rm -f \(db)-wal \(db)-shm && mv \(dir)/recovered.sqlite \(db) "
-            + "(or restore shared.sqlite from a backup), and start sotto again: it checks the file and removes "
-            + "\(db).damaged once the file is sound. Until then pushes are refused with a retryable error, "
-            + "so senders keep them and nothing acked is lost"
+            + "(cp -a \(dir) \(dir).bak), run `sotto repair --group-dir \(dir)` (it rebuilds the database from every row "
+            + "that can still be read and keeps the damaged file), or restore shared.sqlite from a backup, then start "
+            + "sotto again. Until then pushes are refused with a retryable error, so their senders keep them"
     }
 }
