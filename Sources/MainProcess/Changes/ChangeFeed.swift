@@ -84,13 +84,7 @@ actor ChangeFeed {
                 do {
                     batch = try database.read { conn in try ChangeLogRepository.since(seq: from, limit: Self.batchSize, on: conn) }
                 } catch {
-                    let upTo = lastSeq
-                    let tail = (try? database.read { conn in ChangeLogRepository.readableTail(after: from, upTo: upTo, on: conn) })
-                    let readable = tail?.changes ?? []
-                    gap = Gap(afterSeq: from, resumedAtSeq: readable.first?.seq, reason: "\(error)")
-                    DaemonLog.error("change feed replay: changes after #\(from)"
-                                    + (readable.first.map { " up to #\($0.seq - 1)" } ?? "") + " cannot be read: \(error)")
-                    for change in readable { continuation.yield(change) }
+                    gap = replayAroundDamage(after: from, upTo: lastSeq, error: error, into: continuation)
                     break
                 }
                 guard !batch.isEmpty else { break }
@@ -106,6 +100,21 @@ actor ChangeFeed {
             Task { await self?.unsubscribe(id) }
         }
         return (id, stream, gap)
+    }
+
+    /// Reads on, on a connection of its own (GRDB fails a read whose transaction met damage,
+    /// even for the rows read before it): forward up to the damaged page, then backward from
+    /// the newest change down to it. Yields what it read; returns where the gap is.
+    private func replayAroundDamage(after from: Int64, upTo: Int64, error: any Error,
+                                    into continuation: AsyncStream<DBChange>.Continuation) -> Gap {
+        let conn = try? StoreConnection.open(path: database.path, profile: .worker)
+        let head = conn.map { ChangeLogRepository.readable(after: from, upTo: upTo, newestFirst: false, on: $0).changes } ?? []
+        let gapStart = head.last?.seq ?? from
+        let tail = conn.map { ChangeLogRepository.readable(after: gapStart, upTo: upTo, newestFirst: true, on: $0).changes } ?? []
+        for change in head + tail { continuation.yield(change) }
+        DaemonLog.error("change feed replay: changes after #\(gapStart)" + (tail.first.map { " before #\($0.seq)" } ?? "")
+                        + " cannot be read: \(error)")
+        return Gap(afterSeq: gapStart, resumedAtSeq: tail.first?.seq, reason: "\(error)")
     }
 
     /// Streams changes to a control-socket client as `change` notifications until it

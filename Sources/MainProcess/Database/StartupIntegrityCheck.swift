@@ -66,8 +66,29 @@ enum StartupIntegrityCheck {
             }
             rest = rest[range.upperBound...]
         }
+        if names.isEmpty { names = damagedTables(on: conn).map { "table \($0)" } }
         guard !names.isEmpty else { return cause }
         return "SQLITE_CORRUPT in " + names.joined(separator: ", ") + "; " + cause
+    }
+}
+
+extension StartupIntegrityCheck {
+    /// When quick_check stops with an error instead of naming a b-tree, each table (with its
+    /// indexes) is checked on its own to say which ones are hit. Runs only on a damaged file.
+    static func damagedTables(on conn: StoreConnection) -> [String] {
+        guard let tables = try? conn.query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        else { return [] }
+        return tables.compactMap { row -> String? in
+            guard let name = try? row.string(0) else { return nil }
+            do {
+                let check = try conn.prepare("PRAGMA quick_check(\"\(name.replacingOccurrences(of: "\"", with: "\"\""))\")")
+                var lines: [String] = []
+                while try check.step() { lines.append(check.string(0)) }
+                return lines == ["ok"] ? nil : name
+            } catch {
+                return name
+            }
+        }
     }
 }
 
