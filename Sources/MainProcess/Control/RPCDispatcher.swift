@@ -34,6 +34,8 @@ struct RPCDispatcher: ControlRequestHandler {
             }
         } catch let error as KeystoreError {
             return JSONRPC.errorLine(id: request.id, .unavailable("keystore: \(error)"))
+        } catch InboxLifecycleError.activationFailed(let inboxId, let errorType) {
+            return JSONRPC.errorLine(id: request.id, .unavailable(activationFailure(inboxId: inboxId, errorType: errorType)))
         } catch let error as StoreError {
             // Said plainly, with what to do: "disk full: …", "the database at … is damaged (…); stop sotto, …".
             DaemonLog.warning("\(request.method) failed: \(error)")
@@ -50,6 +52,16 @@ struct RPCDispatcher: ControlRequestHandler {
             DaemonLog.warning("\(request.method) failed: \(type(of: error))")
             return JSONRPC.errorLine(id: request.id, .internalError(String(describing: type(of: error))))
         }
+    }
+
+    /// Which identity could not be opened, by clientId, and what to do; else the plain fact.
+    private func activationFailure(inboxId: String, errorType: String) -> String {
+        let clientId = try? daemon.database.read { conn in try InboxRepository.find(inboxId: inboxId, on: conn)?.clientId }
+        if let clientId = clientId ?? nil, let damaged = daemon.damagedIdentities.first(where: { $0.clientId == clientId }) {
+            return "the identity of this conversation (clientId \(clientId)) cannot be opened (\(damaged.reason)); restore "
+                + "\(daemon.keystore.directory)/\(clientId).identity from a backup and restart sotto"
+        }
+        return "inbox \(inboxId) could not be opened (\(errorType)); see the daemon's log"
     }
 
     func connectionClosed(_ connection: ControlConnection) {

@@ -95,6 +95,7 @@ struct DamageTests {
             #expect(watch.contains("damaged"))
             #expect(watch.contains("#\(latest) "), "the changes after the damaged page were not replayed:\n\(watch)\n\(daemon.log)")
             #expect(FileManager.default.fileExists(atPath: home.databasePath + ".damaged"))
+            #expect(try runCLI(["status"], home: home).stdout.contains("DAMAGED: the database at \(home.databasePath) is damaged"))
         }
     }
 }

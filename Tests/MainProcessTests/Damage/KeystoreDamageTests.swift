@@ -76,6 +76,9 @@ extension DamageTests {
             #expect(stored.ack["ok"] as? Bool == true, "\(stored)")
             let messages = try daemon.result("readMessages", ["conversation": other])["messages"] as? [[String: Any]] ?? []
             #expect(messages.contains { $0["text"] as? String == "still here" })
+            // Opening the damaged one says which identity and what to do.
+            let read = try runCLI(["read", seeded.conversationId], home: home)
+            #expect(read.status != 0 && read.stderr.contains("clientId \(damagedClientId)) cannot be opened"), "\(read)")
             // The damaged one's pushes are refused for a retry (its file may be restored), not acked.
             DamageHarness.expectRefusedRetryable(try DamageHarness.push(try seeded.remote.push("x"), home: home))
         }
