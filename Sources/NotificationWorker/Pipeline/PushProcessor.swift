@@ -50,10 +50,6 @@ final class PushProcessor {
     }
 
     func handle(payload: [UInt8]) -> PushOutcome {
-        if let problem = directoryProblem {
-            WorkerLog.error("push refused: \(problem)")
-            return .rejected(.internal, "the device's data directory is not private; not stored, retry later")
-        }
         let opened: OpenedPush
         do {
             // The keystore is opened only once the payload has decoded: garbage costs no I/O.
@@ -67,7 +63,13 @@ final class PushProcessor {
 
         let messageId = opened.message.id
         let outcome: IncomingWriteOutcome
-        // One lstat (~1 µs): never ack a push into a file known to be damaged.
+        // After authentication, so only a member learns why: never ack a push into a group
+        // directory open to others (one lstat per process) or a file known to be damaged (one
+        // lstat per push, a few µs: docs/adr/0018, 0019).
+        if let problem = directoryProblem {
+            WorkerLog.error("push refused: \(problem)")
+            return .rejected(.internal, "the device's data directory is not private; not stored, retry later")
+        }
         if damage.isPresent {
             WorkerLog.error("push refused: " + DatabaseDamage.message(group: group, cause: damage.reason() ?? "marked damaged"))
             return .rejected(.internal, "the device's database is damaged; not stored, retry later")
