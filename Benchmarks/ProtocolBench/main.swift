@@ -128,8 +128,14 @@ do {
     }
     print("membership (\(members.count) fit)".padding(24), String(Int(membershipNs)).leftPadding(10), "ns/op")
 }
+// Damage checks the worker adds to every push (docs/adr/0018, 0019): two lstat calls.
+let group = GroupDirectory(path: path)
+let marker = DamageMarker(databasePath: group.databasePath)
+measure("damage marker lstat", iterations * 10) { _ in sink &+= marker.isPresent ? 1 : 0 }
+measure("group directory verify", iterations * 10) { _ in sink &+= (try? group.verify()) == nil ? 1 : 0 }
 try keystore.delete(inboxId: recipient.inboxId)
 _ = unlink(path + "/keystore/master.key")
 _ = rmdir(path + "/keystore")
 _ = rmdir(path)
 if sink == 42 { print("") }   // keep results observable
+try QuickCheckBench.run()

@@ -1,12 +1,19 @@
 import Glibc
 
-/// Why a private directory could not be made or trusted.
-public enum DirectoryError: Error, Equatable, Sendable {
+/// Why a private directory could not be made or trusted. The description says what to do.
+public enum DirectoryError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No candidate: neither the explicit path nor any environment variable gave one.
     case unresolved
     /// It exists but is a symlink, not a directory, or open to group/other.
     case unsafe(String)
     case io(String)
+
+    public var description: String {
+        switch self {
+        case .unresolved: return "no directory: set SOTTO_GROUP_DIR, XDG_DATA_HOME or HOME"
+        case .unsafe(let reason), .io(let reason): return reason
+        }
+    }
 }
 
 /// Where the shared database and keystore live: `--group-dir` > `SOTTO_GROUP_DIR` >
@@ -44,6 +51,18 @@ public struct GroupDirectory: Sendable, Equatable {
     /// Creates the directory 0700 if missing (parents too, also 0700), else checks it is safe.
     public func create() throws(DirectoryError) {
         try PrivateDirectory.create(path)
+    }
+
+    /// The check `create()` makes, without creating anything: the worker's side of the one
+    /// rule (docs/adr/0019). One `lstat`. A missing directory passes here (opening the
+    /// database then fails as it always did).
+    public func verify() throws(DirectoryError) {
+        var st = stat()
+        guard lstat(path, &st) == 0 else {
+            if errno == ENOENT { return }
+            throw .io("cannot inspect \(path): errno \(errno)")
+        }
+        try PrivateDirectory.check(path, st)
     }
 }
 
@@ -116,11 +135,16 @@ enum PrivateDirectory {
         try check(path, st)
     }
 
-    private static func check(_ path: String, _ st: stat) throws(DirectoryError) {
+    /// The one rule for the daemon and the worker (docs/adr/0019): a real directory, ours,
+    /// mode 0700. Anything else is refused, with the command that fixes it.
+    static func check(_ path: String, _ st: stat) throws(DirectoryError) {
         let type = st.st_mode & S_IFMT
-        if type == S_IFLNK { throw .unsafe("\(path) is a symlink") }
+        if type == S_IFLNK { throw .unsafe("\(path) is a symlink; sotto keeps its data in a real directory: point SOTTO_GROUP_DIR at the target instead") }
         guard type == S_IFDIR else { throw .unsafe("\(path) is not a directory") }
-        guard st.st_mode & 0o077 == 0 else { throw .unsafe("\(path) is accessible to group or others") }
-        guard st.st_uid == geteuid() else { throw .unsafe("\(path) belongs to another user") }
+        guard st.st_uid == geteuid() else { throw .unsafe("\(path) belongs to another user (uid \(st.st_uid)); sotto uses only a directory of its own user") }
+        guard st.st_mode & 0o077 == 0 else {
+            let mode = String(st.st_mode & 0o777, radix: 8)
+            throw .unsafe("\(path) is accessible to group or others (mode 0\(mode)); sotto keeps it private: run chmod 700 \(path)")
+        }
     }
 }

@@ -53,16 +53,41 @@ actor ChangeFeed {
         }
     }
 
+    /// Changes the replay could not read (a damaged page of change_log): reported to the
+    /// subscriber instead of skipped in silence.
+    struct Gap: Sendable, Equatable {
+        /// The last change delivered before the gap, and the first delivered after it (nil
+        /// when nothing after it could be read).
+        let afterSeq: Int64
+        let resumedAtSeq: Int64?
+        let reason: String
+
+        var rpcObject: [String: Any] {
+            var object: [String: Any] = ["afterSeq": afterSeq, "reason": reason]
+            if let resumedAtSeq { object["resumedAtSeq"] = resumedAtSeq }
+            return object
+        }
+    }
+
     /// A stream of changes with `seq > since` (all of change_log that is still kept), then
-    /// every new change as it is committed. `since == nil`: live changes only.
-    func subscribe(since: Int64?) -> (id: UUID, stream: AsyncStream<DBChange>) {
+    /// every new change as it is committed. `since == nil`: live changes only. A replay that
+    /// meets a damaged page reads on from the newest change downwards, so only the damaged
+    /// page's changes are missing, and says where they are (`gap`).
+    func subscribe(since: Int64?) -> (id: UUID, stream: AsyncStream<DBChange>, gap: Gap?) {
         let (stream, continuation) = AsyncStream<DBChange>.makeStream(bufferingPolicy: .bufferingOldest(Self.subscriberBuffer))
+        var gap: Gap?
         if let since, since < lastSeq {
             var cursor = since
             while cursor < lastSeq {
                 let from = cursor
-                guard let batch = try? database.read({ conn in try ChangeLogRepository.since(seq: from, limit: Self.batchSize, on: conn) }),
-                      !batch.isEmpty else { break }
+                let batch: [DBChange]
+                do {
+                    batch = try database.read { conn in try ChangeLogRepository.since(seq: from, limit: Self.batchSize, on: conn) }
+                } catch {
+                    gap = replayAroundDamage(after: from, upTo: lastSeq, error: error, into: continuation)
+                    break
+                }
+                guard !batch.isEmpty else { break }
                 for change in batch where change.seq <= lastSeq {
                     continuation.yield(change)
                 }
@@ -74,15 +99,31 @@ actor ChangeFeed {
         continuation.onTermination = { [weak self] _ in
             Task { await self?.unsubscribe(id) }
         }
-        return (id, stream)
+        return (id, stream, gap)
+    }
+
+    /// Reads on, on a connection of its own (GRDB fails a read whose transaction met damage,
+    /// even for the rows read before it): forward up to the damaged page, then backward from
+    /// the newest change down to it. Yields what it read; returns where the gap is.
+    private func replayAroundDamage(after from: Int64, upTo: Int64, error: any Error,
+                                    into continuation: AsyncStream<DBChange>.Continuation) -> Gap {
+        let conn = try? StoreConnection.open(path: database.path, profile: .worker)
+        let head = conn.map { ChangeLogRepository.readable(after: from, upTo: upTo, newestFirst: false, on: $0).changes } ?? []
+        let gapStart = head.last?.seq ?? from
+        let tail = conn.map { ChangeLogRepository.readable(after: gapStart, upTo: upTo, newestFirst: true, on: $0).changes } ?? []
+        for change in head + tail { continuation.yield(change) }
+        DaemonLog.error("change feed replay: changes after #\(gapStart)" + (tail.first.map { " before #\($0.seq)" } ?? "")
+                        + " cannot be read: \(error)")
+        return Gap(afterSeq: gapStart, resumedAtSeq: tail.first?.seq, reason: "\(error)")
     }
 
     /// Streams changes to a control-socket client as `change` notifications until it
-    /// disconnects. Returns the seq the feed is at (replayed changes are up to it).
-    func subscribe(connection: ControlConnection, since: Int64?) -> Int64 {
+    /// disconnects. Returns the seq the feed is at (replayed changes are up to it) and the
+    /// gap the replay met, if any.
+    func subscribe(connection: ControlConnection, since: Int64?) -> (lastSeq: Int64, gap: Gap?) {
         let key = ObjectIdentifier(connection)
         if let previous = connectionSubscriptions[key] { unsubscribe(previous) }
-        let (id, stream) = subscribe(since: since)
+        let (id, stream, gap) = subscribe(since: since)
         connectionSubscriptions[key] = id
         let database = self.database
         Task.detached {
@@ -91,7 +132,7 @@ actor ChangeFeed {
                 guard connection.send(JSONRPC.notificationLine(method: "change", params: params)) else { break }
             }
         }
-        return lastSeq
+        return (lastSeq, gap)
     }
 
     /// A `change` notification's params; a new message also carries what `sotto watch`

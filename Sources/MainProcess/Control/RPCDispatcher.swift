@@ -16,7 +16,7 @@ import SharedStore
 /// | `joinConversation` | `code`, `profileName?` | `{conversationId, state, name?}` |
 /// | `react` | `conversation`, `message`, `emoji`, `remove?` | `{messageId, recipients}` |
 /// | `explode` | `conversation`, `atMs?` | `{conversationId, expiresAtMs, deleted, delivered, undelivered}` |
-/// | `subscribe` | `since?` | `{lastSeq}`, then `change` notifications |
+/// | `subscribe` | `since?` | `{lastSeq, gap?}`, then `change` notifications (`gap`: changes the replay could not read) |
 struct RPCDispatcher: ControlRequestHandler {
     let daemon: DaemonContext
     var controlStats: ControlStats?
@@ -35,10 +35,34 @@ struct RPCDispatcher: ControlRequestHandler {
             }
         } catch let error as KeystoreError {
             return JSONRPC.errorLine(id: request.id, .unavailable("keystore: \(error)"))
+        } catch InboxLifecycleError.activationFailed(let inboxId, let errorType) {
+            return JSONRPC.errorLine(id: request.id, .unavailable(activationFailure(inboxId: inboxId, errorType: errorType)))
+        } catch let error as StoreError {
+            // Said plainly, with what to do: "disk full: …", "the database at … is damaged (…); stop sotto, …".
+            DaemonLog.warning("\(request.method) failed: \(error)")
+            switch error {
+            case .corrupt(let code, let message):
+                let cause = "\(SQLiteResultCode.name(code)): \(message)"
+                return JSONRPC.errorLine(id: request.id, .unavailable(DatabaseDamage.message(group: daemon.group, cause: cause)))
+            case .diskFull:
+                return JSONRPC.errorLine(id: request.id, .unavailable("\(error); free space on the file system holding \(daemon.group.path)"))
+            default:
+                return JSONRPC.errorLine(id: request.id, .unavailable("\(error)"))
+            }
         } catch {
             DaemonLog.warning("\(request.method) failed: \(type(of: error))")
             return JSONRPC.errorLine(id: request.id, .internalError(String(describing: type(of: error))))
         }
+    }
+
+    /// Which identity could not be opened, by clientId, and what to do; else the plain fact.
+    private func activationFailure(inboxId: String, errorType: String) -> String {
+        let clientId = try? daemon.database.read { conn in try InboxRepository.find(inboxId: inboxId, on: conn)?.clientId }
+        if let clientId = clientId ?? nil, let damaged = daemon.damagedIdentities.first(where: { $0.clientId == clientId }) {
+            return "the identity of this conversation (clientId \(clientId)) cannot be opened (\(damaged.reason)); restore "
+                + "\(daemon.keystore.directory)/\(clientId).identity from a backup and restart sotto"
+        }
+        return "inbox \(inboxId) could not be opened (\(errorType)); see the daemon's log"
     }
 
     func connectionClosed(_ connection: ControlConnection) {
@@ -100,8 +124,14 @@ struct RPCDispatcher: ControlRequestHandler {
         case "subscribe":
             let since = try request.optionalInt("since")
             if let since, since < 0 { throw JSONRPC.ErrorObject.invalidParams("'since' must be ≥ 0") }
-            let lastSeq = await daemon.feed.subscribe(connection: connection, since: since)
-            return ["lastSeq": lastSeq]
+            let (lastSeq, gap) = await daemon.feed.subscribe(connection: connection, since: since)
+            var result: [String: Any] = ["lastSeq": lastSeq]
+            if let gap {
+                var object = gap.rpcObject
+                object["remedy"] = DatabaseDamage.remedy(group: daemon.group)
+                result["gap"] = object
+            }
+            return result
         default:
             throw JSONRPC.ErrorObject.methodNotFound(request.method)
         }

@@ -26,6 +26,7 @@ public final class DaemonDatabase: Sendable {
     public let pool: DatabasePool
     public let profile: ConnectionProfile
     public let path: String
+    public let directory: GroupDirectory
 
     // MARK: Opening
 
@@ -34,6 +35,7 @@ public final class DaemonDatabase: Sendable {
     public init(directory: GroupDirectory, profile: ConnectionProfile = .daemon) throws {
         self.profile = profile
         self.path = directory.databasePath
+        self.directory = directory
         var config = Configuration()
         let timeout = TimeInterval(profile.busyTimeoutMs) / 1000
         config.busyMode = .timeout(timeout)
@@ -66,6 +68,29 @@ public final class DaemonDatabase: Sendable {
         }
     }
 
+    /// The marker that tells workers (and the next start) the file is damaged.
+    public var damageMarker: DamageMarker { DamageMarker(databasePath: path) }
+
+    /// ``storeError(_:)``, and damage met at run time is recorded and logged once, so the
+    /// workers stop acking pushes into this file (docs/adr/0018).
+    private func mapped(_ error: any Error) -> any Error {
+        var error = Self.storeError(error)
+        // A writer's own error type carrying damage or a full disk: surface the StoreError,
+        // so callers and the control socket say what it is.
+        if let carried = (error as? any StoreErrorConvertible)?.underlyingStoreError {
+            switch carried {
+            case .corrupt, .diskFull: error = carried
+            default: break
+            }
+        }
+        if case StoreError.corrupt(let code, let message) = error, !damageMarker.isPresent {
+            let cause = "\(SQLiteResultCode.name(code)) met at run time: \(message)"
+            damageMarker.mark(cause)
+            DaemonLog.error(DatabaseDamage.message(group: directory, cause: cause))
+        }
+        return error
+    }
+
     // MARK: Access
 
     /// Runs SharedStore writers in one GRDB write transaction, then tells this pool's
@@ -79,7 +104,7 @@ public final class DaemonDatabase: Sendable {
                 return value
             }
         } catch {
-            throw Self.storeError(error)
+            throw mapped(error)
         }
     }
 
@@ -92,7 +117,7 @@ public final class DaemonDatabase: Sendable {
                 return value
             }
         } catch {
-            throw Self.storeError(error)
+            throw mapped(error)
         }
     }
 
@@ -101,7 +126,7 @@ public final class DaemonDatabase: Sendable {
         do {
             return try pool.read { db in try body(StoreConnection(borrowing: db.sqliteConnection!)) }
         } catch {
-            throw Self.storeError(error)
+            throw mapped(error)
         }
     }
 
@@ -135,15 +160,10 @@ public final class DaemonDatabase: Sendable {
 
     // MARK: Errors
 
-    /// GRDB's `DatabaseError` as a ``StoreError``; every other error unchanged.
+    /// GRDB's `DatabaseError` as a ``StoreError`` (extended code kept); every other error
+    /// unchanged.
     static func storeError(_ error: any Error) -> any Error {
         guard let dbError = error as? DatabaseError else { return error }
-        let code = dbError.extendedResultCode.rawValue
-        switch code & 0xff {
-        case 5, 6: return StoreError.busy                        // SQLITE_BUSY, SQLITE_LOCKED
-        case 11, 26: return StoreError.corrupt                   // SQLITE_CORRUPT, SQLITE_NOTADB
-        case 3, 8, 10, 13, 14: return StoreError.io(dbError.message ?? "I/O error")
-        default: return StoreError.sqlite(code: code, message: dbError.message ?? "")
-        }
+        return StoreError.classify(code: dbError.extendedResultCode.rawValue, message: dbError.message ?? "")
     }
 }

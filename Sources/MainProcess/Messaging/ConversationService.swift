@@ -152,8 +152,14 @@ actor ConversationService {
         let messages = await store.messages.suffix(max(0, limit))
         if let last = messages.last {
             await store.markRead(upTo: last.id)
-            _ = try await database.write { conn in
-                try LocalStateWriter.markRead(conversationId: conversation.id, at: WallClock.nowMs(), on: conn)
+            do {
+                _ = try await database.write { conn in
+                    try LocalStateWriter.markRead(conversationId: conversation.id, at: WallClock.nowMs(), on: conn)
+                }
+            } catch {
+                // Reading must work when writing cannot (a full disk): the read mark is
+                // written again on the next read.
+                DaemonLog.warning("read receipt for conversation \(conversation.id.prefix(12)) not saved: \(error)")
             }
         }
         return Array(messages)

@@ -22,12 +22,16 @@ final class DaemonContext: Sendable {
     let joinRequests: JoinRequestHandler
     let expired: ExpiredConversationsWorker
     let explode: ExplodeService
+    /// Identities that did not open at start-up: isolated (their inboxes stay asleep) and
+    /// reported by `sotto status` and the log; every other conversation is served.
+    let damagedIdentities: [KeystoreAudit.Damaged]
     let startedAtMs = WallClock.nowMs()
 
     private init(group: GroupDirectory, runtime: RuntimeDirectory, database: DaemonDatabase, keystore: Keystore,
                  service: ConversationService, lifecycle: InboxLifecycleManager, unusedInboxes: UnusedInboxCache,
                  feed: ChangeFeed, outbox: OutboxSender, walKeeper: WALKeeper, invites: InviteService,
-                 joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker, explode: ExplodeService) {
+                 joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker, explode: ExplodeService,
+                 damagedIdentities: [KeystoreAudit.Damaged]) {
         self.group = group
         self.runtime = runtime
         self.database = database
@@ -42,16 +46,19 @@ final class DaemonContext: Sendable {
         self.joinRequests = joinRequests
         self.expired = expired
         self.explode = explode
+        self.damagedIdentities = damagedIdentities
     }
 
     static func start(group: GroupDirectory, runtime: RuntimeDirectory, capacity: Int,
                       environment: [String: String]) async throws -> DaemonContext {
+        try StartupIntegrityCheck.run(group: group, environment: environment)
         let database = try DaemonDatabase(directory: group, profile: .daemon(environment: environment))
         let keystore = try Keystore(directory: group.keystorePath, environment: environment, createIfMissing: true)
         // Before anything writes the keystore: what a killed daemon left half-written or half-wiped.
         if let wiped = try? keystore.sweepLeftovers(), wiped > 0 {
             DaemonLog.info("wiped \(wiped) keystore file(s) left by an interrupted operation")
         }
+        let damagedIdentities = try KeystoreCheck.run(keystore, environment: environment)
         let unusedInboxes = UnusedInboxCache(vault: KeystoreIdentityVault(keystore: keystore)) { Identity.generate() }
         let stores = ConversationStoreRegistry()
         let endpoint = environment["SOTTO_ENDPOINT"] ?? "unix:" + runtime.pushSocketPath
@@ -90,12 +97,13 @@ final class DaemonContext: Sendable {
         return DaemonContext(group: group, runtime: runtime, database: database, keystore: keystore,
                              service: service, lifecycle: lifecycle, unusedInboxes: unusedInboxes, feed: feed,
                              outbox: outbox, walKeeper: walKeeper, invites: invites, joinRequests: joinRequests,
-                             expired: expired, explode: explode)
+                             expired: expired, explode: explode, damagedIdentities: damagedIdentities)
     }
 
     /// Launch initialisation (ADR 003): inboxes with pending invites or join requests first
     /// (protected), then the most active up to capacity; the rest sleep.
     func launchInboxes() async throws {
+        let damaged = Set(damagedIdentities.map(\.clientId))
         let (ranked, pending) = try database.read { conn -> ([DBInbox], [String]) in
             let ranked = try InboxRepository.rankedByActivity(limit: 10_000, on: conn)
             let pending = try conn.query("""
@@ -104,10 +112,17 @@ final class DaemonContext: Sendable {
                    OR EXISTS (SELECT 1 FROM invite i WHERE i.conversationId = c.id
                               AND (i.expiresAt IS NULL OR i.expiresAt > ?))
                 """, [.integer(WallClock.nowMs())]).map { try $0.string(0) }
-            return (ranked, pending)
+            // An inbox whose identity does not open stays asleep: waking it could only fail.
+            let isolated = Set(ranked.filter { damaged.contains($0.clientId) }.map(\.inboxId))
+            return (ranked.filter { !isolated.contains($0.inboxId) }, pending.filter { !isolated.contains($0) })
         }
-        try await lifecycle.launch(ranked: ranked.map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) },
-                                   pendingInvites: Set(pending))
+        do {
+            try await lifecycle.launch(ranked: ranked.map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) },
+                                       pendingInvites: Set(pending))
+        } catch InboxLifecycleError.activationFailed(let inboxId, let errorType) {
+            // One inbox that cannot wake is no reason to stop serving the others.
+            DaemonLog.error("inbox \(inboxId) could not be woken at start-up (\(errorType)); it stays asleep")
+        }
     }
 
     /// `sotto status`.
@@ -117,7 +132,7 @@ final class DaemonContext: Sendable {
         let unusedReady = (try? await unusedInboxes.hasPreparedIdentity()) ?? false
         let unusedStats = await unusedInboxes.stats
         let stats = await walKeeper.stats
-        return [
+        var status: [String: Any] = [
             "pid": Int(getpid()), "version": SottoVersion.string, "groupDirectory": group.path,
             "runtimeDirectory": runtime.path, "conversations": conversations,
             "awakeCount": snapshot.awake.count, "awake": snapshot.awake, "protectedAwake": snapshot.protectedAwake,
@@ -127,7 +142,12 @@ final class DaemonContext: Sendable {
             "lastSeq": await feed.lastSeq,
             "walBytes": stats.lastWALBytes, "checkpoints": ["passive": stats.passive, "truncate": stats.truncated, "busy": stats.busy],
             "uptimeMs": WallClock.nowMs() - startedAtMs,
+            "damagedIdentities": damagedIdentities.map { ["clientId": $0.clientId, "reason": $0.reason] },
         ]
+        if let reason = database.damageMarker.reason() {
+            status["databaseDamaged"] = DatabaseDamage.message(group: group, cause: reason)
+        }
+        return status
     }
 
     /// One line for systemd's STATUS=.

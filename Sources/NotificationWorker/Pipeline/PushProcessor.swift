@@ -24,12 +24,20 @@ final class PushProcessor {
     /// Opening the database (and SQLite parsing the schema) takes ~0.35 ms: it starts on a
     /// second thread at launch and overlaps with reading and decrypting the push.
     private let databaseOpener: DatabaseOpener
+    /// `shared.sqlite.damaged`: while it exists no push is acked (docs/adr/0018).
+    private let damage: DamageMarker
+    /// The group directory's check (docs/adr/0019), made once per process.
+    private lazy var directoryProblem: DirectoryError? = {
+        do throws(DirectoryError) { try group.verify() } catch { return error }
+        return nil
+    }()
 
     init(options: WorkerOptions, environment: [String: String]) {
         self.group = GroupDirectory.resolve(explicit: options.groupDirectory, environment: environment)
         self.runtime = RuntimeDirectory.resolve(environment: environment)
         self.environment = environment
         self.databaseOpener = DatabaseOpener(path: group.databasePath, profile: .worker(environment: environment))
+        self.damage = DamageMarker(databasePath: group.databasePath)
     }
 
     func handle(_ read: PushConnection.ReadResult) -> PushOutcome {
@@ -59,6 +67,17 @@ final class PushProcessor {
 
         let messageId = opened.message.id
         let outcome: IncomingWriteOutcome
+        // After authentication, so only a member learns why: never ack a push into a group
+        // directory open to others (one lstat per process) or a file known to be damaged (one
+        // lstat per push, a few µs: docs/adr/0018, 0019).
+        if let problem = directoryProblem {
+            WorkerLog.error("push refused: \(problem)")
+            return .rejected(.internal, "the device's data directory is not private; not stored, retry later")
+        }
+        if damage.isPresent {
+            WorkerLog.error("push refused: " + DatabaseDamage.message(group: group, cause: damage.reason() ?? "marked damaged"))
+            return .rejected(.internal, "the device's database is damaged; not stored, retry later")
+        }
         do {
             let conn = try database()
             outcome = try conn.immediateTransaction { () throws(IncomingWriteError) in
@@ -123,7 +142,17 @@ final class PushProcessor {
         case .store(.busy): detail = "database locked past the busy timeout"
         case .store(.schemaTooNew(let found, let known)): detail = "database schema \(found) is newer than this worker's \(known)"
         case .store(.schemaMissing): detail = "database not initialised; start the daemon"
-        case .store: detail = "storage error"
+        case .store(.corrupt(let code, let message)):
+            let cause = "\(SQLiteResultCode.name(code)) in a worker's write: \(message)"
+            damage.mark(cause)
+            WorkerLog.error("push refused: " + DatabaseDamage.message(group: group, cause: cause))
+            detail = "the device's database is damaged; not stored, retry later"
+        case .store(.diskFull):
+            WorkerLog.error("push refused: disk full: no space left on the file system holding \(group.databasePath); free some space")
+            detail = "disk full on the receiving device; not stored, retry later"
+        case .store(let error):
+            WorkerLog.error("push refused: \(error)")  // the path and SQLite's words stay on this device
+            detail = "storage error"
         }
         WorkerLog.info("push rejected: \(code.rawValue)")
         return .rejected(code, detail)

@@ -145,9 +145,7 @@ public final class Keystore: Sendable {
     /// Every stored identity (this one does scan the directory). Throws on the first bad file.
     public func list() throws(KeystoreError) -> [Identity] {
         var out: [Identity] = []
-        for name in try dir.names().sorted() where name.hasSuffix(".identity") && name != Self.unusedName {
-            let clientId = String(name.dropLast(".identity".count))
-            guard ProtocolIds.isClientId(clientId) else { continue }
+        for clientId in try identityClientIds() {
             do {
                 out.append(try identity(clientId: clientId))
             } catch .missing {
@@ -155,6 +153,19 @@ public final class Keystore: Sendable {
             }
         }
         return out
+    }
+
+    /// The clientIds that have an identity file (sorted; the unused slot is not one).
+    func identityClientIds() throws(KeystoreError) -> [String] {
+        try Self.identityClientIds(in: dir)
+    }
+
+    static func identityClientIds(in dir: SecureDirectory) throws(KeystoreError) -> [String] {
+        try dir.names().sorted().compactMap { name in
+            guard name.hasSuffix(".identity"), name != unusedName else { return nil }
+            let clientId = String(name.dropLast(".identity".count))
+            return ProtocolIds.isClientId(clientId) ? clientId : nil
+        }
     }
 
     // MARK: - Unused inbox slot
@@ -238,6 +249,16 @@ public final class Keystore: Sendable {
             return try parseMasterKey(bytes, source: masterKeyName)
         }
         guard create else { throw .unavailable("\(masterKeyName) does not exist yet") }
+        // A new key could never open what the lost one sealed: refuse rather than make every
+        // identity fail authentication (docs/adr/0019).
+        let sealed = try identityClientIds(in: dir)
+        if !sealed.isEmpty {
+            throw .unavailable("\(dir.path)/\(masterKeyName) is missing while \(sealed.count) sealed identities exist in "
+                + "\(dir.path); sotto will not create a new key, which could never open them. Restore \(masterKeyName) "
+                + "from your backup of the group directory (or pass it as the \(credentialName) credential), then start sotto again")
+        }
+        // Only the unused slot (no conversation yet) was sealed under the lost key: it is worthless.
+        _ = try dir.wipe(unusedName)
         var fresh = SecureRandom.bytes(32)
         defer { SecretBytes.zero(&fresh) }
         if try dir.writeAtomically(masterKeyName, fresh, replace: false) {

@@ -72,8 +72,12 @@ struct SchemaAndPragmaTests {
         let tmp = try TemporaryDirectory()
         let path = tmp.path + "/shared.sqlite"
         try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: path))
-        #expect(throws: StoreError.corrupt) {
+        #expect {
             _ = try SQLiteConnection.open(path: path, profile: .worker)
+        } throws: { error in
+            // The extended code is kept and named: SQLITE_NOTADB, not "StoreError".
+            guard case .corrupt(let code, _) = error as? StoreError else { return false }
+            return SQLiteResultCode.name(code) == "SQLITE_NOTADB" && "\(error)".contains("damaged")
         }
     }
 

@@ -110,7 +110,7 @@ struct WriterInvariantTests {
         try expectRefused(f, conn, f.text("x", from: wrongKey), .unknownSender)
         #expect(IncomingWriteError.unknownSender.protocolCode == "unknown_sender")
         #expect(IncomingWriteError.store(.busy).protocolCode == "busy")
-        #expect(IncomingWriteError.store(.corrupt).protocolCode == "internal")
+        #expect(IncomingWriteError.store(.corrupt(code: 11, message: "")).protocolCode == "internal")
     }
 
     @Test func duplicateWritesNothing() throws {

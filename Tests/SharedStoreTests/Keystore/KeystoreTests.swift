@@ -128,9 +128,12 @@ struct KeystoreTests {
             #expect(throws: KeystoreError.missing) { try keystore.identity(inboxId: a.inboxId) }
             try put(original)
             #expect(try keystore.identity(clientId: a.clientId).isSame(as: a))
-            // Another master key cannot open it.
+            // Another master key cannot open it (and the daemon never makes one over sealed files).
             try FileManager.default.removeItem(atPath: dir + "/master.key")
-            let other = try Keystore(directory: dir, environment: [:], createIfMissing: true)
+            expectError(isUnavailable) { _ = try Keystore(directory: dir, environment: [:], createIfMissing: true) }
+            #expect(!FileManager.default.fileExists(atPath: dir + "/master.key"))
+            try put(Data(SecureRandom.bytes(32)), at: dir + "/master.key")
+            let other = try Keystore(directory: dir, environment: [:])
             expectError(isCorrupt) { _ = try other.identity(clientId: a.clientId) }
         }
     }
@@ -150,9 +153,9 @@ struct KeystoreTests {
         try keystore.save(a)
         #expect(!FileManager.default.fileExists(atPath: dir + "/master.key"))
         #expect(try Keystore(directory: dir, environment: env).identity(clientId: a.clientId).isSame(as: a))
-        // Without the credential the daemon would make its own master.key, which cannot open a.
-        let local = try Keystore(directory: dir, environment: [:], createIfMissing: true)
-        expectError(isCorrupt) { _ = try local.identity(clientId: a.clientId) }
+        // Without the credential the daemon must not make its own master.key, which could never open a.
+        expectError(isUnavailable) { _ = try Keystore(directory: dir, environment: [:], createIfMissing: true) }
+        #expect(!FileManager.default.fileExists(atPath: dir + "/master.key"))
         expectError(isUnavailable) { _ = try Keystore(directory: dir, environment: ["CREDENTIALS_DIRECTORY": temp.path]) }
         chmod(keyPath, 0o644)
         expectError(isInsecure) { _ = try Keystore(directory: dir, environment: env) }

@@ -18,6 +18,10 @@ struct StatusCommand: ParsableCommand {
                 lines.append("wake reasons " + reasons.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
             }
             lines.append("unused inbox \((status["unusedInboxReady"] as? Bool ?? false) ? "ready" : "empty"), change feed at seq \(status["lastSeq"] ?? 0)")
+            if let damage = status["databaseDamaged"] as? String { lines.append("DAMAGED: \(damage)") }
+            for identity in status["damagedIdentities"] as? [[String: Any]] ?? [] {
+                lines.append("identity \(identity["clientId"] ?? "?") cannot be opened: \(identity["reason"] ?? "?")")
+            }
             return lines.joined(separator: "\n")
         }
     }

@@ -16,7 +16,16 @@ struct WatchCommand: ParsableCommand {
             let connection = try ControlClient.connect(path: client.controlSocketPath)
             var params: [String: Any] = [:]
             if let since { params["since"] = since }
-            _ = try connection.call("subscribe", params)
+            let subscribed = try connection.call("subscribe", params)
+            if let gap = (subscribed as? [String: Any])?["gap"] as? [String: Any] {
+                // Never skip changes in silence: say which ones are missing and why.
+                let after = gap["afterSeq"] ?? "?"
+                let resumed = gap["resumedAtSeq"].map { "#\($0)" } ?? "the end"
+                let line = "gap: changes after #\(after) before \(resumed) cannot be read: \(gap["reason"] ?? "?"); \(gap["remedy"] ?? "")"
+                FileHandle.standardError.write(Data("sotto: \(line)\n".utf8))
+                print(client.json ? CLIOutput.json(["gap": gap]).replacingOccurrences(of: "\n", with: "") : line)
+                fflush(nil)
+            }
             try connection.stream { event in
                 if client.json {
                     print(CLIOutput.json(event).replacingOccurrences(of: "\n", with: "").replacingOccurrences(of: "  ", with: ""))

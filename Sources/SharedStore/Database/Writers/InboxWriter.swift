@@ -14,6 +14,7 @@ public enum InboxWriteError: StoreErrorConvertible, Equatable {
     case store(StoreError)
 
     public init(storeError: StoreError) { self = .store(storeError) }
+    public var underlyingStoreError: StoreError? { if case .store(let error) = self { error } else { nil } }
 }
 
 /// A new conversation with its members, as the daemon creates it (create or join flow).

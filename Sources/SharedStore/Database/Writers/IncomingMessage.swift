@@ -82,6 +82,7 @@ public enum IncomingWriteError: StoreErrorConvertible, Equatable {
     case store(StoreError)
 
     public init(storeError: StoreError) { self = .store(storeError) }
+    public var underlyingStoreError: StoreError? { if case .store(let error) = self { error } else { nil } }
 
     /// The ack's `error` value.
     public var protocolCode: String {

@@ -4,6 +4,7 @@ public enum LocalStateWriteError: StoreErrorConvertible, Equatable {
     case store(StoreError)
 
     public init(storeError: StoreError) { self = .store(storeError) }
+    public var underlyingStoreError: StoreError? { if case .store(let error) = self { error } else { nil } }
 }
 
 /// This device's view of a conversation: read marks, mute, whether it is on screen.

@@ -7,6 +7,7 @@ public enum OutgoingWriteError: StoreErrorConvertible, Equatable {
     case store(StoreError)
 
     public init(storeError: StoreError) { self = .store(storeError) }
+    public var underlyingStoreError: StoreError? { if case .store(let error) = self { error } else { nil } }
 }
 
 /// One of our own messages, already signed and encrypted per recipient.
