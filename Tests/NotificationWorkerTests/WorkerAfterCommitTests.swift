@@ -61,13 +61,48 @@ struct WorkerAfterCommitTests {
     // MARK: - Desktop notifications on a private session bus
 
     /// A private dbus-daemon and a dbus-monitor watching calls to org.freedesktop.Notifications.
+    /// `stalledServer`: org.freedesktop.Notifications is bus-activatable, and the server it
+    /// starts never takes the name, so a Notify call waits (as with a hung or slow server).
     private final class PrivateBus {
         let daemon: ChildProcess
         let monitor: ChildProcess
         let address: String
+        private let directory: TemporaryDirectory
+        private let serverPidPath: String
 
-        init() throws {
-            daemon = try ChildProcess.launch("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address=1"])
+        init(stalledServer: Bool = false) throws {
+            directory = try TemporaryDirectory(prefix: "sotto-bus")
+            serverPidPath = directory.path + "/server.pid"
+            if stalledServer {
+                let services = directory.path + "/services"
+                try FileManager.default.createDirectory(atPath: services, withIntermediateDirectories: true)
+                try """
+                    [D-BUS Service]
+                    Name=org.freedesktop.Notifications
+                    Exec=/bin/sh -c 'echo $$ > \(serverPidPath); exec /bin/sleep 60'
+
+                    """.write(toFile: services + "/notifications.service", atomically: true, encoding: .utf8)
+                try """
+                    <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+                     "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+                    <busconfig>
+                      <type>session</type>
+                      <listen>unix:dir=\(directory.path)</listen>
+                      <servicedir>\(services)</servicedir>
+                      <auth>EXTERNAL</auth>
+                      <policy context="default">
+                        <allow send_destination="*" eavesdrop="true"/>
+                        <allow eavesdrop="true"/>
+                        <allow own="*"/>
+                      </policy>
+                    </busconfig>
+
+                    """.write(toFile: directory.path + "/bus.conf", atomically: true, encoding: .utf8)
+                daemon = try ChildProcess.launch("/usr/bin/dbus-daemon", ["--config-file=\(directory.path)/bus.conf",
+                                                                          "--nofork", "--print-address=1"])
+            } else {
+                daemon = try ChildProcess.launch("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address=1"])
+            }
             address = try #require(daemon.readStdoutLine())
             // Line-buffered: dbus-monitor block-buffers a pipe otherwise.
             monitor = try ChildProcess.launch("/usr/bin/stdbuf", ["-oL", "/usr/bin/dbus-monitor",
@@ -102,6 +137,10 @@ struct WorkerAfterCommitTests {
         deinit {
             monitor.kill(SIGKILL)
             daemon.kill(SIGKILL)
+            if let text = try? String(contentsOfFile: serverPidPath, encoding: .utf8),
+               let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                kill(pid, SIGKILL)   // the stalled server this bus started for the test
+            }
             monitor.terminate()
             daemon.terminate()
         }
@@ -121,6 +160,22 @@ struct WorkerAfterCommitTests {
         // app_name, app_icon, summary, body, then the hint key "category" and its value.
         #expect(strings.prefix(4) == ["Sotto", "", "Trip", "see you at 7"])
         #expect(strings.contains("im.received"))
+    }
+
+    @Test("A notification server that never answers does not hold the worker")
+    func stalledServerDoesNotHoldTheWorker() throws {
+        let f = try fixture()
+        let bus = try PrivateBus(stalledServer: true)
+        let push = try f.sealText("are you there")
+        var environment = f.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        let result = try runStdin(push, environment)
+        #expect(result.status == 0)
+        #expect(try #require(PushAck.parse(Array(result.stdout.utf8))) == .ok(messageId: push.messageId, duplicate: false))
+        // Waiting for a reply ends in a timeout that the worker reports; sent without
+        // expecting one, the call is on the bus and the worker has nothing to wait for.
+        #expect(!result.stderr.contains("notification not shown"), "\(result.stderr)")
+        #expect(try bus.notifyCalls().count == 1)
     }
 
     @Test("Unnamed conversation: the summary is the sender's profile name")

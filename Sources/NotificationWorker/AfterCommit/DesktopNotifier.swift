@@ -2,17 +2,18 @@ import Glibc
 
 /// Posts `org.freedesktop.Notifications.Notify` on the user's session bus through sd-bus
 /// (loaded on first use, see `SDBus`). Called after the ack is written, so the sender never
-/// waits on it; a missing bus or notification server is logged and otherwise ignored.
+/// waits on it. The call is sent with no reply expected and only flushed to the bus: a slow
+/// or absent notification server must never hold the worker (under Accept=no it would
+/// throttle storage to one push per reply timeout; docs/adr/0013). A missing bus is
+/// reported and otherwise ignored.
 ///
 /// ```swift
 /// DesktopNotifier().post(summary: "Book club", body: "see you at 7")
 /// ```
 struct DesktopNotifier {
-    /// How long the worker waits for the notification server's reply.
-    var replyTimeoutUs: UInt64 = 500_000
-
     enum Outcome: Equatable {
-        case posted(id: UInt32)
+        /// Written to the bus; whether a server shows it is not waited for.
+        case sent
         case noBus
         case failed(String)
     }
@@ -52,18 +53,11 @@ struct DesktopNotifier {
             guard result >= 0 else { return .failed("append: \(-result)") }
         }
 
-        var error = SDBus.Error()
-        var replyPointer: OpaquePointer?
-        let called = withUnsafeMutablePointer(to: &error) { sd.call(bus, message, replyTimeoutUs, $0, &replyPointer) }
-        defer {
-            withUnsafeMutablePointer(to: &error) { sd.errorFree($0) }
-            if let reply = replyPointer { _ = sd.messageUnref(reply) }
-        }
-        guard called >= 0, let reply = replyPointer else {
-            return .failed(error.name.map { String(cString: $0) } ?? "errno \(-called)")
-        }
-        var id: UInt32 = 0
-        _ = sd.readBasic(reply, CChar(UInt8(ascii: "u")), &id)
-        return .posted(id: id)
+        let noReply = sd.setExpectReply(message, 0)
+        guard noReply >= 0 else { return .failed("set_expect_reply: \(-noReply)") }
+        // Queued here; flushed to the socket by flush_close_unref (deferred above).
+        let sent = sd.send(bus, message, nil)
+        guard sent >= 0 else { return .failed("send: \(-sent)") }
+        return .sent
     }
 }

@@ -16,7 +16,7 @@ struct UnitVerifyTests {
         #expect(FileManager.default.isExecutableFile(atPath: binDirectory + "/sotto"))
         var source = PackagePaths.root.appendingPathComponent("systemd").path
         if !variant.isEmpty { source += "/" + variant }
-        let installer = try UnitInstaller(unitsDirectory: source)
+        let installer = UnitInstaller(unitsDirectory: source)
         let tmp = try TemporaryDirectory(prefix: "sotto-units")
         let runtime = tmp.path + "/run"
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true,
