@@ -107,6 +107,10 @@ let package = Package(
             dependencies: ["SharedStore", "TestSupport"],
             path: "Benchmarks/DaemonE2EBench"),
         .executableTarget(
+            name: "NotifyBench",
+            dependencies: ["SharedStore", "TestSupport"],
+            path: "Benchmarks/NotifyBench"),
+        .executableTarget(
             name: "WorkerBench",
             dependencies: ["SharedStore", "TestSupport"],
             path: "Benchmarks/WorkerBench",

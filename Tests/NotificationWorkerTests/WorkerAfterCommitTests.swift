@@ -61,49 +61,24 @@ struct WorkerAfterCommitTests {
     // MARK: - Desktop notifications on a private session bus
 
     /// A private dbus-daemon and a dbus-monitor watching calls to org.freedesktop.Notifications.
-    /// `stalledServer`: org.freedesktop.Notifications is bus-activatable, and the server it
-    /// starts never takes the name, so a Notify call waits (as with a hung or slow server).
+    /// `stalledServer`: a `StalledNotificationBus`, whose notification server never answers.
     private final class PrivateBus {
         let daemon: ChildProcess
         let monitor: ChildProcess
         let address: String
-        private let directory: TemporaryDirectory
-        private let serverPidPath: String
+        private let stalled: StalledNotificationBus?
 
         init(stalledServer: Bool = false) throws {
-            directory = try TemporaryDirectory(prefix: "sotto-bus")
-            serverPidPath = directory.path + "/server.pid"
             if stalledServer {
-                let services = directory.path + "/services"
-                try FileManager.default.createDirectory(atPath: services, withIntermediateDirectories: true)
-                try """
-                    [D-BUS Service]
-                    Name=org.freedesktop.Notifications
-                    Exec=/bin/sh -c 'echo $$ > \(serverPidPath); exec /bin/sleep 60'
-
-                    """.write(toFile: services + "/notifications.service", atomically: true, encoding: .utf8)
-                try """
-                    <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-                     "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-                    <busconfig>
-                      <type>session</type>
-                      <listen>unix:dir=\(directory.path)</listen>
-                      <servicedir>\(services)</servicedir>
-                      <auth>EXTERNAL</auth>
-                      <policy context="default">
-                        <allow send_destination="*" eavesdrop="true"/>
-                        <allow eavesdrop="true"/>
-                        <allow own="*"/>
-                      </policy>
-                    </busconfig>
-
-                    """.write(toFile: directory.path + "/bus.conf", atomically: true, encoding: .utf8)
-                daemon = try ChildProcess.launch("/usr/bin/dbus-daemon", ["--config-file=\(directory.path)/bus.conf",
-                                                                          "--nofork", "--print-address=1"])
+                let bus = try StalledNotificationBus()
+                stalled = bus
+                daemon = bus.daemon
+                address = bus.address
             } else {
+                stalled = nil
                 daemon = try ChildProcess.launch("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address=1"])
+                address = try #require(daemon.readStdoutLine())
             }
-            address = try #require(daemon.readStdoutLine())
             // Line-buffered: dbus-monitor block-buffers a pipe otherwise.
             monitor = try ChildProcess.launch("/usr/bin/stdbuf", ["-oL", "/usr/bin/dbus-monitor",
                 "--address", address, "type='method_call',interface='org.freedesktop.Notifications'"])
@@ -137,10 +112,6 @@ struct WorkerAfterCommitTests {
         deinit {
             monitor.kill(SIGKILL)
             daemon.kill(SIGKILL)
-            if let text = try? String(contentsOfFile: serverPidPath, encoding: .utf8),
-               let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
-                kill(pid, SIGKILL)   // the stalled server this bus started for the test
-            }
             monitor.terminate()
             daemon.terminate()
         }

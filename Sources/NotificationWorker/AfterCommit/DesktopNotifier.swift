@@ -5,12 +5,21 @@ import Glibc
 /// waits on it. The call is sent with no reply expected and only flushed to the bus: a slow
 /// or absent notification server must never hold the worker (under Accept=no it would
 /// throttle storage to one push per reply timeout; docs/adr/0013). A missing bus is
-/// reported and otherwise ignored.
+/// reported and otherwise ignored. The bus connection is opened on the first notification
+/// and kept for the process (an Accept=no worker posts many).
 ///
 /// ```swift
-/// DesktopNotifier().post(summary: "Book club", body: "see you at 7")
+/// let notifier = DesktopNotifier()
+/// notifier.post(summary: "Book club", body: "see you at 7")
 /// ```
-struct DesktopNotifier {
+final class DesktopNotifier {
+    private var sd: SDBus?
+    private var bus: OpaquePointer?
+
+    deinit {
+        if let sd, let bus { _ = sd.flushCloseUnref(bus) }
+    }
+
     enum Outcome: Equatable {
         /// Written to the bus; whether a server shows it is not waited for.
         case sent
@@ -20,10 +29,25 @@ struct DesktopNotifier {
 
     @discardableResult
     func post(summary: String, body: String, category: String = "im.received") -> Outcome {
-        guard let sd = SDBus.load() else { return .noBus }
+        guard let sd = sd ?? SDBus.load() else { return .noBus }
+        self.sd = sd
+        guard let bus = bus ?? openBus(sd) else { return .noBus }
+        let outcome = send(summary: summary, body: body, category: category, sd: sd, bus: bus)
+        if outcome != .sent {   // a broken connection is not reused
+            _ = sd.flushCloseUnref(bus)
+            self.bus = nil
+        }
+        return outcome
+    }
+
+    private func openBus(_ sd: SDBus) -> OpaquePointer? {
         var busPointer: OpaquePointer?
-        guard sd.openUser(&busPointer) >= 0, let bus = busPointer else { return .noBus }
-        defer { _ = sd.flushCloseUnref(bus) }
+        guard sd.openUser(&busPointer) >= 0, let opened = busPointer else { return nil }
+        bus = opened
+        return opened
+    }
+
+    private func send(summary: String, body: String, category: String, sd: SDBus, bus: OpaquePointer) -> Outcome {
 
         var messagePointer: OpaquePointer?
         let created = sd.newMethodCall(bus, &messagePointer, "org.freedesktop.Notifications",
@@ -55,9 +79,11 @@ struct DesktopNotifier {
 
         let noReply = sd.setExpectReply(message, 0)
         guard noReply >= 0 else { return .failed("set_expect_reply: \(-noReply)") }
-        // Queued here; flushed to the socket by flush_close_unref (deferred above).
         let sent = sd.send(bus, message, nil)
         guard sent >= 0 else { return .failed("send: \(-sent)") }
+        // Written to the socket now: the process may exit right after.
+        let flushed = sd.flush(bus)
+        guard flushed >= 0 else { return .failed("flush: \(-flushed)") }
         return .sent
     }
 }

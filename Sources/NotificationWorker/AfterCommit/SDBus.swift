@@ -20,6 +20,7 @@ struct SDBus {
     typealias Send = @convention(c) (OpaquePointer, OpaquePointer, UnsafeMutablePointer<UInt64>?) -> Int32
     typealias SetExpectReply = @convention(c) (OpaquePointer, Int32) -> Int32
     typealias Unref = @convention(c) (OpaquePointer) -> OpaquePointer?
+    typealias Flush = @convention(c) (OpaquePointer) -> Int32
 
     let openUser: OpenUser
     let newMethodCall: NewMethodCall
@@ -28,6 +29,7 @@ struct SDBus {
     let closeContainer: CloseContainer
     let send: Send
     let setExpectReply: SetExpectReply
+    let flush: Flush
     let messageUnref: Unref
     let flushCloseUnref: Unref
 
@@ -43,11 +45,12 @@ struct SDBus {
               let closeContainer = symbol("sd_bus_message_close_container", as: CloseContainer.self),
               let send = symbol("sd_bus_send", as: Send.self),
               let setExpectReply = symbol("sd_bus_message_set_expect_reply", as: SetExpectReply.self),
+              let flush = symbol("sd_bus_flush", as: Flush.self),
               let messageUnref = symbol("sd_bus_message_unref", as: Unref.self),
               let flushCloseUnref = symbol("sd_bus_flush_close_unref", as: Unref.self) else { return nil }
         return SDBus(openUser: openUser, newMethodCall: newMethodCall, appendBasic: appendBasic,
                      openContainer: openContainer, closeContainer: closeContainer, send: send,
-                     setExpectReply: setExpectReply, messageUnref: messageUnref, flushCloseUnref: flushCloseUnref)
+                     setExpectReply: setExpectReply, flush: flush, messageUnref: messageUnref, flushCloseUnref: flushCloseUnref)
     }
 
     /// Appends a string argument (type `s`).
