@@ -51,12 +51,18 @@ struct UserServiceTests {
         let restartedPid = try waitForNewMainPid(manager, other: firstPid, timeoutMs: 15_000)
         #expect(restartedPid != nil, "not restarted after SIGKILL\n\(journal(manager, "sotto.service"))")
 
+        // SIGABRT, what the watchdog sends: the process ends at once (no crash backtracer
+        // holding it, SWIFT_BACKTRACE in the unit), so the restart comes after RestartSec.
+        #expect(try manager.user(["systemctl", "--user", "kill", "-s", "ABRT", "sotto"]).status == 0)
+        let abortedPid = try waitForNewMainPid(manager, other: restartedPid ?? firstPid, timeoutMs: 10_000)
+        #expect(abortedPid != nil, "not restarted within 10 s of SIGABRT\n\(journal(manager, "sotto.service"))")
+
         // Upgrade: the installed binary, found through PATH, from another directory.
         let upgrade = try manager.user(["sh", "-c", "cd / && PATH=$HOME/.local/bin:$PATH sotto install --user"])
         #expect(upgrade.status == 0, "upgrade: \(upgrade.stdout) \(upgrade.stderr)")
         #expect(try manager.systemctl(["is-active", "sotto.service"]) == "active")
         let upgradedPid = try manager.systemctl(["show", "-p", "MainPID", "--value", "sotto.service"])
-        #expect(upgradedPid != restartedPid && upgradedPid != "0", "the daemon was not restarted on upgrade")
+        #expect(upgradedPid != abortedPid && upgradedPid != "0", "the daemon was not restarted on upgrade")
         #expect(try readTexts(manager, conversation).contains("hello through systemd"))
 
         // The journal: one prefix per line (journald's), the priority parsed from <N>.

@@ -33,4 +33,11 @@ struct UnitVerifyTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty, "\(variant.isEmpty ? "accept-yes" : variant): \(result.stderr)")
     }
+
+    @Test("The units compiled into sotto are the files in systemd/ (run scripts/embed-units.sh)",
+          arguments: UnitInstaller.unitNames)
+    func embeddedUnitsMatchTheRepository(name: String) throws {
+        let file = try String(contentsOf: PackagePaths.root.appendingPathComponent("systemd/\(name)"), encoding: .utf8)
+        #expect(UnitTemplates.byName[name] == file, "\(name) differs from systemd/\(name): run scripts/embed-units.sh")
+    }
 }
