@@ -34,6 +34,10 @@ struct UserServiceTests {
         let mode = (try FileManager.default.attributesOfItem(atPath: group)[.posixPermissions] as? Int) ?? 0
         #expect(mode == 0o700, "group directory mode \(String(mode, radix: 8))")
         #expect(FileManager.default.isExecutableFile(atPath: home + "/.local/bin/sotto-notify"))
+        // The memory ceiling reaches the daemon's cgroup (v1 memory controller here).
+        let cgroup = "/sys/fs/cgroup/memory/user.slice/user-\(Self.uid).slice/user@\(Self.uid).service/app.slice/sotto.service"
+        let limit = try manager.root(["cat", cgroup + "/memory.limit_in_bytes"]).stdout
+        #expect(limit.trimmingCharacters(in: .whitespacesAndNewlines) == String(256 << 20), "memory limit: \(limit)")
 
         // A push through the real socket, from a member added to a conversation made by the CLI.
         let created = try manager.user(["/home/sotto-test/.local/bin/sotto", "new", "--name", "Trip", "--json"])
