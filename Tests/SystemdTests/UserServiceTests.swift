@@ -83,6 +83,20 @@ struct UserServiceTests {
         let restart = try manager.user(["systemctl", "--user", "start", "sotto.service"])
         #expect(restart.status == 0, "start without a group directory: \(restart.stderr)\n\(journal(manager, "sotto.service"))")
 
+        // A daemon that fails at every start ends up failed (start limit), not restarting forever.
+        let dropIn = home + "/.config/systemd/user/sotto.service.d"
+        try FileManager.default.createDirectory(atPath: dropIn, withIntermediateDirectories: true)
+        try "[Service]\nExecStart=\nExecStart=/bin/false\n".write(toFile: dropIn + "/broken.conf", atomically: true, encoding: .utf8)
+        #expect(try manager.user(["systemctl", "--user", "daemon-reload"]).status == 0)
+        _ = try manager.user(["systemctl", "--user", "restart", "sotto.service"])
+        let gaveUp = try waitFor(manager, timeoutMs: 20_000) {
+            try manager.systemctl(["show", "-p", "ActiveState", "--value", "sotto.service"]) == "failed"
+        }
+        let state = (try? manager.systemctl(["show", "-p", "ActiveState,Result,NRestarts", "sotto.service"])) ?? ""
+        #expect(gaveUp, "still restarting: \(state)")
+        try FileManager.default.removeItem(atPath: dropIn)
+        #expect(try manager.user(["systemctl", "--user", "daemon-reload"]).status == 0)
+
         // Uninstall: nothing left but the data, which it says it kept; then the data too.
         let uninstall = try manager.user(["sh", "-c", "cd / && PATH=$HOME/.local/bin:$PATH sotto uninstall --user"])
         #expect(uninstall.status == 0, "uninstall: \(uninstall.stdout) \(uninstall.stderr)")
@@ -105,6 +119,16 @@ struct UserServiceTests {
         let read = try manager.user(["/home/sotto-test/.local/bin/sotto", "read", conversation, "--json"])
         let messages = jsonObject(read.stdout)?["messages"] as? [[String: Any]] ?? []
         return messages.compactMap { $0["text"] as? String }
+    }
+
+    /// Polls `condition` until it holds (true) or `timeoutMs` passes (false).
+    private func waitFor(_ manager: SystemdUserManager, timeoutMs: Int64, _ condition: () throws -> Bool) throws -> Bool {
+        let deadline = WallClock.nowMs() + timeoutMs
+        while WallClock.nowMs() < deadline {
+            if try condition() { return true }
+            usleep(100_000)
+        }
+        return false
     }
 
     /// Waits until sotto.service is active with a main PID other than `other`.
