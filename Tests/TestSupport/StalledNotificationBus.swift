@@ -49,14 +49,14 @@ public final class StalledNotificationBus: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Ends the bus and the stalled server it started (each by its PID).
+    /// Ends the bus and the stalled server it started (each by its PID), removes its files.
     public func stop() {
         daemon.kill(SIGKILL)
         daemon.terminate()
         if let text = try? String(contentsOfFile: serverPidPath, encoding: .utf8),
            let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
             kill(pid, SIGKILL)
-            unlink(serverPidPath)
         }
+        directory.remove()
     }
 }
