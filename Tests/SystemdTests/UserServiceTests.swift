@@ -10,7 +10,9 @@ import TestSupport
 /// priority, and `sotto uninstall --user` leaves nothing behind.
 @Suite("A real service manager", .serialized, .enabled(if: getuid() == 0, "needs root for a private mount namespace"))
 struct UserServiceTests {
-    static let uid: UInt32 = 61_010
+    /// A uid no account has, different per test process so that two runs at once (two
+    /// worktrees, `make test` beside `make stress`) never share a user's cgroup.
+    static let uid = UInt32(61_000 + getpid() % 4_000)
 
     @Test("install, push, kill, upgrade, uninstall under systemd --user")
     func lifecycle() throws {

@@ -8,7 +8,8 @@ import Foundation
 /// this process dies (the script waits for its stdin to close).
 ///
 /// ```swift
-/// guard let manager = try SystemdUserManager.start(uid: 61010) else { return }
+/// let (started, skipReason) = try SystemdUserManager.start(uid: 61010)
+/// guard let manager = started else { print("skipped: \(skipReason ?? "")"); return }
 /// defer { manager.stop() }
 /// let state = try manager.user(["systemctl", "--user", "is-active", "sotto.service"])
 /// ```
