@@ -190,6 +190,25 @@ struct WorkerAfterCommitTests {
         for call in calls { #expect(!call.contains { $0.contains("secret fallback") || $0.contains("expiresAt") }) }
     }
 
+    // MARK: - Log lines
+
+    @Test("Under journald (JOURNAL_STREAM names stderr) a line is <N>text, without a second program[PID] prefix")
+    func journalLines() throws {
+        let f = try fixture()
+        let push = try f.sealText("log me")
+        // The shell sets JOURNAL_STREAM to its stderr's device:inode, as systemd does, then
+        // becomes the worker.
+        let script = "export JOURNAL_STREAM=$(stat -L -c %d:%i /proc/$$/fd/2); exec \"$0\" --payload -"
+        let result = try ChildProcess.run("/bin/sh", ["-c", script, try WorkerRun.worker()], environment: f.environment,
+                                          stdin: String(decoding: push.payload, as: UTF8.self) + "\n")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("<6>push stored message=\(push.messageId)"), "\(result.stderr)")
+        #expect(!result.stderr.contains("sotto-notify["), "\(result.stderr)")
+        // Not the journal (a terminal, a pipe): the program and PID stay.
+        let plain = try runStdin(try f.sealText("log me too"), f.environment)
+        #expect(plain.stderr.contains("<6>sotto-notify["), "\(plain.stderr)")
+    }
+
     // MARK: - What the binary links
 
     @Test("sotto-notify links no Foundation and no NIO")
