@@ -84,6 +84,8 @@ struct UserServiceTests {
         try FileManager.default.removeItem(atPath: group)
         let restart = try manager.user(["systemctl", "--user", "start", "sotto.service"])
         #expect(restart.status == 0, "start without a group directory: \(restart.stderr)\n\(journal(manager, "sotto.service"))")
+        let recreatedMode = (try? FileManager.default.attributesOfItem(atPath: group)[.posixPermissions] as? Int) ?? 0
+        #expect(recreatedMode == 0o700, "recreated group directory mode \(String(recreatedMode, radix: 8))")
 
         // A daemon that fails at every start ends up failed (start limit), not restarting forever.
         let dropIn = home + "/.config/systemd/user/sotto.service.d"
