@@ -40,6 +40,7 @@ run: build-release
 bench: build-release
 	"$$($(SWIFT) build -c release --show-bin-path)/ProtocolBench" 2000
 	./Benchmarks/worker-bench.sh 300
+	./Benchmarks/notify-bench.sh 100
 	./Benchmarks/daemon-bench.sh
 	./Benchmarks/daemon-e2e-bench.sh
 

@@ -88,6 +88,10 @@ let package = Package(
             name: "MainProcessTests",
             dependencies: ["MainProcess", "SharedStore", "TestSupport",
                            .product(name: "GRDB", package: "GRDB.swift")]),
+        // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
+        .testTarget(
+            name: "SystemdTests",
+            dependencies: ["SharedStore", "TestSupport"]),
         // Real processes on real files: `swift test --filter Stress`; `make stress` for the full profile.
         .testTarget(
             name: "StressTests",
@@ -102,6 +106,10 @@ let package = Package(
             name: "DaemonE2EBench",
             dependencies: ["SharedStore", "TestSupport"],
             path: "Benchmarks/DaemonE2EBench"),
+        .executableTarget(
+            name: "NotifyBench",
+            dependencies: ["SharedStore", "TestSupport"],
+            path: "Benchmarks/NotifyBench"),
         .executableTarget(
             name: "WorkerBench",
             dependencies: ["SharedStore", "TestSupport"],

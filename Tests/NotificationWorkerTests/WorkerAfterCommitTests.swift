@@ -62,14 +62,24 @@ struct WorkerAfterCommitTests {
     // MARK: - Desktop notifications on a private session bus
 
     /// A private dbus-daemon and a dbus-monitor watching calls to org.freedesktop.Notifications.
+    /// `stalledServer`: a `StalledNotificationBus`, whose notification server never answers.
     private final class PrivateBus {
         let daemon: ChildProcess
         let monitor: ChildProcess
         let address: String
+        private let stalled: StalledNotificationBus?
 
-        init() throws {
-            daemon = try ChildProcess.launch("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address=1"])
-            address = try #require(daemon.readStdoutLine())
+        init(stalledServer: Bool = false) throws {
+            if stalledServer {
+                let bus = try StalledNotificationBus()
+                stalled = bus
+                daemon = bus.daemon
+                address = bus.address
+            } else {
+                stalled = nil
+                daemon = try ChildProcess.launch("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address=1"])
+                address = try #require(daemon.readStdoutLine())
+            }
             // Line-buffered: dbus-monitor block-buffers a pipe otherwise.
             monitor = try ChildProcess.launch("/usr/bin/stdbuf", ["-oL", "/usr/bin/dbus-monitor",
                 "--address", address, "type='method_call',interface='org.freedesktop.Notifications'"])
@@ -122,6 +132,22 @@ struct WorkerAfterCommitTests {
         // app_name, app_icon, summary, body, then the hint key "category" and its value.
         #expect(strings.prefix(4) == ["Sotto", "", "Trip", "\(f.senderProfileName): see you at 7"])
         #expect(strings.contains("im.received"))
+    }
+
+    @Test("A notification server that never answers does not hold the worker")
+    func stalledServerDoesNotHoldTheWorker() throws {
+        let f = try fixture()
+        let bus = try PrivateBus(stalledServer: true)
+        let push = try f.sealText("are you there")
+        var environment = f.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        let result = try runStdin(push, environment)
+        #expect(result.status == 0)
+        #expect(try #require(PushAck.parse(Array(result.stdout.utf8))) == .ok(messageId: push.messageId, duplicate: false))
+        // Waiting for a reply ends in a timeout that the worker reports; sent without
+        // expecting one, the call is on the bus and the worker has nothing to wait for.
+        #expect(!result.stderr.contains("notification not shown"), "\(result.stderr)")
+        #expect(try bus.notifyCalls().count == 1)
     }
 
     @Test("Unnamed conversation: the summary is the sender's profile name")
@@ -177,6 +203,25 @@ struct WorkerAfterCommitTests {
         #expect(try f.conversationExpiresAt() == expiresAt)
         let calls = try bus.notifyCalls()
         for call in calls { #expect(!call.contains { $0.contains("secret fallback") || $0.contains("expiresAt") }) }
+    }
+
+    // MARK: - Log lines
+
+    @Test("Under journald (JOURNAL_STREAM names stderr) a line is <N>text, without a second program[PID] prefix")
+    func journalLines() throws {
+        let f = try fixture()
+        let push = try f.sealText("log me")
+        // The shell sets JOURNAL_STREAM to its stderr's device:inode, as systemd does, then
+        // becomes the worker.
+        let script = "export JOURNAL_STREAM=$(stat -L -c %d:%i /proc/$$/fd/2); exec \"$0\" --payload -"
+        let result = try ChildProcess.run("/bin/sh", ["-c", script, try WorkerRun.worker()], environment: f.environment,
+                                          stdin: String(decoding: push.payload, as: UTF8.self) + "\n")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("<6>push stored message=\(push.messageId)"), "\(result.stderr)")
+        #expect(!result.stderr.contains("sotto-notify["), "\(result.stderr)")
+        // Not the journal (a terminal, a pipe): the program and PID stay.
+        let plain = try runStdin(try f.sealText("log me too"), f.environment)
+        #expect(plain.stderr.contains("<6>sotto-notify["), "\(plain.stderr)")
     }
 
     // MARK: - What the binary links

@@ -23,7 +23,7 @@ struct SottoCommand: AsyncParsableCommand {
         subcommands: [
             DaemonCommand.self, StatusCommand.self, ListCommand.self, BenchmarkCommand.self, NewCommand.self,
             ReadCommand.self, SendCommand.self, ReactCommand.self, InviteCommand.self, JoinCommand.self,
-            ExplodeCommand.self, WatchCommand.self, InstallCommand.self, RepairCommand.self,
+            ExplodeCommand.self, WatchCommand.self, InstallCommand.self, UninstallCommand.self, RepairCommand.self,
         ])
 }
 

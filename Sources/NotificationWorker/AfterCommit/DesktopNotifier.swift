@@ -2,27 +2,52 @@ import Glibc
 
 /// Posts `org.freedesktop.Notifications.Notify` on the user's session bus through sd-bus
 /// (loaded on first use, see `SDBus`). Called after the ack is written, so the sender never
-/// waits on it; a missing bus or notification server is logged and otherwise ignored.
+/// waits on it. The call is sent with no reply expected and only flushed to the bus: a slow
+/// or absent notification server must never hold the worker (under Accept=no it would
+/// throttle storage to one push per reply timeout; docs/adr/0013). A missing bus is
+/// reported and otherwise ignored. The bus connection is opened on the first notification
+/// and kept for the process (an Accept=no worker posts many).
 ///
 /// ```swift
-/// DesktopNotifier().post(summary: "Book club", body: "see you at 7")
+/// let notifier = DesktopNotifier()
+/// notifier.post(summary: "Book club", body: "see you at 7")
 /// ```
-struct DesktopNotifier {
-    /// How long the worker waits for the notification server's reply.
-    var replyTimeoutUs: UInt64 = 500_000
+final class DesktopNotifier {
+    private var sd: SDBus?
+    private var bus: OpaquePointer?
+
+    deinit {
+        if let sd, let bus { _ = sd.flushCloseUnref(bus) }
+    }
 
     enum Outcome: Equatable {
-        case posted(id: UInt32)
+        /// Written to the bus; whether a server shows it is not waited for.
+        case sent
         case noBus
         case failed(String)
     }
 
     @discardableResult
     func post(summary: String, body: String, category: String = "im.received") -> Outcome {
-        guard let sd = SDBus.load() else { return .noBus }
+        guard let sd = sd ?? SDBus.load() else { return .noBus }
+        self.sd = sd
+        guard let bus = bus ?? openBus(sd) else { return .noBus }
+        let outcome = send(summary: summary, body: body, category: category, sd: sd, bus: bus)
+        if outcome != .sent {   // a broken connection is not reused
+            _ = sd.flushCloseUnref(bus)
+            self.bus = nil
+        }
+        return outcome
+    }
+
+    private func openBus(_ sd: SDBus) -> OpaquePointer? {
         var busPointer: OpaquePointer?
-        guard sd.openUser(&busPointer) >= 0, let bus = busPointer else { return .noBus }
-        defer { _ = sd.flushCloseUnref(bus) }
+        guard sd.openUser(&busPointer) >= 0, let opened = busPointer else { return nil }
+        bus = opened
+        return opened
+    }
+
+    private func send(summary: String, body: String, category: String, sd: SDBus, bus: OpaquePointer) -> Outcome {
 
         var messagePointer: OpaquePointer?
         let created = sd.newMethodCall(bus, &messagePointer, "org.freedesktop.Notifications",
@@ -52,18 +77,13 @@ struct DesktopNotifier {
             guard result >= 0 else { return .failed("append: \(-result)") }
         }
 
-        var error = SDBus.Error()
-        var replyPointer: OpaquePointer?
-        let called = withUnsafeMutablePointer(to: &error) { sd.call(bus, message, replyTimeoutUs, $0, &replyPointer) }
-        defer {
-            withUnsafeMutablePointer(to: &error) { sd.errorFree($0) }
-            if let reply = replyPointer { _ = sd.messageUnref(reply) }
-        }
-        guard called >= 0, let reply = replyPointer else {
-            return .failed(error.name.map { String(cString: $0) } ?? "errno \(-called)")
-        }
-        var id: UInt32 = 0
-        _ = sd.readBasic(reply, CChar(UInt8(ascii: "u")), &id)
-        return .posted(id: id)
+        let noReply = sd.setExpectReply(message, 0)
+        guard noReply >= 0 else { return .failed("set_expect_reply: \(-noReply)") }
+        let sent = sd.send(bus, message, nil)
+        guard sent >= 0 else { return .failed("send: \(-sent)") }
+        // Written to the socket now: the process may exit right after.
+        let flushed = sd.flush(bus)
+        guard flushed >= 0 else { return .failed("flush: \(-flushed)") }
+        return .sent
     }
 }

@@ -11,35 +11,25 @@ import Glibc
 /// bus.openUser(&connection)
 /// ```
 struct SDBus {
-    /// `sd_bus_error` from <systemd/sd-bus.h>.
-    struct Error {
-        var name: UnsafePointer<CChar>? = nil
-        var message: UnsafePointer<CChar>? = nil
-        var needFree: Int32 = 0
-    }
-
     typealias OpenUser = @convention(c) (UnsafeMutablePointer<OpaquePointer?>) -> Int32
     typealias NewMethodCall = @convention(c) (OpaquePointer, UnsafeMutablePointer<OpaquePointer?>, UnsafePointer<CChar>,
                                               UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafePointer<CChar>) -> Int32
     typealias AppendBasic = @convention(c) (OpaquePointer, CChar, UnsafeRawPointer) -> Int32
     typealias OpenContainer = @convention(c) (OpaquePointer, CChar, UnsafePointer<CChar>) -> Int32
     typealias CloseContainer = @convention(c) (OpaquePointer) -> Int32
-    /// The error argument is an `sd_bus_error *` (`Error`'s layout), passed as a raw pointer
-    /// because a Swift struct cannot appear in a C function type.
-    typealias Call = @convention(c) (OpaquePointer, OpaquePointer, UInt64, UnsafeMutableRawPointer,
-                                     UnsafeMutablePointer<OpaquePointer?>) -> Int32
-    typealias ReadBasic = @convention(c) (OpaquePointer, CChar, UnsafeMutableRawPointer) -> Int32
-    typealias ErrorFree = @convention(c) (UnsafeMutableRawPointer) -> Void
+    typealias Send = @convention(c) (OpaquePointer, OpaquePointer, UnsafeMutablePointer<UInt64>?) -> Int32
+    typealias SetExpectReply = @convention(c) (OpaquePointer, Int32) -> Int32
     typealias Unref = @convention(c) (OpaquePointer) -> OpaquePointer?
+    typealias Flush = @convention(c) (OpaquePointer) -> Int32
 
     let openUser: OpenUser
     let newMethodCall: NewMethodCall
     let appendBasic: AppendBasic
     let openContainer: OpenContainer
     let closeContainer: CloseContainer
-    let call: Call
-    let readBasic: ReadBasic
-    let errorFree: ErrorFree
+    let send: Send
+    let setExpectReply: SetExpectReply
+    let flush: Flush
     let messageUnref: Unref
     let flushCloseUnref: Unref
 
@@ -53,14 +43,14 @@ struct SDBus {
               let appendBasic = symbol("sd_bus_message_append_basic", as: AppendBasic.self),
               let openContainer = symbol("sd_bus_message_open_container", as: OpenContainer.self),
               let closeContainer = symbol("sd_bus_message_close_container", as: CloseContainer.self),
-              let call = symbol("sd_bus_call", as: Call.self),
-              let readBasic = symbol("sd_bus_message_read_basic", as: ReadBasic.self),
-              let errorFree = symbol("sd_bus_error_free", as: ErrorFree.self),
+              let send = symbol("sd_bus_send", as: Send.self),
+              let setExpectReply = symbol("sd_bus_message_set_expect_reply", as: SetExpectReply.self),
+              let flush = symbol("sd_bus_flush", as: Flush.self),
               let messageUnref = symbol("sd_bus_message_unref", as: Unref.self),
               let flushCloseUnref = symbol("sd_bus_flush_close_unref", as: Unref.self) else { return nil }
         return SDBus(openUser: openUser, newMethodCall: newMethodCall, appendBasic: appendBasic,
-                     openContainer: openContainer, closeContainer: closeContainer, call: call, readBasic: readBasic,
-                     errorFree: errorFree, messageUnref: messageUnref, flushCloseUnref: flushCloseUnref)
+                     openContainer: openContainer, closeContainer: closeContainer, send: send,
+                     setExpectReply: setExpectReply, flush: flush, messageUnref: messageUnref, flushCloseUnref: flushCloseUnref)
     }
 
     /// Appends a string argument (type `s`).

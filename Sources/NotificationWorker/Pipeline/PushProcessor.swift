@@ -31,6 +31,8 @@ final class PushProcessor {
         do throws(DirectoryError) { try group.verify() } catch { return error }
         return nil
     }()
+    /// Keeps its session-bus connection for the process's later pushes.
+    private let notifier = DesktopNotifier()
 
     init(options: WorkerOptions, environment: [String: String]) {
         self.group = GroupDirectory.resolve(explicit: options.groupDirectory, environment: environment)
@@ -100,10 +102,11 @@ final class PushProcessor {
             WorkerLog.info("push stored message=\(messageId) seq=\(receipt.seq)")
             let runtime = self.runtime
             let content = opened.content
+            let notifier = self.notifier
             return PushOutcome(ack: .ok(messageId: messageId, duplicate: false)) {
                 DaemonSignal(socketPath: runtime.eventsSocketPath).send(seq: receipt.seq)
                 if let notification = NotificationText.make(for: content, receipt: receipt) {
-                    let result = DesktopNotifier().post(summary: notification.summary, body: notification.body)
+                    let result = notifier.post(summary: notification.summary, body: notification.body)
                     if case .failed(let reason) = result { WorkerLog.info("notification not shown: \(reason)") }
                 }
             }

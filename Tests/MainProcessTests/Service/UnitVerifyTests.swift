@@ -16,7 +16,7 @@ struct UnitVerifyTests {
         #expect(FileManager.default.isExecutableFile(atPath: binDirectory + "/sotto"))
         var source = PackagePaths.root.appendingPathComponent("systemd").path
         if !variant.isEmpty { source += "/" + variant }
-        let installer = try UnitInstaller(unitsDirectory: source)
+        let installer = UnitInstaller(unitsDirectory: source)
         let tmp = try TemporaryDirectory(prefix: "sotto-units")
         let runtime = tmp.path + "/run"
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true,
@@ -32,5 +32,12 @@ struct UnitVerifyTests {
                                           environment: ["XDG_RUNTIME_DIR": runtime], directory: tmp.path)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty, "\(variant.isEmpty ? "accept-yes" : variant): \(result.stderr)")
+    }
+
+    @Test("The units compiled into sotto are the files in systemd/ (run scripts/embed-units.sh)",
+          arguments: UnitInstaller.unitNames)
+    func embeddedUnitsMatchTheRepository(name: String) throws {
+        let file = try String(contentsOf: PackagePaths.root.appendingPathComponent("systemd/\(name)"), encoding: .utf8)
+        #expect(UnitTemplates.byName[name] == file, "\(name) differs from systemd/\(name): run scripts/embed-units.sh")
     }
 }

@@ -1,18 +1,25 @@
 import ArgumentParser
 import Foundation
 
-/// `sotto install --user`: binaries into ~/.local/bin, units into ~/.config/systemd/user,
-/// then `systemctl --user daemon-reload` and `enable --now` where a user manager runs.
+/// `sotto install --user`: binaries into ~/.local/bin, units into ~/.config/systemd/user, the
+/// group directory ~/.local/share/sotto, then `systemctl --user` enables and (re)starts
+/// them and checks that the daemon is active. Running the installed `sotto install --user`
+/// again (or a newer build's) upgrades in place.
 struct InstallCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "install",
-        abstract: "Install the binaries and systemd user units, and enable them.",
+        abstract: "Install (or upgrade) the binaries and systemd user units, and start them.",
         discussion: """
             Copies `sotto` and `sotto-notify` (from beside this binary) to ~/.local/bin,
             writes sotto.service, sotto-push.socket and sotto-push@.service to
-            ~/.config/systemd/user with ExecStart= pointing there, and, when a user manager
-            is reachable, runs `systemctl --user daemon-reload` and
-            `systemctl --user enable --now sotto-push.socket sotto.service`.
+            ~/.config/systemd/user with ExecStart= pointing there, creates
+            ~/.local/share/sotto (0700) when missing, then runs `systemctl --user
+            daemon-reload`, `enable` and `restart` for sotto-push.socket and sotto.service,
+            and checks that sotto.service is active. ~ is $HOME.
+
+            Exit status: 0 installed and running (or files written with --no-enable),
+            1 a systemctl step failed or the daemon did not become active (the reason is
+            printed), 64 usage error.
             """)
 
     @Flag(name: .long, help: "Install for the current user (the only mode).")
@@ -21,10 +28,10 @@ struct InstallCommand: ParsableCommand {
     @Option(name: .long, help: "Where to put the binaries (default ~/.local/bin).")
     var binDir: String?
 
-    @Option(name: .long, help: "Where to put the unit files (default ~/.config/systemd/user).")
+    @Option(name: .long, help: "Where to put the unit files (default $XDG_CONFIG_HOME/systemd/user or ~/.config/systemd/user).")
     var unitDir: String?
 
-    @Option(name: .long, help: "Where the shipped unit files are (default: found beside the binary).")
+    @Option(name: .long, help: "Read the unit files from this folder instead of the ones built into sotto.")
     var unitsDir: String?
 
     @Flag(name: .long, help: "Write files only; do not call systemctl.")
@@ -35,38 +42,67 @@ struct InstallCommand: ParsableCommand {
     }
 
     func run() throws {
-        let home = FileManager.default.homeDirectoryForCurrentUser
-        let environment = ProcessInfo.processInfo.environment
-        let binDirectory = URL(fileURLWithPath: binDir ?? home.appendingPathComponent(".local/bin").path)
-        let configHome = environment["XDG_CONFIG_HOME"].map { URL(fileURLWithPath: $0) } ?? home.appendingPathComponent(".config")
-        let unitDirectory = URL(fileURLWithPath: unitDir ?? configHome.appendingPathComponent("systemd/user").path)
-        let here = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        let binaries = ["sotto", "sotto-notify"].map { here.appendingPathComponent($0) }
+        let paths = InstallPaths(binDir: binDir, unitDir: unitDir)
+        let here = UnitInstaller.executableDirectory()
+        let binaries = UnitInstaller.binaryNames.map { here.appendingPathComponent($0) }
         for binary in binaries where !FileManager.default.isExecutableFile(atPath: binary.path) {
             throw ValidationError("\(binary.path) is missing; build first (make build-release)")
         }
-        let installer = try UnitInstaller(unitsDirectory: unitsDir)
-        for path in try installer.install(binaries: binaries, binDirectory: binDirectory, unitDirectory: unitDirectory) {
+        let installer = UnitInstaller(unitsDirectory: unitsDir)
+        for path in try installer.install(binaries: binaries, binDirectory: paths.binDirectory,
+                                          unitDirectory: paths.unitDirectory, groupDirectory: paths.groupDirectory) {
             print("wrote \(path)")
         }
         guard !noEnable else { return }
-        let reload = runSystemctl(["--user", "daemon-reload"])
-        guard reload == 0 else {
-            print("no systemd user manager reachable: units written, not enabled. Later: systemctl --user enable --now sotto-push.socket sotto.service")
-            return
+
+        let reload = Systemctl.run(["daemon-reload"])
+        guard reload.succeeded else {
+            throw fail("""
+                no systemd user manager reachable (systemctl --user daemon-reload: \(reload.message)).
+                The files are written but nothing is enabled; once a user manager runs:
+                  systemctl --user daemon-reload && systemctl --user enable --now sotto-push.socket sotto.service
+                """)
         }
-        if runSystemctl(["--user", "enable", "--now", "sotto-push.socket", "sotto.service"]) == 0 {
-            print("enabled and started sotto-push.socket and sotto.service")
+        let units = ["sotto-push.socket", "sotto.service"]
+        // reset-failed: a unit that hit its start limit before (an old, broken install) would
+        // refuse the restart below.
+        _ = Systemctl.run(["reset-failed", "sotto.service"])
+        for step in [["enable"] + units, ["restart"] + units] {
+            let result = Systemctl.run(step)
+            guard result.succeeded else {
+                throw fail("systemctl --user \(step.joined(separator: " ")) failed: \(result.message)\n"
+                     + "See: systemctl --user status sotto.service; journalctl --user -u sotto.service")
+            }
         }
+        // Type=notify: restart returned after READY=1. Active now means it came up.
+        let state = Systemctl.run(["is-active", "sotto.service"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard state == "active" else {
+            throw fail("sotto.service is \(state.isEmpty ? "not active" : state) after the restart. "
+                 + "See: systemctl --user status sotto.service; journalctl --user -u sotto.service")
+        }
+        print("enabled and started sotto-push.socket and sotto.service (active)")
     }
 
-    private func runSystemctl(_ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemctl")
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
+    /// Prints the reason and returns exit status 1 to throw.
+    private func fail(_ message: String) -> ExitCode {
+        FileHandle.standardError.write(Data("sotto install: \(message)\n".utf8))
+        return ExitCode(1)
+    }
+}
+
+/// Where `install` and `uninstall` put things, from the options, `$HOME` and `$XDG_CONFIG_HOME`.
+struct InstallPaths {
+    let home: URL
+    let binDirectory: URL
+    let unitDirectory: URL
+    let groupDirectory: URL
+
+    init(binDir: String?, unitDir: String?, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        home = UnitInstaller.home(environment: environment)
+        binDirectory = URL(fileURLWithPath: binDir ?? home.appendingPathComponent(".local/bin").path)
+        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
+            ?? home.appendingPathComponent(".config")
+        unitDirectory = URL(fileURLWithPath: unitDir ?? configHome.appendingPathComponent("systemd/user").path)
+        groupDirectory = home.appendingPathComponent(UnitInstaller.groupDirectoryInHome)
     }
 }

@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+
+/// `sotto uninstall --user`: stops and disables the units, removes them and the installed
+/// binaries; keeps the conversations and keys (~/.local/share/sotto) unless `--remove-data`.
+struct UninstallCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "uninstall",
+        abstract: "Stop and remove the systemd user units and the installed binaries.",
+        discussion: """
+            Runs `systemctl --user disable --now` for sotto.service and sotto-push.socket,
+            stops running push workers, removes the unit files and ~/.local/bin/sotto and
+            sotto-notify. Your data (~/.local/share/sotto: conversations and keys) is kept
+            unless you pass --remove-data, which deletes it for good.
+            """)
+
+    @Flag(name: .long, help: "Uninstall for the current user (the only mode).")
+    var user = false
+
+    @Option(name: .long, help: "Where the binaries are (default ~/.local/bin).")
+    var binDir: String?
+
+    @Option(name: .long, help: "Where the unit files are (default $XDG_CONFIG_HOME/systemd/user or ~/.config/systemd/user).")
+    var unitDir: String?
+
+    @Flag(name: .long, help: "Also delete ~/.local/share/sotto: every conversation and key, for good.")
+    var removeData = false
+
+    func validate() throws {
+        guard user else { throw ValidationError("only per-user installation is supported: pass --user") }
+    }
+
+    func run() throws {
+        let paths = InstallPaths(binDir: binDir, unitDir: unitDir)
+        let fileManager = FileManager.default
+        var problems: [String] = []
+
+        let managerReachable = Systemctl.run(["show-environment"]).succeeded
+        if managerReachable {
+            let disable = Systemctl.run(["disable", "--now", "sotto.service", "sotto-push.socket"])
+            if !disable.succeeded, !disable.message.contains("does not exist") {
+                problems.append("systemctl --user disable --now: \(disable.message)")
+            }
+            let stop = Systemctl.run(["stop", "sotto-push@*.service", "sotto-push.service"])
+            if !stop.succeeded, !stop.message.contains("not loaded") { problems.append("systemctl --user stop: \(stop.message)") }
+        } else {
+            print("no systemd user manager reachable: removing the files only")
+        }
+
+        for name in UnitInstaller.allUnitNames {
+            remove(paths.unitDirectory.appendingPathComponent(name), &problems)
+        }
+        for name in UnitInstaller.binaryNames {
+            remove(paths.binDirectory.appendingPathComponent(name), &problems)
+        }
+        if managerReachable {
+            let reload = Systemctl.run(["daemon-reload"])
+            if !reload.succeeded { problems.append("systemctl --user daemon-reload: \(reload.message)") }
+            _ = Systemctl.run(["reset-failed", "sotto.service", "sotto-push.socket", "sotto-push@*.service"])
+        }
+        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].map { $0 + "/sotto" }
+        if let runtime, fileManager.fileExists(atPath: runtime) {
+            remove(URL(fileURLWithPath: runtime), &problems)
+        }
+
+        if removeData {
+            if fileManager.fileExists(atPath: paths.groupDirectory.path) {
+                remove(paths.groupDirectory, &problems)
+            }
+        } else if fileManager.fileExists(atPath: paths.groupDirectory.path) {
+            print("kept your data in \(paths.groupDirectory.path) (conversations and keys); "
+                  + "`sotto uninstall --user --remove-data` deletes it")
+        }
+        guard problems.isEmpty else {
+            FileHandle.standardError.write(Data(("sotto uninstall: " + problems.joined(separator: "\nsotto uninstall: ") + "\n").utf8))
+            throw ExitCode(1)
+        }
+        print("uninstalled")
+    }
+
+    private func remove(_ url: URL, _ problems: inout [String]) {
+        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        do {
+            try FileManager.default.removeItem(at: url)
+            print("removed \(url.path)")
+        } catch {
+            problems.append("cannot remove \(url.path): \(error)")
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import SharedStore
+import Testing
+import TestSupport
+
+/// `sotto install --user` exactly as the README says, for a fresh user with an empty home,
+/// under a real `systemd --user` manager (SystemdUserManager): the daemon becomes active, a
+/// push through the real sotto-push.socket is stored, a SIGKILL is followed by a restart,
+/// the installed binary upgrades itself, the journal shows each line once with its
+/// priority, and `sotto uninstall --user` leaves nothing behind.
+@Suite("A real service manager", .serialized, .enabled(if: getuid() == 0, "needs root for a private mount namespace"))
+struct UserServiceTests {
+    /// A uid no account has, different per test process so that two runs at once (two
+    /// worktrees, `make test` beside `make stress`) never share a user's cgroup.
+    static let uid = UInt32(61_000 + getpid() % 4_000)
+
+    @Test("install, push, kill, upgrade, uninstall under systemd --user")
+    func lifecycle() throws {
+        let (started, skip) = try SystemdUserManager.start(uid: Self.uid)
+        guard let manager = started else {
+            print("SKIPPED 'A real service manager': \(skip ?? "the sandbox cannot be made here")")
+            return
+        }
+        defer { manager.stop() }
+        let home = manager.home.path
+        let built = try builtExecutable("sotto")
+
+        // A fresh account: no ~/.local/share at all.
+        #expect(!FileManager.default.fileExists(atPath: home + "/.local"))
+        let install = try manager.user([built, "install", "--user"])
+        #expect(install.status == 0, "install: \(install.stdout) \(install.stderr)\n\(journal(manager, "sotto.service"))")
+        #expect(install.stdout.contains("(active)"), "\(install.stdout)")
+        #expect(try manager.systemctl(["is-active", "sotto.service"]) == "active")
+        #expect(try manager.systemctl(["is-active", "sotto-push.socket"]) == "active")
+        let group = home + "/.local/share/sotto"
+        let mode = (try FileManager.default.attributesOfItem(atPath: group)[.posixPermissions] as? Int) ?? 0
+        #expect(mode == 0o700, "group directory mode \(String(mode, radix: 8))")
+        #expect(FileManager.default.isExecutableFile(atPath: home + "/.local/bin/sotto-notify"))
+        // The memory ceiling reaches the daemon's cgroup (v1 memory controller here).
+        let cgroup = "/sys/fs/cgroup/memory/user.slice/user-\(Self.uid).slice/user@\(Self.uid).service/app.slice/sotto.service"
+        let limit = try manager.root(["cat", cgroup + "/memory.limit_in_bytes"]).stdout
+        #expect(limit.trimmingCharacters(in: .whitespacesAndNewlines) == String(256 << 20), "memory limit: \(limit)")
+
+        // A push through the real socket, from a member added to a conversation made by the CLI.
+        let created = try manager.user(["/home/sotto-test/.local/bin/sotto", "new", "--name", "Trip", "--json"])
+        #expect(created.status == 0, "\(created.stderr)")
+        let conversation = try #require(jsonObject(created.stdout)?["conversationId"] as? String, "\(created.stdout)")
+        let member = try RemoteMember.join(conversationId: conversation, databasePath: group + "/shared.sqlite")
+        let socket = manager.outsidePath(manager.runtimeDirectory + "/sotto/push.sock")
+        let ack = try PushClient.send(try member.push("hello through systemd"), to: socket)
+        #expect(ack.contains("\"ok\":true"), "ack: \(ack)\n\(journal(manager, nil))")
+        #expect(try readTexts(manager, conversation).contains("hello through systemd"))
+
+        // SIGKILL: the manager restarts the daemon.
+        let firstPid = try manager.systemctl(["show", "-p", "MainPID", "--value", "sotto.service"])
+        #expect(try manager.user(["systemctl", "--user", "kill", "-s", "KILL", "sotto"]).status == 0)
+        let restartedPid = try waitForNewMainPid(manager, other: firstPid, timeoutMs: 15_000)
+        #expect(restartedPid != nil, "not restarted after SIGKILL\n\(journal(manager, "sotto.service"))")
+
+        // SIGABRT, what the watchdog sends: the process ends at once (no crash backtracer
+        // holding it, SWIFT_BACKTRACE in the unit), so the restart comes after RestartSec.
+        #expect(try manager.user(["systemctl", "--user", "kill", "-s", "ABRT", "sotto"]).status == 0)
+        let abortedPid = try waitForNewMainPid(manager, other: restartedPid ?? firstPid, timeoutMs: 10_000)
+        #expect(abortedPid != nil, "not restarted within 10 s of SIGABRT\n\(journal(manager, "sotto.service"))")
+
+        // Upgrade: the installed binary, found through PATH, from another directory.
+        let upgrade = try manager.user(["sh", "-c", "cd / && PATH=$HOME/.local/bin:$PATH sotto install --user"])
+        #expect(upgrade.status == 0, "upgrade: \(upgrade.stdout) \(upgrade.stderr)")
+        #expect(try manager.systemctl(["is-active", "sotto.service"]) == "active")
+        let upgradedPid = try manager.systemctl(["show", "-p", "MainPID", "--value", "sotto.service"])
+        #expect(upgradedPid != abortedPid && upgradedPid != "0", "the daemon was not restarted on upgrade")
+        #expect(try readTexts(manager, conversation).contains("hello through systemd"))
+
+        // The journal: one prefix per line (journald's), the priority parsed from <N>.
+        let workerLog = try manager.root(["journalctl", "--no-pager", "-o", "cat", "-p", "info..info",
+                                          "_UID=\(Self.uid)", "_COMM=sotto-notify"]).stdout
+        #expect(workerLog.contains("push stored message="), "worker journal: \(workerLog)")
+        #expect(!workerLog.contains("sotto-notify["), "doubled prefix: \(workerLog)")
+        let daemonLog = journal(manager, "sotto.service")
+        #expect(!daemonLog.contains("sotto["), "doubled prefix: \(daemonLog)")
+
+        // The group directory is recreated when it has gone (ExecStartPre), not a crash loop.
+        #expect(try manager.user(["systemctl", "--user", "stop", "sotto.service"]).status == 0)
+        try FileManager.default.removeItem(atPath: group)
+        let restart = try manager.user(["systemctl", "--user", "start", "sotto.service"])
+        #expect(restart.status == 0, "start without a group directory: \(restart.stderr)\n\(journal(manager, "sotto.service"))")
+        let recreatedMode = (try? FileManager.default.attributesOfItem(atPath: group)[.posixPermissions] as? Int) ?? 0
+        #expect(recreatedMode == 0o700, "recreated group directory mode \(String(recreatedMode, radix: 8))")
+
+        // A daemon that fails at every start ends up failed (start limit), not restarting forever.
+        let dropIn = home + "/.config/systemd/user/sotto.service.d"
+        try FileManager.default.createDirectory(atPath: dropIn, withIntermediateDirectories: true)
+        try "[Service]\nExecStart=\nExecStart=/bin/false\n".write(toFile: dropIn + "/broken.conf", atomically: true, encoding: .utf8)
+        #expect(try manager.user(["systemctl", "--user", "daemon-reload"]).status == 0)
+        _ = try manager.user(["systemctl", "--user", "restart", "sotto.service"])
+        let gaveUp = try waitFor(manager, timeoutMs: 20_000) {
+            try manager.systemctl(["show", "-p", "ActiveState", "--value", "sotto.service"]) == "failed"
+        }
+        let state = (try? manager.systemctl(["show", "-p", "ActiveState,Result,NRestarts", "sotto.service"])) ?? ""
+        #expect(gaveUp, "still restarting: \(state)")
+        try FileManager.default.removeItem(atPath: dropIn)
+        #expect(try manager.user(["systemctl", "--user", "daemon-reload"]).status == 0)
+
+        // Uninstall: nothing left but the data, which it says it kept; then the data too.
+        let uninstall = try manager.user(["sh", "-c", "cd / && PATH=$HOME/.local/bin:$PATH sotto uninstall --user"])
+        #expect(uninstall.status == 0, "uninstall: \(uninstall.stdout) \(uninstall.stderr)")
+        #expect(uninstall.stdout.contains("kept your data in /home/sotto-test/.local/share/sotto"), "\(uninstall.stdout)")
+        #expect(leftovers(manager).isEmpty, "left behind: \(leftovers(manager))")
+        #expect(FileManager.default.fileExists(atPath: group + "/shared.sqlite"))
+        let purge = try manager.user([built, "uninstall", "--user", "--remove-data"])
+        #expect(purge.status == 0, "\(purge.stdout) \(purge.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: group))
+        #expect(leftovers(manager).isEmpty)
+    }
+
+    // MARK: - Helpers
+
+    private func jsonObject(_ text: String) -> [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
+    }
+
+    private func readTexts(_ manager: SystemdUserManager, _ conversation: String) throws -> [String] {
+        let read = try manager.user(["/home/sotto-test/.local/bin/sotto", "read", conversation, "--json"])
+        let messages = jsonObject(read.stdout)?["messages"] as? [[String: Any]] ?? []
+        return messages.compactMap { $0["text"] as? String }
+    }
+
+    /// Polls `condition` until it holds (true) or `timeoutMs` passes (false).
+    private func waitFor(_ manager: SystemdUserManager, timeoutMs: Int64, _ condition: () throws -> Bool) throws -> Bool {
+        let deadline = WallClock.nowMs() + timeoutMs
+        while WallClock.nowMs() < deadline {
+            if try condition() { return true }
+            usleep(100_000)
+        }
+        return false
+    }
+
+    /// Waits until sotto.service is active with a main PID other than `other`.
+    private func waitForNewMainPid(_ manager: SystemdUserManager, other: String, timeoutMs: Int64) throws -> String? {
+        let deadline = WallClock.nowMs() + timeoutMs
+        while WallClock.nowMs() < deadline {
+            let pid = try manager.systemctl(["show", "-p", "MainPID", "--value", "sotto.service"])
+            if pid != other, pid != "0", try manager.systemctl(["is-active", "sotto.service"]) == "active" { return pid }
+            usleep(50_000)
+        }
+        return nil
+    }
+
+    /// What the user's manager and home still hold of Sotto, except the group directory.
+    private func leftovers(_ manager: SystemdUserManager) -> [String] {
+        var found: [String] = []
+        let units = (try? manager.systemctl(["list-units", "--all", "--plain", "--no-legend", "sotto*"])) ?? "?"
+        if !units.isEmpty { found.append("units: \(units)") }
+        let files = (try? manager.systemctl(["list-unit-files", "--plain", "--no-legend", "sotto*"])) ?? "?"
+        if !files.isEmpty { found.append("unit files: \(files)") }
+        let home = manager.home.path
+        if let walker = FileManager.default.enumerator(atPath: home) {
+            for case let path as String in walker
+            where path.contains("sotto") && !path.hasPrefix(".local/share/sotto") {
+                found.append(path)
+            }
+        }
+        if FileManager.default.fileExists(atPath: manager.outsidePath(manager.runtimeDirectory + "/sotto")) {
+            found.append("\(manager.runtimeDirectory)/sotto")
+        }
+        return found
+    }
+
+    /// The unit's journal as root reads it (nil: every user unit).
+    private func journal(_ manager: SystemdUserManager, _ unit: String?) -> String {
+        var arguments = ["journalctl", "--no-pager", "-o", "cat", "_UID=\(Self.uid)"]
+        if let unit { arguments.append("_SYSTEMD_USER_UNIT=\(unit)") }
+        return (try? manager.root(arguments).stdout) ?? "(journalctl failed)"
+    }
+}
