@@ -40,6 +40,7 @@ run: build-release
 bench: build-release
 	"$$($(SWIFT) build -c release --show-bin-path)/ProtocolBench" 2000
 	./Benchmarks/worker-bench.sh 300
+	./Benchmarks/worker-alone-bench.sh 3000
 	./Benchmarks/daemon-bench.sh
 	./Benchmarks/daemon-e2e-bench.sh
 
