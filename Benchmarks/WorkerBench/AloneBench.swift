@@ -32,6 +32,7 @@ enum AloneBench {
                                           walPath: copy.walPath)
             print("\n[\(name)]")
             for line in run.summary(window: window) { print("  " + line) }
+            fflush(nil)  // each variant's figures as soon as they exist
         }
 
         let copy = try freshCopy(of: seed)

@@ -32,6 +32,7 @@ struct WorkerAloneTests {
         print("STRESS worker alone (\(profile.name), \(alone.count) pushes):")
         for line in run.summary(window: window) { print("  " + line) }
 
+        #expect(run.failedExits == 0)
         // Deterministic: no worker recovers more than the bound, and the WAL ends under it.
         #expect(run.maxWALBytesBefore <= Self.walBoundBytes, "a worker started with \(run.maxWALBytesBefore) B of WAL")
         #expect(run.samples.last?.walBytesAfter ?? .max <= Self.walBoundBytes)
@@ -50,6 +51,7 @@ struct WorkerAloneTests {
             try AlonePushes.run(worker: worker, payloads: pushes.suffix(40).map(\.payload),
                                 environment: fixture.environment, walPath: walPath)
         }
+        #expect(held.failedExits == 0)
         #expect(held.samples.allSatisfy { $0.walBytesAfter >= $0.walBytesBefore }, "a worker shrank the WAL while another process held the database")
         #expect(held.samples.last?.walBytesAfter ?? 0 > Self.resetBytes, "the WAL never passed the threshold")
 

@@ -24,6 +24,8 @@ public struct AlonePushes: Sendable {
         public var walBytesBefore: Int64
         /// `-wal` size after it exited.
         public var walBytesAfter: Int64
+        /// The worker's exit status (142 = its 30 s alarm fired after the ack).
+        public var exitStatus: Int32
     }
 
     public struct Failure: Error, CustomStringConvertible {
@@ -32,7 +34,8 @@ public struct AlonePushes: Sendable {
 
     public var samples: [Sample] = []
 
-    /// Sends every payload in order; throws on the first push not acked `ok`.
+    /// Sends every payload in order; throws on the first push not acked `ok` (a worker that
+    /// acked and then exited non-zero is recorded in its sample).
     public static func run(worker: String, payloads: [[UInt8]], environment: [String: String],
                            walPath: String) throws -> AlonePushes {
         var run = AlonePushes()
@@ -47,12 +50,12 @@ public struct AlonePushes: Sendable {
             let ackAt = DispatchTime.now().uptimeNanoseconds
             let status = child.waitForExit()
             let exitAt = DispatchTime.now().uptimeNanoseconds
-            guard acked, status == 0, let cpu = child.cpuMicroseconds else {
+            guard acked, let cpu = child.cpuMicroseconds else {
                 throw Failure(description: "push \(index): exit \(status), \(child.output.suffix(3))")
             }
             run.samples.append(Sample(ackMs: Double(ackAt - start) / 1e6, exitMs: Double(exitAt - start) / 1e6,
                                       cpuMicroseconds: cpu, walBytesBefore: walBefore,
-                                      walBytesAfter: fileSize(walPath)))
+                                      walBytesAfter: fileSize(walPath), exitStatus: status))
         }
         return run
     }
@@ -84,6 +87,9 @@ public struct AlonePushes: Sendable {
         return Self.percentile(last.map(\.ackMs), 0.5) / max(0.001, Self.percentile(first.map(\.ackMs), 0.5))
     }
 
+    /// Workers that exited non-zero after their ack.
+    public var failedExits: Int { samples.filter { $0.exitStatus != 0 }.count }
+
     /// The largest WAL any worker started with.
     public var maxWALBytesBefore: Int64 { samples.map(\.walBytesBefore).max() ?? 0 }
 
@@ -112,6 +118,7 @@ public struct AlonePushes: Sendable {
             String(format: "ratio last/first p50: ack %.2f  cpu %.2f", ackRatio(window: window), cpuRatio(window: window)),
             "WAL bytes after push: " + walCurve.map { "\($0.push):\($0.bytes)" }.joined(separator: " ")
                 + "   (largest WAL a worker started with: \(maxWALBytesBefore))",
+            "workers that exited non-zero after their ack: \(failedExits)",
         ]
     }
 
