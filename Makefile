@@ -41,6 +41,7 @@ bench: build-release
 	"$$($(SWIFT) build -c release --show-bin-path)/ProtocolBench" 2000
 	./Benchmarks/worker-bench.sh 300
 	./Benchmarks/notify-bench.sh 100
+	./Benchmarks/worker-alone-bench.sh 3000
 	./Benchmarks/daemon-bench.sh
 	./Benchmarks/daemon-e2e-bench.sh
 

@@ -8,10 +8,15 @@ import TestSupport
 // Run through Benchmarks/worker-bench.sh, which builds release and compiles the C programs.
 //
 //   worker-bench <sotto-notify> <baseline> <acker> [pushes]
+//   worker-bench --alone <sotto-notify> [pushes]    no daemon, no held connection (AloneBench)
 
 let arguments = CommandLine.arguments
+if arguments.count >= 3, arguments[1] == "--alone" {
+    try AloneBench.run(worker: arguments[2], pushes: arguments.count > 3 ? Int(arguments[3]) ?? 3_000 : 3_000)
+    exit(0)
+}
 guard arguments.count >= 4 else {
-    FileHandle.standardError.write(Data("usage: worker-bench SOTTO_NOTIFY BASELINE ACKER [PUSHES]\n".utf8))
+    FileHandle.standardError.write(Data("usage: worker-bench SOTTO_NOTIFY BASELINE ACKER [PUSHES] | --alone SOTTO_NOTIFY [PUSHES]\n".utf8))
     exit(64)
 }
 let (worker, baseline, acker) = (arguments[1], arguments[2], arguments[3])

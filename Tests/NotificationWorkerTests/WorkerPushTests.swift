@@ -155,6 +155,27 @@ struct WorkerPushTests {
         #expect(try f.snapshot() == before)
     }
 
+    @Test("Accept=no, alone, WAL reset after every push: each push reopens the database, all stored, WAL left empty")
+    func acceptNoReopensAfterWALReset() throws {
+        let f = try fixture()
+        let pushes = try (0..<5).map { try f.sealText("reopen \($0)") }
+        let server = try PushSocketServer.start(
+            socketPath: f.tmp.path + "/push.sock", accept: false,
+            command: [try WorkerRun.worker(), "--idle-timeout", "0.3"],
+            environment: f.environment.merging(["SOTTO_WORKER_WAL_RESET_BYTES": "0"]) { $1 })
+        for push in pushes {
+            #expect(try ack(try PushClient.send(push.payload, to: server.socketPath))
+                    == .ok(messageId: push.messageId, duplicate: false))
+        }
+        let (status, log) = server.waitForExit()
+        #expect(status == 0)
+        // Nobody else had the file open: every close checkpointed and truncated the WAL.
+        #expect(log.components(separatedBy: "alone: WAL checkpointed on close").count - 1 == pushes.count, "\(log)")
+        var info = stat()
+        #expect(stat(f.group.databasePath + "-wal", &info) == 0 && info.st_size == 0)
+        #expect(try f.snapshot()["message"] == Int64(pushes.count))
+    }
+
     // MARK: - The database
 
     /// A foreign sqlite3 holding BEGIN IMMEDIATE on the fixture's database until told.

@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// The daemon owns WAL upkeep (docs/adr/0003): workers never checkpoint (their connections
-/// close with a persistent WAL, so nobody deletes or resets it behind the daemon's back).
+/// The daemon owns WAL upkeep (docs/adr/0003): while it runs, workers never checkpoint. A
+/// worker resets the WAL only through SQLite's last-connection close, which needs an EXCLUSIVE
+/// lock this daemon's open pool always denies (docs/adr/0020: the daemon-down case).
 ///
 /// - When idle (no commit seen for `idleAfter`), a PASSIVE checkpoint copies what it can
 ///   without waiting on anyone.

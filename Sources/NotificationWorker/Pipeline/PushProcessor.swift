@@ -15,7 +15,7 @@ final class PushProcessor {
     /// The environment variables the worker reads (directories, busy budget, credentials).
     static let environmentNames = ["SOTTO_GROUP_DIR", "XDG_DATA_HOME", "HOME", "SOTTO_RUNTIME_DIR",
                                    "XDG_RUNTIME_DIR", ConnectionProfile.busyTimeoutVariable,
-                                   "CREDENTIALS_DIRECTORY"]
+                                   "CREDENTIALS_DIRECTORY", WALReset.variable]
 
     private let group: GroupDirectory
     private let runtime: RuntimeDirectory
@@ -33,6 +33,7 @@ final class PushProcessor {
     }()
     /// Keeps its session-bus connection for the process's later pushes.
     private let notifier = DesktopNotifier()
+    private let walReset: WALReset
 
     init(options: WorkerOptions, environment: [String: String]) {
         self.group = GroupDirectory.resolve(explicit: options.groupDirectory, environment: environment)
@@ -40,6 +41,7 @@ final class PushProcessor {
         self.environment = environment
         self.databaseOpener = DatabaseOpener(path: group.databasePath, profile: .worker(environment: environment))
         self.damage = DamageMarker(databasePath: group.databasePath)
+        self.walReset = WALReset(environment: environment)
     }
 
     func handle(_ read: PushConnection.ReadResult) -> PushOutcome {
@@ -102,12 +104,16 @@ final class PushProcessor {
             WorkerLog.info("push stored message=\(messageId) seq=\(receipt.seq)")
             let runtime = self.runtime
             let content = opened.content
-            let notifier = self.notifier
+            let (notifier, opener, walReset) = (self.notifier, databaseOpener, self.walReset)
             return PushOutcome(ack: .ok(messageId: messageId, duplicate: false)) {
                 DaemonSignal(socketPath: runtime.eventsSocketPath).send(seq: receipt.seq)
                 if let notification = NotificationText.make(for: content, receipt: receipt) {
                     let result = notifier.post(summary: notification.summary, body: notification.body)
                     if case .failed(let reason) = result { WorkerLog.info("notification not shown: \(reason)") }
+                }
+                // Last, after the ack: the WAL reset never delays a sender (docs/adr/0020).
+                if let wal = opener.closeIfWALIsDue(walReset), wal.after < wal.before {
+                    WorkerLog.info("alone: WAL checkpointed on close, \(wal.before) -> \(wal.after) bytes")
                 }
             }
         }

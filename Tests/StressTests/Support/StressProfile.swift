@@ -19,6 +19,10 @@ struct StressProfile: Sendable {
     /// Part 2: `sotto-notify` workers SIGKILLed at random points, and daemon kills mid-burst.
     var workerKills: Int { name == "full" ? 2_000 : 200 }
     var daemonKills: Int { name == "full" ? 5 : 1 }
+    /// Issue #10: sequential pushes with no daemon and no held connection, and the window
+    /// (first vs last) whose per-push cost is compared.
+    var alonePushes: Int { name == "full" ? 3_000 : 300 }
+    var aloneWindow: Int { name == "full" ? 500 : 75 }
 
     static let short = StressProfile(name: "short", pushes: 2_000, senders: 16, keystoreIdentities: 400, keystorePushes: 120)
     static let full = StressProfile(name: "full", pushes: 50_000, senders: 16, keystoreIdentities: 5_000, keystorePushes: 1_500)
