@@ -102,11 +102,22 @@ fail() { echo "SANDBOX FAILED: $*"; exit 1; }
 clear_cgroups
 trap cleanup EXIT
 
+# The package (this script, the built binaries) may live under a directory covered below, as
+# a CI clone in /tmp does: keep it at its path by binding it through /mnt (in this namespace only).
+package_root=$(cd "$(dirname "$self")/.." && pwd)
+case "$package_root" in
+    /tmp/*|/run/*|/home/*) mount --bind "$package_root" /mnt || fail "stash the package" ;;
+    *) package_root="" ;;
+esac
+
 # Private file systems: the home first (its source may live under /tmp, which is covered next).
 mount -t tmpfs -o mode=0755 sotto-home /home || fail "mount /home"
 mkdir /home/$user && mount --bind "$home_source" /home/$user || fail "bind home"
 mount -t tmpfs -o mode=0755 sotto-run /run || fail "mount /run"
 mount -t tmpfs -o mode=1777 sotto-tmp /tmp || fail "mount /tmp"
+if [ -n "$package_root" ]; then
+    mkdir -p "$package_root" && mount --bind /mnt "$package_root" || fail "bind the package back"
+fi
 [ -d /var/log/journal ] && mount -t tmpfs sotto-journal /var/log/journal
 
 # The test user exists only in here.
