@@ -5,8 +5,5 @@
 # Usage: worker-alone-bench.sh [PUSHES]   (default 3000)
 set -eu
 cd "$(dirname "$0")/.."
-./scripts/prepare-static-cxx.sh
-swift build -c release --product sotto-notify
-swift build -c release --product WorkerBench
-bin=$(swift build -c release --show-bin-path)
+bin=$(./Benchmarks/build-release.sh sotto-notify WorkerBench)
 exec "$bin/WorkerBench" --alone "$bin/sotto-notify" "${1:-3000}"

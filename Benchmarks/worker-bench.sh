@@ -3,10 +3,7 @@
 # doing the same durable insert and a bare C acker, in one run. Usage: worker-bench.sh [PUSHES]
 set -eu
 cd "$(dirname "$0")/.."
-./scripts/prepare-static-cxx.sh
-swift build -c release --product sotto-notify
-swift build -c release --product WorkerBench
-bin=$(swift build -c release --show-bin-path)
+bin=$(./Benchmarks/build-release.sh sotto-notify WorkerBench)
 cc -O2 -o "$bin/worker-baseline" Benchmarks/WorkerBench/baseline.c -lsqlite3
 cc -O2 -o "$bin/worker-acker" Benchmarks/WorkerBench/acker.c
 exec "$bin/WorkerBench" "$bin/sotto-notify" "$bin/worker-baseline" "$bin/worker-acker" "${1:-200}"
