@@ -51,13 +51,34 @@ let package = Package(
                 "CSodium",
             ]),
 
+        // MARK: The daemon and its clients
+        // The control socket's wire contract: what the daemon and every client both import.
+        .target(
+            name: "ControlProtocol",
+            dependencies: ["SharedStore"]),
+        // The daemon's parts as a library: inboxes, conversations, sending, the control socket.
+        .target(
+            name: "SottoDaemon",
+            dependencies: [
+                "SharedStore",
+                "ControlProtocol",
+                "CSystemd",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
+        // What talks to a running daemon over its control socket: the CLI, tests, benchmarks, a UI.
+        .target(
+            name: "SottoClient",
+            dependencies: ["SharedStore", "ControlProtocol"]),
+
         // MARK: The two processes
+        // `sotto`: argument parsing, installation, and the two libraries above.
         .executableTarget(
             name: "MainProcess",
             dependencies: [
+                "SottoDaemon",
+                "SottoClient",
+                "ControlProtocol",
                 "SharedStore",
-                "CSystemd",
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
@@ -86,7 +107,7 @@ let package = Package(
             dependencies: ["SharedStore", "TestSupport"]),
         .testTarget(
             name: "MainProcessTests",
-            dependencies: ["MainProcess", "SharedStore", "TestSupport",
+            dependencies: ["MainProcess", "SottoDaemon", "SottoClient", "SharedStore", "TestSupport",
                            .product(name: "GRDB", package: "GRDB.swift")]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
@@ -102,6 +123,10 @@ let package = Package(
             name: "ProtocolBench",
             dependencies: ["SharedStore"],
             path: "Benchmarks/ProtocolBench"),
+        .executableTarget(
+            name: "DaemonBench",
+            dependencies: ["SottoDaemon", "SharedStore"],
+            path: "Benchmarks/DaemonBench"),
         .executableTarget(
             name: "DaemonE2EBench",
             dependencies: ["SharedStore", "TestSupport"],

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds the daemon in release and runs its in-memory benchmarks (conversation store append,
-# inbox rebalance, unused-inbox consume). Usage: Benchmarks/daemon-bench.sh
+# Builds the daemon benchmarks in release and runs them (conversation store append, inbox
+# rebalance, unused-inbox consume, rebalance on a real database). Usage: Benchmarks/daemon-bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release --product sotto
-"$(swift build -c release --show-bin-path)/sotto" benchmark
+swift build -c release --product DaemonBench
+"$(swift build -c release --show-bin-path)/DaemonBench" "$@"

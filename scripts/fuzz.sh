@@ -51,7 +51,7 @@ for source in Tests/Fuzz/Fuzz*.swift; do
   rm -f "$out/$name/fuzz"
   if [ "$name" = FuzzJSONRPC ]; then
     "$swiftc" -sanitize=fuzzer,address -parse-as-library -O -g -module-name FuzzJSONRPC \
-      Sources/MainProcess/Control/JSONRPC.swift "$source" -o "$out/$name/fuzz" 2>&1 | grep -v "Cannot export local symbol" || true
+      Sources/ControlProtocol/JSONRPC.swift "$source" -o "$out/$name/fuzz" 2>&1 | grep -v "Cannot export local symbol" || true
   else
     "$swiftc" "${common[@]}" -I "$out" -L "$out" -lSharedStore -lsecp256k1 -lsodium -lsqlite3 \
       "$source" -o "$out/$name/fuzz" 2>&1 | grep -v "Cannot export local symbol" || true

@@ -1,7 +1,7 @@
 import Foundation
 
 // libFuzzer target for the daemon's control-socket line parser (compiled together with
-// Sources/MainProcess/Control/JSONRPC.swift): any line gives a request or an error reply.
+// Sources/ControlProtocol/JSONRPC.swift): any line gives a request or an error reply.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     switch JSONRPC.parse(Data(bytes: data, count: count)) {

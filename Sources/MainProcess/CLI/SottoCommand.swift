@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import SharedStore
+import SottoClient
+import SottoDaemon
 
 /// `sotto`: the daemon and its command-line client in one binary.
 @main
@@ -21,7 +23,7 @@ struct SottoCommand: AsyncParsableCommand {
             """,
         version: SottoVersion.string,
         subcommands: [
-            DaemonCommand.self, StatusCommand.self, ListCommand.self, BenchmarkCommand.self, NewCommand.self,
+            DaemonCommand.self, StatusCommand.self, ListCommand.self, NewCommand.self,
             ReadCommand.self, SendCommand.self, ReactCommand.self, InviteCommand.self, JoinCommand.self,
             ExplodeCommand.self, WatchCommand.self, InstallCommand.self, UninstallCommand.self, RepairCommand.self,
         ])

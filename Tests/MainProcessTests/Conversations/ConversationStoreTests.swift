@@ -1,5 +1,5 @@
 import Testing
-@testable import MainProcess
+@testable import SottoDaemon
 
 func message(_ id: String, at sentAtMs: Int64, in conversationId: String = "c1",
              outgoing: Bool = false, text: String? = nil) -> TimelineMessage {

@@ -1,5 +1,5 @@
 import Testing
-@testable import MainProcess
+@testable import SottoDaemon
 
 @Suite("Conversation subscriptions")
 struct ConversationSubscriptionTests {

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-@testable import MainProcess
+@testable import SottoDaemon
 import SharedStore
 import Testing
 import TestSupport

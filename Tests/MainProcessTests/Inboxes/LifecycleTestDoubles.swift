@@ -1,5 +1,5 @@
 import Synchronization
-@testable import MainProcess
+@testable import SottoDaemon
 
 /// A clock that advances by one millisecond each time it is read, so every wake is "later".
 final class TickingClock: Sendable {

@@ -2,7 +2,7 @@ import Foundation
 import SharedStore
 import Synchronization
 import Testing
-@testable import MainProcess
+@testable import SottoDaemon
 
 /// Generates distinct identities and counts how many it made.
 final class CountingGenerator: Sendable {

@@ -1,5 +1,5 @@
 import Foundation
-@testable import MainProcess
+@testable import SottoDaemon
 import Testing
 
 /// How many control connections the daemon serves for a given open-file limit.

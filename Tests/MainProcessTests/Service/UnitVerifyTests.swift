@@ -1,5 +1,6 @@
 import Foundation
 @testable import MainProcess
+@testable import SottoDaemon
 import Testing
 import TestSupport
 

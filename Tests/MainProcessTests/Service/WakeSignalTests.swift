@@ -1,5 +1,5 @@
 import Foundation
-@testable import MainProcess
+@testable import SottoDaemon
 import SharedStore
 import Testing
 

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import SottoClient
+import SottoDaemon
 
 /// `sotto daemon`: the main process. Under systemd it is sotto.service (Type=notify); it
 /// also runs in the foreground in a terminal.

@@ -1,6 +1,9 @@
+import ControlProtocol
 import ArgumentParser
 import Foundation
 import SharedStore
+import SottoClient
+import SottoDaemon
 
 /// `sotto explode`: delete a conversation on every member's device (creator only), now or
 /// at a set time.

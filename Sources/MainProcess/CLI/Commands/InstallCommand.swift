@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import SottoClient
+import SottoDaemon
 
 /// `sotto install --user`: binaries into ~/.local/bin, units into ~/.config/systemd/user, the
 /// group directory ~/.local/share/sotto, then `systemctl --user` enables and (re)starts

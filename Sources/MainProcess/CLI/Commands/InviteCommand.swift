@@ -1,3 +1,4 @@
+import ControlProtocol
 import ArgumentParser
 
 /// `sotto invite`: a signed invite code for a conversation this device created.

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import SottoClient
+import SottoDaemon
 
 /// `sotto ls`: conversations, most recently active first.
 struct ListCommand: ParsableCommand {

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import SottoClient
+import SottoDaemon
 
 /// `sotto read`: a conversation's messages, oldest first, with delivery status.
 struct ReadCommand: ParsableCommand {

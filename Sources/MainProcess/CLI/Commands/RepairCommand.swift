@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import SharedStore
+import SottoClient
+import SottoDaemon
 
 /// `sotto repair`: rebuild a damaged database from what can still be read (the daemon must
 /// be stopped). The damaged file is kept next to the new one.

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import SottoClient
+import SottoDaemon
 
 /// `sotto uninstall --user`: stops and disables the units, removes them and the installed
 /// binaries; keeps the conversations and keys (~/.local/share/sotto) unless `--remove-data`.

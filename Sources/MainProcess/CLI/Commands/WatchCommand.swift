@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import SottoClient
+import SottoDaemon
 
 /// `sotto watch`: follow the change feed; with `--since`, replay what was missed first.
 struct WatchCommand: ParsableCommand {

@@ -1,0 +1,99 @@
+import Foundation
+import SharedStore
+import SottoClient
+import SottoDaemon
+
+/// ADR 003's rebalance against a real database: 10,000 inboxes (one conversation each) and
+/// a given number of messages in `shared.sqlite`, ranked by `InboxRepository.rankedByActivity`
+/// through the daemon's own `DatabaseActivitySource`, driven by the real lifecycle manager.
+/// Run with 10,000 and with 1,000,000 messages to show the cost does not grow with messages.
+///
+/// ```swift
+/// let figures = try await RebalanceDatabaseBenchmark.run(messages: 1_000_000)
+/// print(figures.rebalanceMedianMs)
+/// ```
+enum RebalanceDatabaseBenchmark {
+    struct Figures {
+        let messages: Int
+        let buildSeconds: Double
+        let launchMs: Double
+        let rebalanceMedianMs: Double
+        let rebalanceP99Ms: Double
+        let awake: Int
+    }
+
+    static let inboxes = 10_000
+    static let capacity = 20
+
+    static func run(messages: Int, rounds: Int = 200) async throws -> Figures {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sotto-rebalance-\(SecureRandom.uuidV4())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let group = GroupDirectory(path: directory.path)
+        try group.create()
+        let database = try DaemonDatabase(directory: group)
+        let base: Int64 = 1_700_000_000_000
+
+        let buildStart = WallClock.monotonicNs()
+        try await database.write { conn in
+            let inbox = try conn.prepare("INSERT INTO inbox(inboxId, clientId, createdAt, lastActivityAt) VALUES (?, ?, ?, ?)")
+            let conversation = try conn.prepare("""
+                INSERT INTO conversation(id, inboxId, clientId, topic, creatorInboxId, createdAt, state)
+                VALUES (?, ?, ?, ?, ?, ?, 'active')
+                """)
+            for index in 0..<inboxes {
+                let inboxId = String(format: "%064x", index)
+                let clientId = SecureRandom.uuidV4()
+                let conversationId = String(format: "%032x", index)
+                try inbox.bind([.text(inboxId), .text(clientId), .integer(base), .integer(base - Int64(index))])
+                while try inbox.step() {}
+                try conversation.bind([.text(conversationId), .text(inboxId), .text(clientId),
+                                       .text(DBConversation.topic(for: conversationId)), .text(inboxId), .integer(base)])
+                while try conversation.step() {}
+            }
+            let message = try conn.prepare("""
+                INSERT INTO message(id, conversationId, senderInboxId, sentAt, receivedAt, contentType, content)
+                VALUES (?, ?, ?, ?, ?, 'xmtp.org/text:1.0', ?)
+                """)
+            let content: [UInt8] = Array("a message of ordinary length, sixty-some bytes in all".utf8)
+            for index in 0..<messages {
+                let owner = index % inboxes
+                try message.bind([.text(String(format: "%032x", index)), .text(String(format: "%032x", owner)),
+                                  .text(String(format: "%064x", owner)), .integer(base + Int64(index)),
+                                  .integer(base + Int64(index)), .blob(content)])
+                while try message.step() {}
+            }
+        }
+        let buildSeconds = Double(WallClock.monotonicNs() - buildStart) / 1e9
+
+        let source = DatabaseActivitySource(database: database)
+        let manager = InboxLifecycleManager(capacity: capacity, activitySource: source) { _ in IdleResources() }
+        let launchStart = WallClock.monotonicNs()
+        let ranked = try database.read { conn in try InboxRepository.rankedByActivity(limit: inboxes, on: conn) }
+        try await manager.launch(ranked: ranked.map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) },
+                                 pendingInvites: [])
+        let launchMs = Double(WallClock.monotonicNs() - launchStart) / 1e6
+
+        // Each round 20 other inboxes become the most active in the database, then rebalance.
+        var samples: [Double] = []
+        for round in 1...rounds {
+            let hot = (0..<capacity).map { String(format: "%064x", (round * 331 + $0 * 17) % inboxes) }
+            let at = base + Int64(round * 1_000)
+            try await database.write { conn in
+                for (offset, inboxId) in hot.enumerated() { try InboxWriter.touch(inboxId: inboxId, at: at - Int64(offset), on: conn) }
+            }
+            let start = WallClock.monotonicNs()
+            try await manager.rebalance()
+            samples.append(Double(WallClock.monotonicNs() - start) / 1e6)
+        }
+        samples.sort()
+        let awake = await manager.awakeCount
+        return Figures(messages: messages, buildSeconds: buildSeconds, launchMs: launchMs,
+                       rebalanceMedianMs: samples[samples.count / 2],
+                       rebalanceP99Ms: samples[min(samples.count - 1, samples.count * 99 / 100)], awake: awake)
+    }
+
+    private struct IdleResources: AwakeInboxResources {
+        func activate() async throws {}
+        func release() async {}
+    }
+}

@@ -1,0 +1,212 @@
+/// The ordered messages of one conversation with an id index kept in step, as a plain value
+/// type (``ConversationStore`` confines it to an actor). Every write returns the timeline
+/// changes it made, for subscribers; the unread count is read after the write (the store turns
+/// a difference into one `.unreadChanged`).
+///
+/// Costs: appending the newest message is O(1) amortised; an out-of-order message is a binary
+/// search plus one array insert; lookups by id are a hash lookup plus a binary search (the
+/// index maps id → send time, so inserts never rewrite it). Dropping the oldest message beyond
+/// the cap advances a head offset; the array is compacted once the dead prefix outgrows the
+/// live part, so memory stays within twice the cap.
+///
+/// ```swift
+/// var timeline = ConversationTimeline(conversationId: "c1", cap: 10_000)
+/// let (outcome, changes) = try timeline.append(message)
+/// ```
+public struct ConversationTimeline {
+    let conversationId: String
+    let cap: Int
+    private var items: [TimelineMessage] = []
+    /// `items[head...]` is the live timeline; below it are dropped messages awaiting compaction.
+    private var head = 0
+    private var sentAtById: [String: Int64] = [:]
+    private(set) var readMarker: TimelinePosition?
+    private(set) var unreadCount = 0
+
+    init(conversationId: String, cap: Int) throws(ConversationStoreError) {
+        guard cap >= 1 else { throw .invalidCap(cap) }
+        self.conversationId = conversationId
+        self.cap = cap
+    }
+
+    /// Loads history once at wake: sorted and deduplicated here, the newest `cap` kept.
+    public init(conversationId: String, cap: Int, history: [TimelineMessage],
+         readMarker: TimelinePosition?) throws(ConversationStoreError) {
+        try self.init(conversationId: conversationId, cap: cap)
+        for message in history where message.conversationId != conversationId {
+            throw .wrongConversation(expected: conversationId, got: message.conversationId)
+        }
+        var seen = Set<String>()
+        let unique = history.filter { seen.insert($0.id).inserted }
+        let kept = unique.sorted { $0.sortKey < $1.sortKey }.suffix(cap)
+        // Room to grow, so the first messages after a wake do not copy the whole history.
+        let headroom = Swift.max(256, kept.count / 4)
+        items.reserveCapacity(kept.count + headroom)
+        items.append(contentsOf: kept)
+        sentAtById.reserveCapacity(kept.count + headroom)
+        for message in items { sentAtById[message.id] = message.sentAtMs }
+        self.readMarker = readMarker
+        unreadCount = items.reduce(0) { $0 + (isUnread($1) ? 1 : 0) }
+    }
+
+    // MARK: Reading
+
+    var count: Int { items.count - head }
+    var messages: ArraySlice<TimelineMessage> { items[head...] }
+
+    func message(id: String) -> TimelineMessage? {
+        index(of: id).map { items[head + $0] }
+    }
+
+    /// Position of a message in the live timeline.
+    func index(of id: String) -> Int? {
+        guard let sentAtMs = sentAtById[id] else { return nil }
+        let position = lowerBound(TimelinePosition(sentAtMs: sentAtMs, messageId: id))
+        return position < count && items[head + position].id == id ? position : nil
+    }
+
+    // MARK: Writing
+
+    public mutating func append(_ message: TimelineMessage) throws(ConversationStoreError) -> (AppendOutcome, [ConversationChange]) {
+        try checkConversation(message)
+        guard sentAtById[message.id] == nil else { return (.duplicate, []) }
+        return insertNew(message)
+    }
+
+    /// Inserts a new message or replaces the one with the same id (moving it if its send time
+    /// changed).
+    mutating func upsert(_ message: TimelineMessage) throws(ConversationStoreError) -> [ConversationChange] {
+        try checkConversation(message)
+        guard let index = index(of: message.id) else { return insertNew(message).1 }
+        let old = items[head + index]
+        if old.sentAtMs == message.sentAtMs {
+            guard old != message else { return [] }
+            items[head + index] = message
+            adjustUnread(removing: old, adding: message)
+            return [.updated(message, index: index)]
+        }
+        var changes = removeAt(index)
+        changes += insertNew(message).1
+        return changes
+    }
+
+    mutating func setDeliveryStatus(id: String, _ status: DeliveryStatus) -> [ConversationChange] {
+        guard let index = index(of: id), items[head + index].deliveryStatus != status else { return [] }
+        items[head + index].deliveryStatus = status
+        return [.updated(items[head + index], index: index)]
+    }
+
+    /// Moves the read marker forward to the message `id` (never backwards). O(log n + the
+    /// messages after it).
+    mutating func markRead(upTo id: String) -> [ConversationChange] {
+        guard let index = index(of: id) else { return [] }
+        let position = items[head + index].sortKey
+        if let readMarker, position <= readMarker { return [] }
+        readMarker = position
+        var unread = 0
+        for message in items[(head + index + 1)...] where !message.isOutgoing { unread += 1 }
+        setUnread(unread)
+        return []
+    }
+
+    /// Everything read.
+    mutating func markAllRead() -> [ConversationChange] {
+        guard let last = items.last, head < items.count else { return [] }
+        return markRead(upTo: last.id)
+    }
+
+    /// Makes the newest incoming message unread again (the marker moves just before it), so
+    /// the count becomes 1. Nothing happens when no incoming message is present.
+    mutating func markUnread() -> [ConversationChange] {
+        guard let newestIncoming = items[head...].lastIndex(where: { !$0.isOutgoing }) else { return [] }
+        readMarker = newestIncoming > head ? items[newestIncoming - 1].sortKey : nil
+        setUnread(1)
+        return []
+    }
+
+    /// Removes every message; whatever was there counts as read.
+    mutating func clear() -> [ConversationChange] {
+        if let last = items.last, head < items.count, readMarker.map({ $0 < last.sortKey }) ?? true {
+            readMarker = last.sortKey
+        }
+        items.removeAll()
+        head = 0
+        sentAtById.removeAll()
+        setUnread(0)
+        return [.cleared]
+    }
+
+    // MARK: Internals
+
+    private func checkConversation(_ message: TimelineMessage) throws(ConversationStoreError) {
+        guard message.conversationId == conversationId else {
+            throw .wrongConversation(expected: conversationId, got: message.conversationId)
+        }
+    }
+
+    private mutating func insertNew(_ message: TimelineMessage) -> (AppendOutcome, [ConversationChange]) {
+        let key = message.sortKey
+        var changes: [ConversationChange] = []
+        if count >= cap {
+            if key < items[head].sortKey { return (.olderThanCap, []) }
+            changes += removeAt(0)
+        }
+        let index: Int
+        if count == 0 || items[items.count - 1].sortKey < key {
+            items.append(message)
+            index = count - 1
+        } else {
+            index = lowerBound(key)
+            items.insert(message, at: head + index)
+        }
+        sentAtById[message.id] = message.sentAtMs
+        changes.append(.appended(message, index: index))
+        if isUnread(message) { setUnread(unreadCount + 1) }
+        return (.appended(index: index), changes)
+    }
+
+    private mutating func removeAt(_ index: Int) -> [ConversationChange] {
+        let removed = items[head + index]
+        if index == 0 {
+            head += 1
+            compactIfWorthIt()
+        } else {
+            items.remove(at: head + index)
+        }
+        sentAtById[removed.id] = nil
+        if isUnread(removed) { setUnread(unreadCount - 1) }
+        return [.removed(messageId: removed.id, index: index)]
+    }
+
+    private mutating func compactIfWorthIt() {
+        if head >= 1_024, head >= count {
+            items.removeFirst(head)
+            head = 0
+        }
+    }
+
+    private func isUnread(_ message: TimelineMessage) -> Bool {
+        guard !message.isOutgoing else { return false }
+        guard let readMarker else { return true }
+        return readMarker < message.sortKey
+    }
+
+    private mutating func adjustUnread(removing old: TimelineMessage, adding new: TimelineMessage) {
+        setUnread(unreadCount + (isUnread(new) ? 1 : 0) - (isUnread(old) ? 1 : 0))
+    }
+
+    private mutating func setUnread(_ value: Int) {
+        unreadCount = value
+    }
+
+    /// First live position whose key is not less than `key`.
+    private func lowerBound(_ key: TimelinePosition) -> Int {
+        var low = head
+        var high = items.count
+        while low < high {
+            let mid = low + (high - low) / 2
+            if items[mid].sortKey < key { low = mid + 1 } else { high = mid }
+        }
+        return low - head
+    }
+}

@@ -1,0 +1,349 @@
+import Foundation
+import SharedStore
+
+/// What the daemon does with conversations: create, list, read, send, mark read; and what
+/// it does when a change lands in `change_log` (a worker stored a push): feed the awake
+/// conversation's store, or wake its inbox. Every mutation goes through SharedStore's
+/// writers inside one GRDB write; every identity comes from the keystore.
+///
+/// ```swift
+/// let conversation = try await service.newConversation(name: "Trip", profileName: "Ann")
+/// let sent = try await service.send(to: conversation.id, text: "hi", replyTo: nil)
+/// ```
+actor ConversationService {
+    enum Failure: Error, Equatable, CustomStringConvertible {
+        case notFound(String)
+        case ambiguous(String)
+        case refused(String)
+        case invalid(String)
+
+        var description: String {
+            switch self {
+            case .notFound(let reference): return "no conversation matches '\(reference)'"
+            case .ambiguous(let reference): return "'\(reference)' matches more than one conversation; give more of the id"
+            case .refused(let reason), .invalid(let reason): return reason
+            }
+        }
+    }
+
+    let database: DaemonDatabase
+    let keystore: Keystore
+    let unusedInboxes: UnusedInboxCache
+    let stores: ConversationStoreRegistry
+    /// Where other members deliver pushes for this device (`unix:<runtime>/push.sock`).
+    let endpoint: String
+    private(set) var lifecycle: InboxLifecycleManager!
+    private var outbox: OutboxSender?
+    private var joinRequests: JoinRequestHandler?
+    private var expired: ExpiredConversationsWorker?
+    /// Identities of awake inboxes, unlocked from the keystore on wake, dropped on sleep.
+    private var unlocked: [String: Identity] = [:]
+
+    init(database: DaemonDatabase, keystore: Keystore, unusedInboxes: UnusedInboxCache,
+         stores: ConversationStoreRegistry, endpoint: String) {
+        self.database = database
+        self.keystore = keystore
+        self.unusedInboxes = unusedInboxes
+        self.stores = stores
+        self.endpoint = endpoint
+    }
+
+    func attach(lifecycle: InboxLifecycleManager, outbox: OutboxSender) {
+        self.lifecycle = lifecycle
+        self.outbox = outbox
+    }
+
+    /// The workers that `apply(_:)` hands join requests and explosion times to.
+    func attach(joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker) {
+        self.joinRequests = joinRequests
+        self.expired = expired
+    }
+
+    // MARK: - Awake inbox resources (called by AwakeInbox on wake and sleep)
+
+    func activateInbox(_ inboxId: String) async throws {
+        let identity = try keystore.identity(inboxId: inboxId)
+        let conversations = try database.read { conn in try ConversationRepository.forInbox(inboxId: inboxId, on: conn) }
+        for conversation in conversations {
+            let rows = try database.read { conn in
+                try MessageRepository.page(conversationId: conversation.id, before: nil, limit: stores.cap, on: conn)
+            }
+            _ = try await stores.open(conversation.id, history: rows.reversed().map(TimelineMessage.init))
+        }
+        unlocked[inboxId] = identity
+    }
+
+    func releaseInbox(_ inboxId: String) async {
+        unlocked[inboxId] = nil
+        let conversations = (try? database.read { conn in try ConversationRepository.forInbox(inboxId: inboxId, on: conn) }) ?? []
+        for conversation in conversations { await stores.drop(conversation.id) }
+    }
+
+    var unlockedCount: Int { unlocked.count }
+
+    /// After an inbox was deleted: drop its identity, its lifecycle entry (whatever its
+    /// protections) and its conversations' in-memory stores.
+    func forget(inboxId: String, conversationIds: [String]) async {
+        unlocked[inboxId] = nil
+        await lifecycle.forceRemove(inboxId)
+        for id in conversationIds { await stores.drop(id) }
+    }
+
+    // MARK: - Conversations
+
+    /// A new conversation with its own identity: the pre-created unused inbox when there is
+    /// one (ADR 002/003), recorded with this device as its creator and only member, under
+    /// `profileName` (what the members' devices show for the creator).
+    func newConversation(name: String?, profileName: String?) async throws -> DBConversation {
+        if let name, name.utf8.count > MessageContent.maxConversationNameBytes {
+            throw Failure.invalid("name is longer than \(MessageContent.maxConversationNameBytes) bytes")
+        }
+        if let name, !MessageContent.isDisplayable(name) { throw Failure.invalid("name contains control characters") }
+        if let profileName, !MessageContent.isProfileName(profileName) {
+            throw Failure.invalid("profile name must be at most \(MessageContent.maxProfileNameBytes) bytes without control characters")
+        }
+        let identity = try await unusedInboxes.consume()  // already stored in the keystore
+        let now = WallClock.nowMs()
+        let conversationId = Hex.encode(SecureRandom.bytes(16))
+        let me = MemberEntry(inboxId: identity.inboxId, publicKey: identity.publicKey.hex, endpoint: endpoint,
+                             clientId: identity.clientId, profileName: profileName.flatMap { $0.isEmpty ? nil : $0 })
+        try await database.write { conn in
+            try InboxWriter.save(inboxId: identity.inboxId, clientId: identity.clientId, now: now, on: conn)
+            try InboxWriter.createConversation(
+                NewConversation(id: conversationId, inboxId: identity.inboxId, name: name,
+                                creatorInboxId: identity.inboxId, state: .active, createdAt: now, members: [me]),
+                on: conn)
+            try InboxWriter.touch(inboxId: identity.inboxId, at: now, on: conn)
+        }
+        _ = try await lifecycle.wake(identity.inboxId, reason: .userInteraction)
+        return try conversation(conversationId)
+    }
+
+    func conversation(_ reference: String) throws -> DBConversation {
+        let resolved = try database.read { conn in try ConversationRepository.resolve(reference: reference, on: conn) }
+        switch resolved {
+        case .one(let conversation): return conversation
+        case .none: throw Failure.notFound(reference)
+        case .ambiguous: throw Failure.ambiguous(reference)
+        }
+    }
+
+    func listConversations() async throws -> [ConversationSummary] {
+        let conversations = try database.read { conn in try ConversationRepository.all(on: conn) }
+        var out: [ConversationSummary] = []
+        for conversation in conversations {
+            let (state, members) = try database.read { conn in
+                (try LocalStateRepository.state(of: conversation.id, on: conn),
+                 try MemberRepository.members(of: conversation.id, on: conn))
+            }
+            out.append(ConversationSummary(conversation: conversation, unread: state?.unreadCount ?? 0,
+                                           memberCount: members.count,
+                                           awake: await lifecycle.state(of: conversation.inboxId) == .awake))
+        }
+        return out
+    }
+
+    /// The latest `limit` messages, oldest first, from the in-memory store (the inbox is
+    /// woken for it), and marks them read.
+    func readMessages(_ reference: String, limit: Int) async throws -> [TimelineMessage] {
+        let conversation = try conversation(reference)
+        _ = try await lifecycle.wake(conversation.inboxId, reason: .userInteraction)
+        guard let store = await stores.store(for: conversation.id) else { return [] }
+        let messages = await store.messages.suffix(max(0, limit))
+        if let last = messages.last {
+            await store.markRead(upTo: last.id)
+            do {
+                _ = try await database.write { conn in
+                    try LocalStateWriter.markRead(conversationId: conversation.id, at: WallClock.nowMs(), on: conn)
+                }
+            } catch {
+                // Reading must work when writing cannot (a full disk): the read mark is
+                // written again on the next read.
+                DaemonLog.warning("read receipt for conversation \(conversation.id.prefix(12)) not saved: \(error)")
+            }
+        }
+        return Array(messages)
+    }
+
+    /// Signs once, seals per member, stores the message with its outbox rows in one
+    /// transaction, and wakes the outbox sender.
+    func send(to reference: String, text: String, replyTo: String?) async throws -> (messageId: String, recipients: Int) {
+        guard !text.isEmpty, text.utf8.count <= 2048 else { throw Failure.invalid("text must be 1 to 2048 bytes") }
+        let conversation = try conversation(reference)
+        let contentType: String
+        let content: [UInt8]
+        var referenceId: String?
+        if let replyTo {
+            let target = try resolveMessage(replyTo, in: conversation.id)
+            referenceId = target
+            contentType = ContentType.reply
+            content = JSONWriter.bytes(["reference": .string(target), "text": .string(text)])
+        } else {
+            contentType = ContentType.text
+            content = Array(text.utf8)
+        }
+        return try await sendContent(conversation, contentType: contentType, content: content,
+                                     fallback: replyTo == nil ? nil : text, referenceId: referenceId)
+    }
+
+    /// A reaction (`xmtp.org/reaction:1.0`) to a message, added or removed.
+    func react(in reference: String, to message: String, emoji: String, remove: Bool) async throws -> (messageId: String, recipients: Int) {
+        guard !emoji.isEmpty, emoji.utf8.count <= 64 else { throw Failure.invalid("the reaction must be 1 to 64 bytes") }
+        let conversation = try conversation(reference)
+        let target = try resolveMessage(message, in: conversation.id)
+        let action = remove ? ReactionAction.removed : .added
+        let content = JSONWriter.bytes(["reference": .string(target), "action": .string(action.rawValue),
+                                        "content": .string(emoji)])
+        return try await sendContent(conversation, contentType: ContentType.reaction, content: content,
+                                     fallback: remove ? "removed \(emoji)" : "reacted \(emoji)", referenceId: target)
+    }
+
+    /// `alsoInTransaction` runs in the transaction that stores the message and its pushes
+    /// (an explosion records its time there: ADR 0016).
+    func sendContent(_ conversation: DBConversation, contentType: String, content: [UInt8], fallback: String?,
+                     referenceId: String?,
+                     alsoInTransaction: (@Sendable (StoreConnection) throws -> Void)? = nil) async throws
+        -> (messageId: String, recipients: Int) {
+        if let expiresAt = conversation.expiresAt, expiresAt <= WallClock.nowMs() {
+            throw Failure.refused("the conversation has exploded")
+        }
+        guard conversation.state == .active else { throw Failure.refused("the conversation is waiting for its creator to accept the join") }
+        let identity = try await unlockedIdentity(conversation.inboxId)
+        let members = try database.read { conn in try MemberRepository.members(of: conversation.id, on: conn) }
+        let now = WallClock.nowMs()
+        let composed = MessageComposer.compose(contentType: contentType, content: content, fallback: fallback,
+                                               referenceId: referenceId, conversation: conversation,
+                                               members: members, sender: identity, now: now)
+        CrashPoint.reach("send.composed")
+        try await database.write { conn in
+            try OutgoingMessageWriter.insert(composed.outgoing, pushes: composed.pushes, now: now, on: conn)
+            try InboxWriter.touch(inboxId: conversation.inboxId, at: now, on: conn)
+            try alsoInTransaction?(conn)
+        }
+        CrashPoint.reach("send.committed")
+        await lifecycle.recordActivity(conversation.inboxId, at: now)
+        if let store = await stores.store(for: conversation.id),
+           let row = try database.read({ conn in try MessageRepository.find(id: composed.outgoing.id, on: conn) }) {
+            _ = try? await store.append(TimelineMessage(row))  // the change feed's copy is deduplicated
+        }
+        await outbox?.kick()
+        return (composed.outgoing.id, composed.pushes.count)
+    }
+
+    /// Wakes the outbox sender after pushes were queued outside `sendContent`.
+    func outboxKick() async { await outbox?.kick() }
+
+    func markRead(_ reference: String) async throws {
+        let conversation = try conversation(reference)
+        _ = try await database.write { conn in
+            try LocalStateWriter.markRead(conversationId: conversation.id, at: WallClock.nowMs(), on: conn)
+        }
+        await stores.store(for: conversation.id)?.markAllRead()
+    }
+
+    /// A message id or a unique prefix of one, within a conversation.
+    func resolveMessage(_ reference: String, in conversationId: String) throws -> String {
+        guard !reference.isEmpty, reference.utf8.count <= 32, reference.utf8.allSatisfy(Hex.isDigit) else {
+            throw Failure.invalid("'\(reference)' is not a message id")
+        }
+        let rows = try database.read { conn in
+            try conn.query("SELECT id FROM message WHERE conversationId = ? AND id >= ? AND id < ? LIMIT 2",
+                           [.text(conversationId), .text(reference.lowercased()), .text(reference.lowercased() + "g")])
+        }
+        guard rows.count == 1 else {
+            throw rows.isEmpty ? Failure.invalid("no message '\(reference)' in this conversation")
+                               : Failure.invalid("'\(reference)' matches more than one message")
+        }
+        return try rows[0].string(0)
+    }
+
+    func unlockedIdentity(_ inboxId: String) async throws -> Identity {
+        if let identity = unlocked[inboxId] { return identity }
+        _ = try await lifecycle.wake(inboxId, reason: .userInteraction)
+        if let identity = unlocked[inboxId] { return identity }
+        return try keystore.identity(inboxId: inboxId)  // awake over capacity was refused: use it once
+    }
+
+    // MARK: - Changes from any process
+
+    /// Applies committed changes in seq order: new and updated messages go to the awake
+    /// conversation's store; a message for a sleeping inbox wakes it (pushNotification).
+    func apply(_ changes: [DBChange]) async {
+        for change in changes {
+            guard let conversationId = change.conversationId else { continue }
+            switch change.knownKind {
+            case .messageInserted, .messageStatusChanged:
+                guard let messageId = change.entityId,
+                      let row = try? database.read({ conn in try MessageRepository.find(id: messageId, on: conn) }) else { continue }
+                if let store = await stores.store(for: conversationId) {
+                    if change.knownKind == .messageInserted {
+                        _ = try? await store.append(TimelineMessage(row))
+                    } else {
+                        try? await store.upsertByID(TimelineMessage(row))
+                    }
+                }
+                guard let conversation = try? database.read({ conn in try ConversationRepository.find(id: conversationId, on: conn) })
+                else { continue }
+                if change.knownKind == .messageInserted, !row.isOutgoing,
+                   await lifecycle.state(of: conversation.inboxId) != .awake {
+                    _ = try? await lifecycle.wake(conversation.inboxId, reason: .pushNotification)
+                }
+                await lifecycle.recordActivity(conversation.inboxId, at: change.createdAt)
+            case .membersChanged, .conversationExpiresChanged:
+                // The worker stored the membership / explode_settings message as a timeline row.
+                if let messageId = change.entityId, let store = await stores.store(for: conversationId),
+                   let row = try? database.read({ conn in try MessageRepository.find(id: messageId, on: conn) }) {
+                    try? await store.upsertByID(TimelineMessage(row))
+                }
+                if change.knownKind == .conversationExpiresChanged { await expired?.signal() }
+            case .joinRequestReceived:
+                if let joinRequests {
+                    await joinRequests.handlePending(conversationId: conversationId)
+                }
+            default:
+                continue
+            }
+        }
+    }
+}
+
+/// An awake inbox's resources: its unlocked identity and its conversations' in-memory
+/// stores, owned by the service; sleeping releases both.
+struct AwakeInbox: AwakeInboxResources {
+    let inboxId: String
+    let service: ConversationService
+
+    func activate() async throws { try await service.activateInbox(inboxId) }
+    func release() async { await service.releaseInbox(inboxId) }
+}
+
+/// The ADR 003 ranking from the database's index, for the lifecycle manager.
+public struct DatabaseActivitySource: InboxActivitySource {
+    let database: DaemonDatabase
+
+    public init(database: DaemonDatabase) { self.database = database }
+
+    public func rankedInboxes(limit: Int) async throws -> [InboxActivity] {
+        try database.read { conn in try InboxRepository.rankedByActivity(limit: limit, on: conn) }
+            .map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) }
+    }
+}
+
+/// One row of `sotto ls`.
+struct ConversationSummary: Sendable {
+    let conversation: DBConversation
+    let unread: Int64
+    let memberCount: Int
+    let awake: Bool
+
+    var rpcObject: [String: Any] {
+        var object: [String: Any] = [
+            "id": conversation.id, "state": conversation.state.rawValue, "inboxId": conversation.inboxId,
+            "unread": unread, "members": memberCount, "awake": awake,
+            "isCreator": conversation.creatorInboxId == conversation.inboxId,
+        ]
+        if let name = conversation.name { object["name"] = name }
+        if let expiresAt = conversation.expiresAt { object["expiresAtMs"] = expiresAt }
+        return object
+    }
+}

@@ -1,0 +1,121 @@
+import ControlProtocol
+import Foundation
+import SharedStore
+
+/// `sotto explode` (ADR 004, ADR 0016): only the creator may explode a conversation. The
+/// `convos.org/explode_settings:1.0` message, its pushes and the conversation's new
+/// `expiresAt` are stored in one transaction, so once `explode` has committed a crash cannot
+/// undo half of it: a restart delivers the pushes and deletes the conversation. For an
+/// immediate explosion the daemon waits (bounded) until the outbox has delivered the pushes
+/// or given up, then deletes the conversation here; the expired-conversations worker holds
+/// the deletion back for that long too. A scheduled explosion waits the same way for the
+/// report; every device's expired-conversations worker deletes it at the time.
+///
+/// ```swift
+/// let result = try await explode.explode("3fa2", at: nil)                      // now
+/// let later = try await explode.explode("3fa2", at: WallClock.nowMs() + 3_600_000)
+/// ```
+actor ExplodeService {
+    struct Result: Sendable {
+        let conversationId: String
+        let expiresAtMs: Int64
+        let deleted: Bool
+        /// Members whose device acked the explode message within the wait.
+        let delivered: Int
+        /// Members whose push failed, or was still pending when the wait ended.
+        let undelivered: Int
+    }
+
+    /// The latest explosion time accepted: 3650 days ahead (ADR 0017).
+    static let maximumDelayMs = DurationParser.maximumMs
+
+    let database: DaemonDatabase
+    let service: ConversationService
+    let outbox: OutboxSender
+    let expired: ExpiredConversationsWorker
+    /// How long an explosion waits for its pushes.
+    let deliveryBudgetMs: Int64
+
+    init(database: DaemonDatabase, service: ConversationService, outbox: OutboxSender,
+         expired: ExpiredConversationsWorker, deliveryBudgetMs: Int64 = 10_000) {
+        self.database = database
+        self.service = service
+        self.outbox = outbox
+        self.expired = expired
+        self.deliveryBudgetMs = deliveryBudgetMs
+    }
+
+    func explode(_ reference: String, at requestedMs: Int64?) async throws -> Result {
+        let conversation = try await service.conversation(reference)
+        guard conversation.creatorInboxId == conversation.inboxId else {
+            throw ConversationService.Failure.refused("only the conversation's creator can explode it")
+        }
+        let now = WallClock.nowMs()
+        if let requestedMs, requestedMs < now - 1_000 {
+            throw ConversationService.Failure.invalid("the explosion time is in the past")
+        }
+        if let requestedMs, requestedMs - now > Self.maximumDelayMs {
+            throw ConversationService.Failure.invalid(
+                "the explosion time must be at most \(DurationParser.maximumText) from now")
+        }
+        // What goes on the wire is ISO 8601 to the millisecond: use the value every receiver parses.
+        let wire = ISO8601.string(fromMillis: requestedMs ?? now)
+        let expiresAtMs = ISO8601.millis(from: wire) ?? (requestedMs ?? now)
+        let content = JSONWriter.bytes(["expiresAt": .string(wire)])
+        // The sweep would delete the conversation (and the outbox rows counted below) as soon as
+        // the pushes are out; this explode deletes it itself after counting.
+        await expired.hold(conversation.inboxId)
+        do {
+            let result = try await explodeHeld(conversation, content: content, wire: wire, expiresAtMs: expiresAtMs)
+            await expired.release(conversation.inboxId)
+            return result
+        } catch {
+            await expired.release(conversation.inboxId)
+            throw error
+        }
+    }
+
+    private func explodeHeld(_ conversation: DBConversation, content: [UInt8], wire: String,
+                             expiresAtMs: Int64) async throws -> Result {
+        let conversationId = conversation.id
+        let sent = try await service.sendContent(
+            conversation, contentType: ContentType.explodeSettings, content: content,
+            fallback: "Conversation expires at \(wire)", referenceId: nil
+        ) { conn in
+            _ = try InvitationWriter.setExpiresAt(conversationId: conversationId, expiresAtMs: expiresAtMs, on: conn)
+        }
+        CrashPoint.reach("explode.committed")
+        let (delivered, undelivered) = await waitForDelivery(messageId: sent.messageId)
+        CrashPoint.reach("explode.delivered")
+        let immediate = expiresAtMs <= WallClock.nowMs()
+        if immediate {
+            try await expired.deleteInbox(conversation.inboxId)
+        } else {
+            await expired.signal()
+        }
+        return Result(conversationId: conversation.id, expiresAtMs: expiresAtMs, deleted: immediate,
+                      delivered: delivered, undelivered: undelivered)
+    }
+
+    /// Waits until no push of the message is pending, or the budget is spent; counts what was
+    /// acked (delivered) and what failed or is still pending (undelivered).
+    private func waitForDelivery(messageId: String) async -> (delivered: Int, undelivered: Int) {
+        let deadline = WallClock.nowMs() + deliveryBudgetMs
+        while true {
+            let counts = try? database.read { conn -> (sent: Int, pending: Int, failed: Int) in
+                let row = try conn.queryOne("""
+                    SELECT coalesce(sum(state = 'sent'), 0), coalesce(sum(state = 'pending'), 0),
+                           coalesce(sum(state = 'failed'), 0)
+                    FROM outbox WHERE messageId = ?
+                    """, [.text(messageId)])
+                return (Int(try row?.int64(0) ?? 0), Int(try row?.int64(1) ?? 0), Int(try row?.int64(2) ?? 0))
+            }
+            if let counts, counts.pending == 0 || WallClock.nowMs() >= deadline {
+                return (counts.sent, counts.pending + counts.failed)
+            }
+            if counts == nil, WallClock.nowMs() >= deadline { return (0, 0) }
+            await outbox.kick()
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
