@@ -3,7 +3,7 @@ import SharedStore
 import SottoClient
 import SottoDaemon
 
-/// ADR 003's rebalance against a real database: 10,000 inboxes (one conversation each) and
+/// The "Inbox Lifecycle Management" rebalance against a real database: 10,000 inboxes (one conversation each) and
 /// a given number of messages in `shared.sqlite`, ranked by `InboxRepository.rankedByActivity`
 /// through the daemon's own `DatabaseActivitySource`, driven by the real lifecycle manager.
 /// Run with 10,000 and with 1,000,000 messages to show the cost does not grow with messages.

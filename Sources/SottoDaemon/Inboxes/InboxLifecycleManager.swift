@@ -1,6 +1,6 @@
 import SharedStore
 
-/// Decides which inboxes are awake (ADR 003). At most `capacity` inboxes are awake; when a
+/// Decides which inboxes are awake (the source app's decision record "Inbox Lifecycle Management"). At most `capacity` inboxes are awake; when a
 /// wake goes over capacity, the least recently active *unprotected* awake inbox is slept
 /// first. Protected inboxes (open in a client, pending invite, pending join request) are
 /// never evicted, are woken when protected, and are the only ones that may push the awake

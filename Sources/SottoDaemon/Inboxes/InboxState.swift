@@ -1,4 +1,4 @@
-/// Where an inbox stands in the lifecycle (ADR 003).
+/// Where an inbox stands in the lifecycle (the source app's decision record "Inbox Lifecycle Management").
 ///
 /// ```swift
 /// if await manager.state(of: "inbox-1") == .sleeping { ... }

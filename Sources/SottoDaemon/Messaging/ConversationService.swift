@@ -92,7 +92,7 @@ actor ConversationService {
     // MARK: - Conversations
 
     /// A new conversation with its own identity: the pre-created unused inbox when there is
-    /// one (ADR 002/003), recorded with this device as its creator and only member, under
+    /// one (the source app's per-conversation identity record, as PROTOCOL.md's ADR 002, and "Inbox Lifecycle Management"), recorded with this device as its creator and only member, under
     /// `profileName` (what the members' devices show for the creator).
     func newConversation(name: String?, profileName: String?) async throws -> DBConversation {
         if let name, name.utf8.count > MessageContent.maxConversationNameBytes {
@@ -317,7 +317,7 @@ struct AwakeInbox: AwakeInboxResources {
     func release() async { await service.releaseInbox(inboxId) }
 }
 
-/// The ADR 003 ranking from the database's index, for the lifecycle manager.
+/// The "Inbox Lifecycle Management" ranking from the database's index, for the lifecycle manager.
 public struct DatabaseActivitySource: InboxActivitySource {
     let database: DaemonDatabase
 

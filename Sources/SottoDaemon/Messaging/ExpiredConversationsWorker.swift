@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import SharedStore
 
-/// Deletes exploded conversations completely (ADR 004): at launch, when signalled (a
+/// Deletes exploded conversations completely (the source app's decision record "Conversation Explode Feature"): at launch, when signalled (a
 /// worker stored an `explode_settings`, or this device exploded one), and on a timer set to
 /// the next `expiresAt`. For each expired conversation's inbox, in this order: every row in
 /// one transaction together with a tombstone naming its identity (`InboxDeletion`, ADR

@@ -2,7 +2,7 @@ import ControlProtocol
 import Foundation
 import SharedStore
 
-/// `sotto explode` (ADR 004, ADR 0016): only the creator may explode a conversation. The
+/// `sotto explode` (the source app's "Conversation Explode Feature"; docs/adr/0016): only the creator may explode a conversation. The
 /// `convos.org/explode_settings:1.0` message, its pushes and the conversation's new
 /// `expiresAt` are stored in one transaction, so once `explode` has committed a crash cannot
 /// undo half of it: a restart delivers the pushes and deletes the conversation. For an

@@ -100,7 +100,7 @@ final class DaemonContext: Sendable {
                              expired: expired, explode: explode, damagedIdentities: damagedIdentities)
     }
 
-    /// Launch initialisation (ADR 003): inboxes with pending invites or join requests first
+    /// Launch initialisation (the source app's decision record "Inbox Lifecycle Management"): inboxes with pending invites or join requests first
     /// (protected), then the most active up to capacity; the rest sleep.
     func launchInboxes() async throws {
         let damaged = Set(damagedIdentities.map(\.clientId))

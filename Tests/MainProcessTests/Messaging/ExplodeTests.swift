@@ -3,7 +3,7 @@ import SharedStore
 import Testing
 import TestSupport
 
-/// ADR 004 between real devices: only the creator explodes; every device deletes the
+/// The source app's "Conversation Explode Feature" between real devices: only the creator explodes; every device deletes the
 /// conversation completely (no plaintext or key left in its files), now or at a set time;
 /// late pushes are refused and never bring it back.
 @Suite("Messaging: explode", .serialized)

@@ -14,7 +14,7 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Group directory (default: $SOTTO_GROUP_DIR, $XDG_DATA_HOME/sotto or ~/.local/share/sotto).")
     var groupDir: String?
 
-    @Option(name: .long, help: "How many inboxes may be awake at once (ADR 003).")
+    @Option(name: .long, help: "How many inboxes may be awake at once (the source app's Inbox Lifecycle Management).")
     var capacity = 20
 
     func validate() throws {

@@ -30,7 +30,7 @@ public enum ConversationRepository {
             """, [.text(inboxId)]))
     }
 
-    /// Every conversation, most recently active inbox first (the ADR 003 ranking order).
+    /// Every conversation, most recently active inbox first (the "Inbox Lifecycle Management" ranking order).
     public static func all(on conn: SQLiteConnection) throws(StoreError) -> [DBConversation] {
         try decode(conn.query("""
             SELECT \(DBConversation.columns) FROM conversation

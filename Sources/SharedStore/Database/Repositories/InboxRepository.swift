@@ -1,7 +1,7 @@
 /// Read-only queries over `inbox`.
 ///
 /// ```swift
-/// let warm = try InboxRepository.rankedByActivity(limit: 20, on: conn)   // ADR 003 ranking
+/// let warm = try InboxRepository.rankedByActivity(limit: 20, on: conn)   // the "Inbox Lifecycle Management" ranking
 /// let inbox = try InboxRepository.forClient(clientId: payload.clientId, on: conn)
 /// ```
 public enum InboxRepository {

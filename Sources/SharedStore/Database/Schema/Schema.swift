@@ -24,7 +24,7 @@ public enum Schema {
             createdAt INTEGER NOT NULL,
             lastActivityAt INTEGER            -- NULL: never active
         );
-        -- ADR 003 LRU ranking: ORDER BY lastActivityAt DESC, inboxId DESC walks this index.
+        -- "Inbox Lifecycle Management" LRU ranking: ORDER BY lastActivityAt DESC, inboxId DESC walks this index.
         CREATE INDEX inbox_by_activity ON inbox(lastActivityAt, inboxId);
 
         CREATE TABLE conversation (
