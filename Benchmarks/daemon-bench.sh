@@ -3,5 +3,5 @@
 # rebalance, unused-inbox consume, rebalance on a real database). Usage: Benchmarks/daemon-bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release --product DaemonBench
-"$(swift build -c release --show-bin-path)/DaemonBench" "$@"
+bin=$(./Benchmarks/build-release.sh DaemonBench)
+"$bin/DaemonBench" "$@"
