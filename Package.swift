@@ -114,7 +114,8 @@ let package = Package(
         .testTarget(
             name: "MainProcessTests",
             dependencies: ["MainProcess", "SottoDaemon", "SottoClient", "SharedStore", "TestSupport",
-                           .product(name: "GRDB", package: "GRDB.swift")]),
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Logging", package: "swift-log")]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
             name: "SystemdTests",

@@ -5,8 +5,9 @@ import ServiceLifecycle
 /// (and the daemon exits non-zero, so systemd restarts it), and a part that returns before
 /// it was told to stop counts as a failure too: the daemon never keeps running without it.
 ///
-/// `SOTTO_FAIL_SERVICE=<name>` makes that part throw as it starts: a test hook, like
-/// `SOTTO_CRASH_AT`, for the path a real failure takes.
+/// `SOTTO_FAIL_SERVICE=<name>` makes that part throw as soon as it runs: a test hook, like
+/// `SOTTO_CRASH_AT`, for the path a real failure takes (the part is cancelled and must let
+/// go of what it holds, as on any error).
 ///
 /// ```swift
 /// let part = DaemonPart("outbox", outbox, environment: environment)
@@ -33,8 +34,11 @@ struct DaemonPart: Service, CustomStringConvertible {
 
     func run() async throws {
         do {
-            if injectFailure { throw Failure(description: "failure injected by \(Self.failureVariable)") }
-            try await service.run()
+            if injectFailure {
+                try await runFailing()
+            } else {
+                try await service.run()
+            }
         } catch {
             DaemonLog.error("\(name) failed: \(error); stopping the daemon")
             throw error
@@ -42,6 +46,15 @@ struct DaemonPart: Service, CustomStringConvertible {
         guard Task.isShuttingDownGracefully || Task.isCancelled else {
             DaemonLog.error("\(name) ended while the daemon was running; stopping the daemon")
             throw Failure(description: "\(name) ended while the daemon was running")
+        }
+    }
+
+    /// Runs the part and throws at once beside it: the part's task is cancelled and awaited.
+    private func runFailing() async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await service.run() }
+            group.addTask { throw Failure(description: "failure injected by \(Self.failureVariable)") }
+            try await group.next()
         }
     }
 }
