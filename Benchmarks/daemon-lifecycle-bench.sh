@@ -1,7 +1,7 @@
 #!/bin/sh
 # Start-up to READY=1, idle RSS, idle CPU ticks and SIGTERM-to-exit of `sotto daemon`,
-# the figures behind docs/adr/0024. Each binary given is run ROUNDS times on a fresh
-# empty group directory, as systemd would (NOTIFY_SOCKET); medians are printed, and with
+# the figures behind docs/adr/0024. Each binary given is run ROUNDS times (alternating) on
+# a fresh empty group directory, as systemd would (NOTIFY_SOCKET); medians are printed, and with
 # two binaries the ratio second/first (e.g. a copy of main's build against this branch's).
 #
 #   Benchmarks/daemon-lifecycle-bench.sh /tmp/sotto-main .build/debug/sotto
@@ -53,10 +53,15 @@ def one_run(binary):
             sys.exit(f"{binary}: exit {status}\n" + open(tmp + "/log").read())
         return ready_ms, rss, idle_ticks, stop_ms
 
+# Rounds alternate between the binaries, so a load that comes and goes (a build beside
+# it) weighs on both alike.
+runs = {binary: [] for binary in sys.argv[1:]}
+for _ in range(ROUNDS):
+    for binary in sys.argv[1:]:
+        runs[binary].append(one_run(binary))
 results = {}
 for binary in sys.argv[1:]:
-    runs = [one_run(binary) for _ in range(ROUNDS)]
-    med = [statistics.median(r[i] for r in runs) for i in range(4)]
+    med = [statistics.median(r[i] for r in runs[binary]) for i in range(4)]
     results[binary] = med
     print(f"{binary}: start-up to READY=1 {med[0]:.1f} ms, idle RSS {med[1]/1024:.1f} MiB, "
           f"{med[2]:.0f} CPU ticks per {IDLE_S:.0f} s idle ({TICKS}/s), SIGTERM to exit {med[3]:.1f} ms "

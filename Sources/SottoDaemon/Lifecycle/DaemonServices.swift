@@ -21,15 +21,15 @@ import ServiceLifecycle
 /// shutdown of the others; the group then rethrows its error.
 ///
 /// ```swift
-/// let parts = DaemonServices(context: context, control: control, events: events, readyLine: line,
+/// let parts = DaemonServices(context: context, control: control, events: events,
 ///                            notifier: SystemdNotifier(), environment: environment)
 /// try await parts.group(logger: DaemonLog.logger).run()
 /// ```
 struct DaemonServices {
     let parts: [DaemonPart]
 
-    init(context: DaemonContext, control: ControlServer, events: EventsSocketListener, readyLine: String,
-         notifier: SystemdNotifier, environment: [String: String]) {
+    init(context: DaemonContext, control: ControlServer, events: EventsSocketListener, notifier: SystemdNotifier,
+         environment: [String: String]) {
         let ordered: [(String, any Service)] = [
             ("wal-keeper", context.walKeeper),
             ("change-feed", ChangeFeedService(feed: context.feed, events: events)),
@@ -37,7 +37,7 @@ struct DaemonServices {
             ("outbox", context.outbox),
             ("unused-inbox", UnusedInboxRefill(cache: context.unusedInboxes)),
             ("control", ControlServerService(server: control)),
-            ("systemd", SystemdService(notifier: notifier, readyLine: readyLine) { await context.statusLine() }),
+            ("systemd", SystemdService(notifier: notifier) { await context.statusLine() }),
         ]
         parts = ordered.map { DaemonPart($0.0, $0.1, environment: environment) }
     }

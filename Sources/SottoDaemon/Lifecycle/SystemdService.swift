@@ -1,22 +1,18 @@
 import ServiceLifecycle
 
-/// The daemon's side of systemd while it serves: `READY=1` with a STATUS line as it starts
-/// (every other part was started before it and every socket is bound), `WATCHDOG=1` with a
-/// fresh STATUS every half `WATCHDOG_USEC` when systemd asked for pings, and `STOPPING=1`
-/// as the first thing a graceful shutdown does (it is the last part, so it stops first).
+/// The daemon's side of systemd while it serves (`READY=1` was sent just before the parts
+/// started): `WATCHDOG=1` with a fresh STATUS every half `WATCHDOG_USEC` when systemd asked
+/// for pings, and `STOPPING=1` as the first thing a graceful shutdown does (it is the last
+/// part, so it stops first).
 ///
 /// ```swift
-/// let systemd = SystemdService(notifier: SystemdNotifier(), readyLine: "ready: …") { await context.statusLine() }
+/// let systemd = SystemdService(notifier: SystemdNotifier()) { await context.statusLine() }
 /// ```
 struct SystemdService: Service {
     let notifier: SystemdNotifier
-    /// What the log says once READY=1 is sent.
-    let readyLine: String
     let status: @Sendable () async -> String
 
     func run() async throws {
-        notifier.ready(status: await status())
-        DaemonLog.info(readyLine)
         if let interval = notifier.watchdogInterval {
             let pause = WakeSignal()
             await withGracefulShutdownHandler {

@@ -70,8 +70,13 @@ struct DaemonService: Service {
             DaemonLog.info("stopped before READY=1")
             return
         }
+        // READY=1 before the parts start: every socket is bound (a client's connect succeeds
+        // and is answered once the control part runs), and no part's first pass (a sweep, a
+        // refill's key generation) delays it.
+        notifier.ready(status: await started.context.statusLine())
+        DaemonLog.info(started.readyLine)
         let parts = DaemonServices(context: started.context, control: started.control, events: started.events,
-                                   readyLine: started.readyLine, notifier: notifier, environment: environment)
+                                   notifier: notifier, environment: environment)
         try await parts.group(logger: DaemonLog.logger).run()
         DaemonLog.info("stopped")
     }
