@@ -19,10 +19,10 @@ def ticks(pid):
         fields = f.read().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])  # utime + stime
 
-def rss_kb(pid):
+def rss_kb(pid, field="VmRSS:"):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field):
                 return int(line.split()[1])
     return 0
 
@@ -44,14 +44,14 @@ def one_run(binary):
         before = ticks(proc.pid)
         time.sleep(IDLE_S)
         idle_ticks = ticks(proc.pid) - before
-        rss = rss_kb(proc.pid)
+        rss, anon = rss_kb(proc.pid), rss_kb(proc.pid, "RssAnon:")
         stop_started = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         status = proc.wait(60)
         stop_ms = (time.monotonic() - stop_started) * 1000
         if status != 0:
             sys.exit(f"{binary}: exit {status}\n" + open(tmp + "/log").read())
-        return ready_ms, rss, idle_ticks, stop_ms
+        return ready_ms, rss, idle_ticks, stop_ms, anon
 
 # Rounds alternate between the binaries, so a load that comes and goes (a build beside
 # it) weighs on both alike.
@@ -61,12 +61,12 @@ for _ in range(ROUNDS):
         runs[binary].append(one_run(binary))
 results = {}
 for binary in sys.argv[1:]:
-    med = [statistics.median(r[i] for r in runs[binary]) for i in range(4)]
+    med = [statistics.median(r[i] for r in runs[binary]) for i in range(5)]
     results[binary] = med
-    print(f"{binary}: start-up to READY=1 {med[0]:.1f} ms, idle RSS {med[1]/1024:.1f} MiB, "
+    print(f"{binary}: start-up to READY=1 {med[0]:.1f} ms, idle RSS {med[1]/1024:.1f} MiB (anonymous {med[4]/1024:.1f} MiB), "
           f"{med[2]:.0f} CPU ticks per {IDLE_S:.0f} s idle ({TICKS}/s), SIGTERM to exit {med[3]:.1f} ms "
           f"(median of {ROUNDS})")
 if len(sys.argv) == 3:
     a, b = (results[x] for x in sys.argv[1:])
-    print(f"ratio second/first: start-up {b[0]/a[0]:.2f}, RSS {b[1]/a[1]:.2f}, stop {b[3]/a[3]:.2f}")
+    print(f"ratio second/first: start-up {b[0]/a[0]:.2f}, RSS {b[1]/a[1]:.2f} (anonymous {b[4]/a[4]:.2f}), stop {b[3]/a[3]:.2f}")
 PY
