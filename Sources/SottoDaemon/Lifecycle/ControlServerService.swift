@@ -14,6 +14,6 @@ struct ControlServerService: Service {
     func run() async throws {
         server.start()
         try? await gracefulShutdown()  // thrown only when cancelled: stop either way
-        server.stop()
+        server.stop()  // joins the server's poll thread: a few ms, once, at shutdown
     }
 }

@@ -50,8 +50,6 @@ actor AwakeInboxes {
     }
 
     func identity(of inboxId: String) -> Identity? { unlocked[inboxId] }
-
-    var unlockedCount: Int { unlocked.count }
 }
 
 /// An awake inbox's resources for the lifecycle manager: `AwakeInboxes` loads them on wake
