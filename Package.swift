@@ -26,6 +26,10 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        // The daemon's lifecycle (ServiceGroup, signals, graceful shutdown) and its log
+        // (swift-log, which it brings, pinned to the version it resolves): docs/adr/0024. Never linked into the worker.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
     ],
     targets: [
         // MARK: C libraries from Debian packages
@@ -64,6 +68,8 @@ let package = Package(
                 "ControlProtocol",
                 "CSystemd",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]),
         // What talks to a running daemon over its control socket: the CLI, tests, benchmarks, a UI.
         .target(
@@ -108,7 +114,8 @@ let package = Package(
         .testTarget(
             name: "MainProcessTests",
             dependencies: ["MainProcess", "SottoDaemon", "SottoClient", "SharedStore", "TestSupport",
-                           .product(name: "GRDB", package: "GRDB.swift")]),
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Logging", package: "swift-log")]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
             name: "SystemdTests",

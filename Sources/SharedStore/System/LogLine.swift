@@ -13,7 +13,7 @@ import Glibc
 public enum LogLine {
     /// Syslog priorities as sd-daemon.h writes them.
     public enum Level: Int {
-        case error = 3, warning = 4, info = 6
+        case critical = 2, error = 3, warning = 4, notice = 5, info = 6, debug = 7
     }
 
     /// True when stderr is the stream journald reads (`JOURNAL_STREAM=DEV:INODE` matches

@@ -27,66 +27,29 @@ actor ConversationService {
     }
 
     let database: DaemonDatabase
-    let keystore: Keystore
     let unusedInboxes: UnusedInboxCache
     let stores: ConversationStoreRegistry
     /// Where other members deliver pushes for this device (`unix:<runtime>/push.sock`).
     let endpoint: String
-    private(set) var lifecycle: InboxLifecycleManager!
-    private var outbox: OutboxSender?
-    private var joinRequests: JoinRequestHandler?
-    private var expired: ExpiredConversationsWorker?
-    /// Identities of awake inboxes, unlocked from the keystore on wake, dropped on sleep.
-    private var unlocked: [String: Identity] = [:]
+    let lifecycle: InboxLifecycleManager
+    let identities: InboxIdentities
+    let outbox: OutboxSender
+    /// Where `apply(_:)` hands join requests and explosion times.
+    let joinRequests: JoinRequestHandler
+    let expired: ExpiredConversationsWorker
 
-    init(database: DaemonDatabase, keystore: Keystore, unusedInboxes: UnusedInboxCache,
-         stores: ConversationStoreRegistry, endpoint: String) {
+    init(database: DaemonDatabase, unusedInboxes: UnusedInboxCache, stores: ConversationStoreRegistry,
+         endpoint: String, lifecycle: InboxLifecycleManager, identities: InboxIdentities, outbox: OutboxSender,
+         joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker) {
         self.database = database
-        self.keystore = keystore
         self.unusedInboxes = unusedInboxes
         self.stores = stores
         self.endpoint = endpoint
-    }
-
-    func attach(lifecycle: InboxLifecycleManager, outbox: OutboxSender) {
         self.lifecycle = lifecycle
+        self.identities = identities
         self.outbox = outbox
-    }
-
-    /// The workers that `apply(_:)` hands join requests and explosion times to.
-    func attach(joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker) {
         self.joinRequests = joinRequests
         self.expired = expired
-    }
-
-    // MARK: - Awake inbox resources (called by AwakeInbox on wake and sleep)
-
-    func activateInbox(_ inboxId: String) async throws {
-        let identity = try keystore.identity(inboxId: inboxId)
-        let conversations = try database.read { conn in try ConversationRepository.forInbox(inboxId: inboxId, on: conn) }
-        for conversation in conversations {
-            let rows = try database.read { conn in
-                try MessageRepository.page(conversationId: conversation.id, before: nil, limit: stores.cap, on: conn)
-            }
-            _ = try await stores.open(conversation.id, history: rows.reversed().map(TimelineMessage.init))
-        }
-        unlocked[inboxId] = identity
-    }
-
-    func releaseInbox(_ inboxId: String) async {
-        unlocked[inboxId] = nil
-        let conversations = (try? database.read { conn in try ConversationRepository.forInbox(inboxId: inboxId, on: conn) }) ?? []
-        for conversation in conversations { await stores.drop(conversation.id) }
-    }
-
-    var unlockedCount: Int { unlocked.count }
-
-    /// After an inbox was deleted: drop its identity, its lifecycle entry (whatever its
-    /// protections) and its conversations' in-memory stores.
-    func forget(inboxId: String, conversationIds: [String]) async {
-        unlocked[inboxId] = nil
-        await lifecycle.forceRemove(inboxId)
-        for id in conversationIds { await stores.drop(id) }
     }
 
     // MARK: - Conversations
@@ -208,7 +171,7 @@ actor ConversationService {
             throw Failure.refused("the conversation has exploded")
         }
         guard conversation.state == .active else { throw Failure.refused("the conversation is waiting for its creator to accept the join") }
-        let identity = try await unlockedIdentity(conversation.inboxId)
+        let identity = try await identities.identity(of: conversation.inboxId)
         let members = try database.read { conn in try MemberRepository.members(of: conversation.id, on: conn) }
         let now = WallClock.nowMs()
         let composed = MessageComposer.compose(contentType: contentType, content: content, fallback: fallback,
@@ -226,12 +189,9 @@ actor ConversationService {
            let row = try database.read({ conn in try MessageRepository.find(id: composed.outgoing.id, on: conn) }) {
             _ = try? await store.append(TimelineMessage(row))  // the change feed's copy is deduplicated
         }
-        await outbox?.kick()
+        await outbox.kick()
         return (composed.outgoing.id, composed.pushes.count)
     }
-
-    /// Wakes the outbox sender after pushes were queued outside `sendContent`.
-    func outboxKick() async { await outbox?.kick() }
 
     func markRead(_ reference: String) async throws {
         let conversation = try conversation(reference)
@@ -255,13 +215,6 @@ actor ConversationService {
                                : Failure.invalid("'\(reference)' matches more than one message")
         }
         return try rows[0].string(0)
-    }
-
-    func unlockedIdentity(_ inboxId: String) async throws -> Identity {
-        if let identity = unlocked[inboxId] { return identity }
-        _ = try await lifecycle.wake(inboxId, reason: .userInteraction)
-        if let identity = unlocked[inboxId] { return identity }
-        return try keystore.identity(inboxId: inboxId)  // awake over capacity was refused: use it once
     }
 
     // MARK: - Changes from any process
@@ -295,26 +248,14 @@ actor ConversationService {
                    let row = try? database.read({ conn in try MessageRepository.find(id: messageId, on: conn) }) {
                     try? await store.upsertByID(TimelineMessage(row))
                 }
-                if change.knownKind == .conversationExpiresChanged { await expired?.signal() }
+                if change.knownKind == .conversationExpiresChanged { await expired.signal() }
             case .joinRequestReceived:
-                if let joinRequests {
-                    await joinRequests.handlePending(conversationId: conversationId)
-                }
+                await joinRequests.handlePending(conversationId: conversationId)
             default:
                 continue
             }
         }
     }
-}
-
-/// An awake inbox's resources: its unlocked identity and its conversations' in-memory
-/// stores, owned by the service; sleeping releases both.
-struct AwakeInbox: AwakeInboxResources {
-    let inboxId: String
-    let service: ConversationService
-
-    func activate() async throws { try await service.activateInbox(inboxId) }
-    func release() async { await service.releaseInbox(inboxId) }
 }
 
 /// The "Inbox Lifecycle Management" ranking from the database's index, for the lifecycle manager.

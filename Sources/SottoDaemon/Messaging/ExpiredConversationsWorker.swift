@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ServiceLifecycle
 import SharedStore
 
 /// Deletes exploded conversations completely (the source app's decision record "Conversation Explode Feature"): at launch, when signalled (a
@@ -17,23 +18,24 @@ import SharedStore
 /// member) is cleared, one earlier than the creator's is moved to the creator's time.
 ///
 /// ```swift
-/// let expired = ExpiredConversationsWorker(database: db, keystore: ks, service: service)
-/// Task { await expired.run() }
+/// let expired = ExpiredConversationsWorker(database: db, keystore: ks, lifecycle: lifecycle, awake: awake)
+/// // run by the daemon's service group (DaemonServices); stops on its graceful shutdown
 /// await expired.signal()                       // after expiresAt changed
 /// try await expired.deleteInbox(inboxId)       // explode now
 /// ```
-actor ExpiredConversationsWorker {
+actor ExpiredConversationsWorker: Service {
     /// Longest sleep between sweeps when nothing is scheduled (a safety net only).
     static let idleSweepMs: Int64 = 60_000
 
     let database: DaemonDatabase
     let keystore: Keystore
-    let service: ConversationService
+    /// What forgets a deleted inbox: its lifecycle entry and what it held while awake.
+    let lifecycle: InboxLifecycleManager
+    let awake: AwakeInboxes
     private let wakeSignal = WakeSignal()
     /// Inboxes an explode in this process is still reporting on: it deletes them itself
     /// once it has counted the deliveries (the cascade would take the outbox rows it counts).
     private var reporting: Set<String> = []
-    private var running = true
     private(set) var deletedInboxes = 0
 
     /// How long a deletion waits for this device's own explode message to reach the
@@ -42,11 +44,12 @@ actor ExpiredConversationsWorker {
     /// How often a held-back deletion looks again whether the pushes are out.
     static let heldPollMs: Int64 = 250
 
-    init(database: DaemonDatabase, keystore: Keystore, service: ConversationService,
+    init(database: DaemonDatabase, keystore: Keystore, lifecycle: InboxLifecycleManager, awake: AwakeInboxes,
          explodeDeliveryBudgetMs: Int64 = 10_000) {
         self.database = database
         self.keystore = keystore
-        self.service = service
+        self.lifecycle = lifecycle
+        self.awake = awake
         self.explodeDeliveryBudgetMs = explodeDeliveryBudgetMs
     }
 
@@ -60,17 +63,17 @@ actor ExpiredConversationsWorker {
         wakeSignal.wake()
     }
 
-    func stop() {
-        running = false
-        wakeSignal.finish()
-    }
-
-    /// Sweeps until stopped; sleeps until signalled or until the next expiresAt.
+    /// Sweeps until the daemon's graceful shutdown (a sweep under way finishes); sleeps
+    /// until signalled or until the next expiresAt.
     func run() async {
-        while running {
-            let next = await sweep()
-            guard running else { return }
-            await wakeSignal.sleep(until: next, atMostMs: Self.idleSweepMs, atLeastMs: 1)
+        await withGracefulShutdownHandler {
+            while !Task.isShuttingDownGracefully, !Task.isCancelled {
+                let next = await sweep()
+                guard !Task.isShuttingDownGracefully else { return }
+                await wakeSignal.sleep(until: next, atMostMs: Self.idleSweepMs, atLeastMs: 1)
+            }
+        } onGracefulShutdown: { [wakeSignal] in
+            wakeSignal.finish()
         }
     }
 
@@ -180,7 +183,8 @@ actor ExpiredConversationsWorker {
                 DaemonLog.warning("identity of the exploded inbox not wiped yet: \(error)")
             }
         }
-        await service.forget(inboxId: inboxId, conversationIds: conversationIds)
+        await awake.forget(inboxId, conversationIds: conversationIds)
+        await lifecycle.forceRemove(inboxId)  // whatever its protections
         try truncateWAL()
         deletedInboxes += 1
         DaemonLog.info("deleted exploded inbox with \(conversationIds.count) conversation(s)")

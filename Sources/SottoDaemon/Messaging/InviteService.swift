@@ -13,18 +13,21 @@ import SharedStore
 /// ```
 actor InviteService {
     let database: DaemonDatabase
-    let keystore: Keystore
     let unusedInboxes: UnusedInboxCache
+    /// Resolves conversation references.
     let service: ConversationService
+    let lifecycle: InboxLifecycleManager
+    let identities: InboxIdentities
     let outbox: OutboxSender
     let endpoint: String
 
-    init(database: DaemonDatabase, keystore: Keystore, unusedInboxes: UnusedInboxCache,
-         service: ConversationService, outbox: OutboxSender, endpoint: String) {
+    init(database: DaemonDatabase, unusedInboxes: UnusedInboxCache, service: ConversationService,
+         lifecycle: InboxLifecycleManager, identities: InboxIdentities, outbox: OutboxSender, endpoint: String) {
         self.database = database
-        self.keystore = keystore
         self.unusedInboxes = unusedInboxes
         self.service = service
+        self.lifecycle = lifecycle
+        self.identities = identities
         self.outbox = outbox
         self.endpoint = endpoint
     }
@@ -42,7 +45,7 @@ actor InviteService {
         if let expiresAt = conversation.expiresAt, expiresAt <= now {
             throw ConversationService.Failure.refused("the conversation has exploded")
         }
-        let identity = try await service.unlockedIdentity(conversation.inboxId)
+        let identity = try await identities.identity(of: conversation.inboxId)
         let me = try database.read { conn in
             try MemberRepository.member(conversationId: conversation.id, inboxId: conversation.inboxId, on: conn)
         }
@@ -58,7 +61,7 @@ actor InviteService {
         let row = DBInvite(id: invite.inviteId, conversationId: conversation.id, secret: invite.secret,
                            createdAt: now, expiresAt: expiresAtMs)
         try await database.write { conn in try InvitationWriter.insert(row, on: conn) }
-        try await service.lifecycle.setProtected(conversation.inboxId, reason: .pendingInvite, true)
+        try await lifecycle.setProtected(conversation.inboxId, reason: .pendingInvite, true)
         return (invite.code, invite.inviteId, expiresAtMs)
     }
 
@@ -115,7 +118,7 @@ actor InviteService {
                                                                             payload: payload)],
                                              now: now, on: conn)
         }
-        _ = try await service.lifecycle.wake(identity.inboxId, reason: .userInteraction)
+        _ = try await lifecycle.wake(identity.inboxId, reason: .userInteraction)
         await outbox.kick()
         return try await service.conversation(conversationId)
     }

@@ -20,11 +20,16 @@ actor JoinRequestHandler {
     }
 
     let database: DaemonDatabase
-    let service: ConversationService
+    /// Where a pending request or invite keeps the creator's inbox awake.
+    let protection: any InboxProtection
+    let identities: InboxIdentities
+    let outbox: OutboxSender
 
-    init(database: DaemonDatabase, service: ConversationService) {
+    init(database: DaemonDatabase, protection: any InboxProtection, identities: InboxIdentities, outbox: OutboxSender) {
         self.database = database
-        self.service = service
+        self.protection = protection
+        self.identities = identities
+        self.outbox = outbox
     }
 
     /// Every conversation with a pending request (launch).
@@ -46,7 +51,7 @@ actor JoinRequestHandler {
         else { return [] }
         let pending = (try? database.read { conn in try JoinRequestRepository.pending(conversationId: conversationId, on: conn) }) ?? []
         if !pending.isEmpty {
-            try? await service.lifecycle.setProtected(conversation.inboxId, reason: .pendingJoinRequest, true)
+            try? await protection.setProtected(conversation.inboxId, reason: .pendingJoinRequest, true)
         }
         var decisions: [Decision] = []
         for request in pending {
@@ -74,8 +79,8 @@ actor JoinRequestHandler {
                 """, [.text(inboxId), .integer(now)]) != nil
             return (requests, invites)
         }) else { return }
-        try? await service.lifecycle.setProtected(inboxId, reason: .pendingJoinRequest, requests)
-        try? await service.lifecycle.setProtected(inboxId, reason: .pendingInvite, invites)
+        try? await protection.setProtected(inboxId, reason: .pendingJoinRequest, requests)
+        try? await protection.setProtected(inboxId, reason: .pendingInvite, invites)
     }
 
     // MARK: - One request
@@ -108,7 +113,7 @@ actor JoinRequestHandler {
     /// One transaction: the request accepted, the requester a member, and a
     /// `sotto/membership:1.0` (the whole list and the name) queued to every member but us.
     private func acceptAndAnnounce(_ request: DBJoinRequest, in conversation: DBConversation) async throws {
-        let identity = try await service.unlockedIdentity(conversation.inboxId)
+        let identity = try await identities.identity(of: conversation.inboxId)
         CrashPoint.reach("join.decided")
         let accepted = try await database.write { conn -> Bool in
             guard try InvitationWriter.accept(request, on: conn) != nil else { return false }
@@ -124,7 +129,7 @@ actor JoinRequestHandler {
             return true
         }
         CrashPoint.reach("join.committed")
-        if accepted { await service.outboxKick() }
+        if accepted { await outbox.kick() }
     }
 
     /// The membership message's content: the name and every member with its profile name.

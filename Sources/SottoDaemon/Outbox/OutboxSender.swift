@@ -1,4 +1,5 @@
 import Foundation
+import ServiceLifecycle
 import SharedStore
 
 /// Delivers what the outbox table holds: each due push to its member's endpoint, recording
@@ -7,17 +8,15 @@ import SharedStore
 /// endpoint schedules a retry with exponential backoff (1 s doubling to 5 min).
 ///
 /// ```swift
-/// let outbox = OutboxSender(database: db)
-/// Task { await outbox.run() }
-/// await outbox.kick()          // after queueing a message
+/// let outbox = OutboxSender(database: db)   // run by the daemon's service group (DaemonServices)
+/// await outbox.kick()                       // after queueing a message
 /// ```
-actor OutboxSender {
+actor OutboxSender: Service {
     static let firstRetryMs: Int64 = 1_000
     static let maxRetryMs: Int64 = 300_000
 
     private let database: DaemonDatabase
     private let wakeSignal = WakeSignal()
-    private var running = true
     private(set) var attempts = 0
 
     init(database: DaemonDatabase) {
@@ -28,17 +27,18 @@ actor OutboxSender {
         wakeSignal.wake()
     }
 
-    func stop() {
-        running = false
-        wakeSignal.finish()
-    }
-
-    /// Delivers due pushes until stopped; sleeps until kicked or until the next retry is due.
+    /// Delivers due pushes until the daemon's graceful shutdown; sleeps until kicked or until
+    /// the next retry is due. On the shutdown the push in flight is finished and recorded,
+    /// and no other starts: what is still pending is delivered after a restart.
     func run() async {
-        while running {
-            let nextDue = await deliverDue()
-            guard running else { return }
-            await wakeSignal.sleep(until: nextDue, atMostMs: 60_000, atLeastMs: 10)
+        await withGracefulShutdownHandler {
+            while !Task.isShuttingDownGracefully, !Task.isCancelled {
+                let nextDue = await deliverDue()
+                guard !Task.isShuttingDownGracefully else { return }
+                await wakeSignal.sleep(until: nextDue, atMostMs: 60_000, atLeastMs: 10)
+            }
+        } onGracefulShutdown: { [wakeSignal] in
+            wakeSignal.finish()
         }
     }
 
@@ -50,6 +50,7 @@ actor OutboxSender {
             return now + Self.firstRetryMs
         }
         for item in due {
+            if Task.isShuttingDownGracefully { break }
             attempts += 1
             let result = await Task.detached { PushDelivery.deliver(item.payload, to: item.endpoint) }.value
             CrashPoint.reach("outbox.delivered")  // acked by the member, not yet recorded here

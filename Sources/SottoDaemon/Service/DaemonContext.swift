@@ -1,8 +1,9 @@
 import Foundation
 import SharedStore
 
-/// Everything a running daemon holds, built once at start-up in dependency order:
-/// directories → single-instance lock → database (migrated) → keystore → services.
+/// Everything a running daemon holds, built once at start-up in dependency order (see
+/// `start`): database (migrated) → keystore → awake inboxes → lifecycle manager → workers
+/// → services → change feed. Every part gets its dependencies in its initializer.
 ///
 /// ```swift
 /// let context = try await DaemonContext.start(group: group, runtime: runtime, capacity: 20)
@@ -49,8 +50,12 @@ final class DaemonContext: Sendable {
         self.damagedIdentities = damagedIdentities
     }
 
+    /// Builds everything in dependency order, each part with all it needs handed to its
+    /// initializer (nothing is attached later): storage first, then what an awake inbox
+    /// holds, the lifecycle manager over it, then the workers and services that use them.
     static func start(group: GroupDirectory, runtime: RuntimeDirectory, capacity: Int,
                       environment: [String: String]) async throws -> DaemonContext {
+        // MARK: Storage
         try StartupIntegrityCheck.run(group: group, environment: environment)
         let database = try DaemonDatabase(directory: group, profile: .daemon(environment: environment))
         let keystore = try Keystore(directory: group.keystorePath, environment: environment, createIfMissing: true)
@@ -60,24 +65,29 @@ final class DaemonContext: Sendable {
         }
         let damagedIdentities = try KeystoreCheck.run(keystore, environment: environment)
         let unusedInboxes = UnusedInboxCache(vault: KeystoreIdentityVault(keystore: keystore)) { Identity.generate() }
-        let stores = ConversationStoreRegistry()
         let endpoint = environment["SOTTO_ENDPOINT"] ?? "unix:" + runtime.pushSocketPath
-        let service = ConversationService(database: database, keystore: keystore, unusedInboxes: unusedInboxes,
-                                          stores: stores, endpoint: endpoint)
-        let lifecycle = InboxLifecycleManager(capacity: capacity, activitySource: DatabaseActivitySource(database: database)) { inboxId in
-            AwakeInbox(inboxId: inboxId, service: service)
-        }
-        let outbox = OutboxSender(database: database)
-        await service.attach(lifecycle: lifecycle, outbox: outbox)
-        let invites = InviteService(database: database, keystore: keystore, unusedInboxes: unusedInboxes,
-                                    service: service, outbox: outbox, endpoint: endpoint)
-        let joinRequests = JoinRequestHandler(database: database, service: service)
         let budget = environment["SOTTO_EXPLODE_DELIVERY_MS"].flatMap(Int64.init) ?? 10_000
-        let expired = ExpiredConversationsWorker(database: database, keystore: keystore, service: service,
+
+        // MARK: Inboxes: what an awake one holds, and who decides which are awake
+        let stores = ConversationStoreRegistry()
+        let awake = AwakeInboxes(database: database, keystore: keystore, stores: stores)
+        let lifecycle = InboxLifecycleManager(capacity: capacity, activitySource: DatabaseActivitySource(database: database)) { inboxId in
+            AwakeInbox(inboxId: inboxId, inboxes: awake)
+        }
+        let identities = InboxIdentities(lifecycle: lifecycle, awake: awake, keystore: keystore)
+
+        // MARK: Workers and services
+        let outbox = OutboxSender(database: database)
+        let joinRequests = JoinRequestHandler(database: database, protection: lifecycle, identities: identities, outbox: outbox)
+        let expired = ExpiredConversationsWorker(database: database, keystore: keystore, lifecycle: lifecycle, awake: awake,
                                                  explodeDeliveryBudgetMs: budget)
+        let service = ConversationService(database: database, unusedInboxes: unusedInboxes, stores: stores, endpoint: endpoint,
+                                          lifecycle: lifecycle, identities: identities, outbox: outbox,
+                                          joinRequests: joinRequests, expired: expired)
+        let invites = InviteService(database: database, unusedInboxes: unusedInboxes, service: service, lifecycle: lifecycle,
+                                    identities: identities, outbox: outbox, endpoint: endpoint)
         let explode = ExplodeService(database: database, service: service, outbox: outbox, expired: expired,
                                      deliveryBudgetMs: budget)
-        await service.attach(joinRequests: joinRequests, expired: expired)
         // ADR 0016: an explosion a crash interrupted after its rows' commit is finished
         // before the daemon serves (a failure is retried by every sweep; until then the
         // tombstone makes the worker refuse the identity's pushes).
@@ -89,6 +99,8 @@ final class DaemonContext: Sendable {
         let walKeeper = WALKeeper(pool: database.pool, walPath: group.databasePath + "-wal",
                                   policy: try WALKeeper.Policy(environment: environment,
                                                                normalBusyMs: database.profile.busyTimeoutMs))
+
+        // MARK: The change feed, last: it hands every commit to the parts above
         let latestSeq = try database.read { conn in try ChangeLogRepository.latestSeq(on: conn) }
         let feed = ChangeFeed(database: database, startingAt: latestSeq) { changes in
             await walKeeper.noteCommit()  // someone wrote: an idle checkpoint is due once things calm down

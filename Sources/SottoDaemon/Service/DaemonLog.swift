@@ -1,13 +1,27 @@
+import Foundation
+import Logging
 import SharedStore
 
-/// The daemon's log: one line per event on stderr (the journal under systemd) with a syslog
-/// priority (`LogLine`). Ids and counts only; never message text or key material.
+/// The daemon's log: swift-log's `Logger` on a `JournalLogHandler`, so one line per event on
+/// stderr (the journal under systemd) with a syslog priority. Ids and counts only; never
+/// message text or key material. `SOTTO_LOG_LEVEL=debug` also shows the service group's own
+/// lines (which service starts, which is told to stop).
 ///
 /// ```swift
 /// DaemonLog.info("ready: 3 conversations")
+/// DaemonLog.logger.warning("outbox busy", metadata: ["due": "64"])
 /// ```
 enum DaemonLog {
-    static func info(_ line: String) { LogLine.write(.info, program: "sotto", line) }
-    static func warning(_ line: String) { LogLine.write(.warning, program: "sotto", line) }
-    static func error(_ line: String) { LogLine.write(.error, program: "sotto", line) }
+    static let logger = Logger(label: "sotto") { _ in
+        JournalLogHandler(program: "sotto", logLevel: level(getenv("SOTTO_LOG_LEVEL").map { String(cString: $0) }))
+    }
+
+    static func info(_ line: String) { logger.info("\(line)") }
+    static func warning(_ line: String) { logger.warning("\(line)") }
+    static func error(_ line: String) { logger.error("\(line)") }
+
+    /// `SOTTO_LOG_LEVEL` (trace … critical); info when unset or unknown.
+    static func level(_ text: String?) -> Logger.Level {
+        text.flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .info
+    }
 }

@@ -1,10 +1,13 @@
 import Foundation
+import ServiceLifecycle
 import SharedStore
 
-/// `sotto daemon` from start to exit: take the single-instance lock, open and migrate the
-/// database, start the services and sockets, tell systemd `READY=1`, ping the watchdog, and
-/// on SIGTERM/SIGINT say `STOPPING=1` and drain (stop accepting, finish in-flight sends,
-/// a last passive checkpoint) before exiting 0.
+/// `sotto daemon` from start to exit. One `ServiceGroup` owns SIGTERM and SIGINT from the
+/// first moment and runs the daemon (`DaemonService`): start-up, `READY=1`, its parts
+/// (`DaemonServices`, where the shutdown order is written down), and on a signal
+/// `STOPPING=1` and the drain. The exit code says how it ended: 0 after a signal (also one
+/// that came during start-up), a sysexits.h code when start-up failed, 70 when a part
+/// failed while serving (so systemd restarts it).
 ///
 /// ```swift
 /// exit(await DaemonRunner(groupDirectory: nil, capacity: 20).run())
@@ -18,113 +21,70 @@ public struct DaemonRunner {
         self.capacity = capacity
     }
 
+    /// EX_SOFTWARE: a part of the running daemon failed.
+    static let partFailedExitCode: Int32 = 70
+
     public func run() async -> Int32 {
-        let environment = ProcessInfo.processInfo.environment
-        let group = GroupDirectory.resolve(explicit: groupDirectory, environment: environment)
-        let runtime = RuntimeDirectory.resolve(environment: environment)
+        let daemon = DaemonService(groupDirectory: groupDirectory, capacity: capacity,
+                                   environment: ProcessInfo.processInfo.environment)
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: DaemonLog.logger))
+        do {
+            try await group.run()
+            return 0
+        } catch let failure as DaemonStartup.StartupFailure {
+            DaemonLog.error(failure.description)
+            return failure.exitCode
+        } catch {
+            DaemonLog.error("stopped after a failure: \(error)")
+            return Self.partFailedExitCode
+        }
+    }
+}
+
+/// The daemon as the one service of `DaemonRunner`'s group: start-up, then its parts as a
+/// child group until the graceful shutdown reaches them. A stop requested during start-up
+/// lets start-up finish (it is bounded and leaves the files consistent), then stops
+/// without ever saying `READY=1`.
+///
+/// ```swift
+/// let group = ServiceGroup(configuration: .init(services: [daemon], gracefulShutdownSignals: [.sigterm], logger: log))
+/// ```
+struct DaemonService: Service {
+    let groupDirectory: String?
+    let capacity: Int
+    let environment: [String: String]
+
+    func run() async throws {
+        let startup = DaemonStartup(groupDirectory: groupDirectory, capacity: capacity, environment: environment)
+        let started = try await withGracefulShutdownHandler {
+            try await startup.run()
+        } onGracefulShutdown: {
+            DaemonLog.info("stop requested during start-up; stopping once start-up is done")
+        }
+        defer { started.lock.release() }
         let notifier = SystemdNotifier()
-        // Before anything else: a SIGTERM during start-up (or right after READY=1) must mean
-        // "stop cleanly", never the default action of dying without STOPPING=1.
-        let termination = SignalWaiter.install()
-        let fileLimit = FileDescriptorLimit.raiseSoftToHard()
-        umask(0o077)  // the database, its WAL and the sockets are the user's alone
-        do {
-            try group.create()
-            try runtime.create()
-        } catch {
-            DaemonLog.error("cannot create directories: \(error)")
-            return 73  // EX_CANTCREAT
+        guard !Task.isShuttingDownGracefully else {
+            notifier.stopping()
+            started.closeSockets()
+            DaemonLog.info("stopped before READY=1")
+            return
         }
-        guard let lock = InstanceLock.acquire(path: group.path + "/daemon.lock") else {
-            DaemonLog.error("another sotto daemon is already running for \(group.path)")
-            return 75  // EX_TEMPFAIL
-        }
-        defer { lock.release() }
-
-        let controlLimits: ControlLimits
-        do {
-            controlLimits = try ControlLimits.forFileLimit(fileLimit, environment: environment)
-        } catch {
-            DaemonLog.error("\(error)")
-            return 78  // EX_CONFIG
-        }
-
-        let context: DaemonContext
-        do {
-            context = try await DaemonContext.start(group: group, runtime: runtime, capacity: capacity, environment: environment)
-            try await context.launchInboxes()
-        } catch {
-            DaemonLog.error("start-up failed: \(error)")
-            return 70
-        }
-
-        let feed = context.feed
-        let events: EventsSocketListener
-        let control: ControlServer
-        do {
-            events = try EventsSocketListener.bind(path: runtime.eventsSocketPath) { _ in
-                Task { await feed.catchUp() }
-            }
-            let controlStats = ControlStats()
-            control = try ControlServer.listen(path: runtime.controlSocketPath, limits: controlLimits, stats: controlStats,
-                                               handler: RPCDispatcher(daemon: context, controlStats: controlStats))
-        } catch {
-            DaemonLog.error("cannot open sockets: \(error)")
-            return 71
-        }
-        events.start()
-        control.start()
-
-        // Catch up on what workers wrote while the daemon was down, then keep watching.
-        await feed.catchUp()
-        await context.joinRequests.handleAllPending()  // requests stored while the daemon was down
-        let background: [Task<Void, Never>] = [
-            Task { await context.outbox.run() },
-            Task { await context.expired.run() },
-            Task { await context.walKeeper.run() },
-            Task { _ = try? await context.unusedInboxes.replenish() },
-            Task {  // safety net under the datagrams: a lost one costs at most this long
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(250))
-                    await feed.catchUp()
-                }
-            },
-        ]
-        let watchdog = notifier.watchdogInterval.map { interval in
-            Task {
-                while !Task.isCancelled {
-                    notifier.watchdog()
-                    notifier.status(await context.statusLine())
-                    try? await Task.sleep(for: interval)
-                }
-            }
-        }
-
-        notifier.ready(status: await context.statusLine())
-        DaemonLog.info("ready: group \(group.path), control \(runtime.controlSocketPath) "
-                       + "(at most \(controlLimits.maxConnections) clients; \(fileLimit) open files)")
-
-        let signal = await termination.wait()
-        DaemonLog.info("received \(signal), stopping")
-        notifier.stopping()
-        control.stop()
-        events.stop()
-        watchdog?.cancel()
-        await context.outbox.stop()
-        await context.expired.stop()
-        await context.walKeeper.stop()
-        for task in background { task.cancel() }
-        await feed.catchUp()
-        await feed.finishAll()
-        await context.walKeeper.tick()
+        // READY=1 before the parts start: every socket is bound (a client's connect succeeds
+        // and is answered once the control part runs), and no part's first pass (a sweep, a
+        // refill's key generation) delays it.
+        notifier.ready(status: await started.context.statusLine())
+        DaemonLog.info(started.readyLine)
+        let parts = DaemonServices(context: started.context, control: started.control, events: started.events,
+                                   notifier: notifier, environment: environment)
+        try await parts.group(logger: DaemonLog.logger).run()
         DaemonLog.info("stopped")
-        return 0
     }
 }
 
 /// One daemon per group directory: an exclusive `flock` on `daemon.lock`, released by the
 /// kernel if the process dies.
-public struct InstanceLock {
+public struct InstanceLock: Sendable {
     let fd: Int32
 
     public static func acquire(path: String) -> InstanceLock? {
@@ -140,59 +100,5 @@ public struct InstanceLock {
     public func release() {
         flock(fd, LOCK_UN)
         close(fd)
-    }
-}
-
-/// Catches SIGTERM and SIGINT from the moment `install()` runs (Dispatch sources, so no
-/// signal-handler restrictions) and hands the first one to `wait()`, however early it came.
-///
-/// ```swift
-/// let termination = SignalWaiter.install()   // first thing in main
-/// … start up …
-/// let name = await termination.wait()        // "SIGTERM"
-/// ```
-final class SignalWaiter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var received: String?
-    private var waiter: CheckedContinuation<String, Never>?
-    private var sources: [DispatchSourceSignal] = []
-
-    static func install() -> SignalWaiter {
-        let waiter = SignalWaiter()
-        for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { waiter.deliver(name) }
-            source.resume()
-            waiter.sources.append(source)
-        }
-        return waiter
-    }
-
-    /// The first signal's name, at once if it already arrived.
-    func wait() async -> String {
-        await withCheckedContinuation { continuation in
-            lock.lock()
-            if let received {
-                lock.unlock()
-                continuation.resume(returning: received)
-                return
-            }
-            waiter = continuation
-            lock.unlock()
-        }
-    }
-
-    private func deliver(_ name: String) {
-        lock.lock()
-        guard received == nil else {
-            lock.unlock()
-            return
-        }
-        received = name
-        let continuation = waiter
-        waiter = nil
-        lock.unlock()
-        continuation?.resume(returning: name)
     }
 }

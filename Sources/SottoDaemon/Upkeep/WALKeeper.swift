@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import ServiceLifecycle
 
 /// The daemon owns WAL upkeep (docs/adr/0003): while it runs, workers never checkpoint. A
 /// worker resets the WAL only through SQLite's last-connection close, which needs an EXCLUSIVE
@@ -14,10 +15,9 @@ import GRDBSQLite
 ///
 /// ```swift
 /// let keeper = WALKeeper(pool: pool, walPath: group.databasePath + "-wal")
-/// Task { await keeper.run() }
-/// await keeper.noteCommit()
+/// await keeper.noteCommit()   // run by the daemon's service group (DaemonServices)
 /// ```
-actor WALKeeper {
+actor WALKeeper: Service {
     struct Policy: Sendable {
         var tick: Duration = .milliseconds(500)
         var idleAfter: Duration = .seconds(2)
@@ -62,7 +62,7 @@ actor WALKeeper {
     private var backoff: Duration
     private var nextTruncateAttempt: ContinuousClock.Instant
     private(set) var stats = Stats()
-    private var running = true
+    private let pause = WakeSignal()
 
     init(pool: DatabasePool, walPath: String, policy: Policy = Policy()) {
         self.pool = pool
@@ -78,13 +78,20 @@ actor WALKeeper {
         idleCheckpointDone = false
     }
 
-    func stop() { running = false }
-
+    /// Ticks until the daemon's graceful shutdown, then ticks once more: it is the last part
+    /// to stop, so that tick sees every commit this process made.
     func run() async {
-        while running, !Task.isCancelled {
-            try? await Task.sleep(for: policy.tick)
-            tick()
+        let tickMs = policy.tick.wholeMilliseconds
+        await withGracefulShutdownHandler {
+            while !Task.isShuttingDownGracefully, !Task.isCancelled {
+                await pause.sleep(until: nil, atMostMs: tickMs)
+                guard !Task.isShuttingDownGracefully else { return }
+                tick()
+            }
+        } onGracefulShutdown: { [pause] in
+            pause.finish()
         }
+        tick()
     }
 
     /// One upkeep decision; public for tests and benchmarks.

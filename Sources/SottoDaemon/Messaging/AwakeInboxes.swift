@@ -1,0 +1,63 @@
+import Foundation
+import SharedStore
+
+/// What awake inboxes hold: each one's unlocked identity and its conversations' in-memory
+/// stores, loaded when the lifecycle manager wakes the inbox (`AwakeInbox.activate`) and
+/// dropped when it sleeps or is deleted. It depends on storage only, so the lifecycle
+/// manager's resource factory can be built before anything that uses the manager.
+///
+/// ```swift
+/// let awake = AwakeInboxes(database: db, keystore: keystore, stores: stores)
+/// let lifecycle = InboxLifecycleManager(capacity: 20, activitySource: source) { AwakeInbox(inboxId: $0, inboxes: awake) }
+/// let identity = await awake.identity(of: inboxId)   // nil while it sleeps
+/// ```
+actor AwakeInboxes {
+    let database: DaemonDatabase
+    let keystore: Keystore
+    let stores: ConversationStoreRegistry
+    private var unlocked: [String: Identity] = [:]
+
+    init(database: DaemonDatabase, keystore: Keystore, stores: ConversationStoreRegistry) {
+        self.database = database
+        self.keystore = keystore
+        self.stores = stores
+    }
+
+    /// Unlocks the identity and loads the latest messages of each conversation.
+    func activate(_ inboxId: String) async throws {
+        let identity = try keystore.identity(inboxId: inboxId)
+        let conversations = try database.read { conn in try ConversationRepository.forInbox(inboxId: inboxId, on: conn) }
+        for conversation in conversations {
+            let rows = try database.read { conn in
+                try MessageRepository.page(conversationId: conversation.id, before: nil, limit: stores.cap, on: conn)
+            }
+            _ = try await stores.open(conversation.id, history: rows.reversed().map(TimelineMessage.init))
+        }
+        unlocked[inboxId] = identity
+    }
+
+    func release(_ inboxId: String) async {
+        unlocked[inboxId] = nil
+        let conversations = (try? database.read { conn in try ConversationRepository.forInbox(inboxId: inboxId, on: conn) }) ?? []
+        for conversation in conversations { await stores.drop(conversation.id) }
+    }
+
+    /// After an inbox was deleted (its rows are gone): its identity and the stores of the
+    /// conversations it had.
+    func forget(_ inboxId: String, conversationIds: [String]) async {
+        unlocked[inboxId] = nil
+        for id in conversationIds { await stores.drop(id) }
+    }
+
+    func identity(of inboxId: String) -> Identity? { unlocked[inboxId] }
+}
+
+/// An awake inbox's resources for the lifecycle manager: `AwakeInboxes` loads them on wake
+/// and drops them on sleep.
+struct AwakeInbox: AwakeInboxResources {
+    let inboxId: String
+    let inboxes: AwakeInboxes
+
+    func activate() async throws { try await inboxes.activate(inboxId) }
+    func release() async { await inboxes.release(inboxId) }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import SharedStore
+
+/// `sotto daemon`'s start-up, step by step, up to the moment it can serve: directories,
+/// the single-instance lock, the control limits, the database and every service
+/// (`DaemonContext`), the inboxes to keep awake, both sockets bound, and a catch-up on what
+/// workers wrote while the daemon was down. A step that fails throws a `StartupFailure`
+/// carrying the exit code that says why (sysexits.h), and leaves nothing held.
+///
+/// ```swift
+/// let started = try await DaemonStartup(groupDirectory: nil, capacity: 20, environment: env).run()
+/// defer { started.lock.release() }
+/// ```
+struct DaemonStartup {
+    struct StartupFailure: Error, CustomStringConvertible {
+        let exitCode: Int32
+        let description: String
+    }
+
+    /// What start-up built and holds, handed to the daemon's parts.
+    struct Started {
+        let context: DaemonContext
+        let lock: InstanceLock
+        let control: ControlServer
+        let events: EventsSocketListener
+        let readyLine: String
+
+        /// Closes both sockets without having served (a stop requested during start-up).
+        func closeSockets() {
+            control.stop()
+            events.stop()
+        }
+    }
+
+    let groupDirectory: String?
+    let capacity: Int
+    let environment: [String: String]
+
+    func run() async throws -> Started {
+        let group = GroupDirectory.resolve(explicit: groupDirectory, environment: environment)
+        let runtime = RuntimeDirectory.resolve(environment: environment)
+        let fileLimit = FileDescriptorLimit.raiseSoftToHard()
+        umask(0o077)  // the database, its WAL and the sockets are the user's alone
+        do {
+            try group.create()
+            try runtime.create()
+        } catch {
+            throw StartupFailure(exitCode: 73, description: "cannot create directories: \(error)")  // EX_CANTCREAT
+        }
+        guard let lock = InstanceLock.acquire(path: group.path + "/daemon.lock") else {
+            throw StartupFailure(exitCode: 75, description: "another sotto daemon is already running for \(group.path)")  // EX_TEMPFAIL
+        }
+        do {
+            return try await serve(group: group, runtime: runtime, fileLimit: fileLimit, lock: lock)
+        } catch {
+            lock.release()
+            throw error
+        }
+    }
+
+    private func serve(group: GroupDirectory, runtime: RuntimeDirectory, fileLimit: Int,
+                       lock: InstanceLock) async throws -> Started {
+        let controlLimits: ControlLimits
+        do {
+            controlLimits = try ControlLimits.forFileLimit(fileLimit, environment: environment)
+        } catch {
+            throw StartupFailure(exitCode: 78, description: "\(error)")  // EX_CONFIG
+        }
+
+        let context: DaemonContext
+        do {
+            context = try await DaemonContext.start(group: group, runtime: runtime, capacity: capacity, environment: environment)
+            try await context.launchInboxes()
+        } catch {
+            throw StartupFailure(exitCode: 70, description: "start-up failed: \(error)")
+        }
+
+        let feed = context.feed
+        let events: EventsSocketListener
+        let control: ControlServer
+        do {
+            events = try EventsSocketListener.bind(path: runtime.eventsSocketPath) { _ in
+                Task { await feed.catchUp() }
+            }
+            let controlStats = ControlStats()
+            do {
+                control = try ControlServer.listen(path: runtime.controlSocketPath, limits: controlLimits, stats: controlStats,
+                                                   handler: RPCDispatcher(daemon: context, controlStats: controlStats))
+            } catch {
+                events.stop()
+                throw error
+            }
+        } catch {
+            throw StartupFailure(exitCode: 71, description: "cannot open sockets: \(error)")
+        }
+
+        // What workers wrote while the daemon was down, and requests stored meanwhile.
+        await feed.catchUp()
+        await context.joinRequests.handleAllPending()
+        return Started(context: context, lock: lock, control: control, events: events,
+                       readyLine: "ready: group \(group.path), control \(runtime.controlSocketPath) "
+                           + "(at most \(controlLimits.maxConnections) clients; \(fileLimit) open files)")
+    }
+}
