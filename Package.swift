@@ -89,7 +89,7 @@ let package = Package(
         // MARK: Tests
         .target(
             name: "TestSupport",
-            dependencies: ["SharedStore"],
+            dependencies: ["SharedStore", "ControlProtocol", "SottoClient"],
             path: "Tests/TestSupport"),
         .executableTarget(
             name: "sotto-store-probe",
@@ -107,7 +107,7 @@ let package = Package(
             dependencies: ["SharedStore", "TestSupport"]),
         .testTarget(
             name: "MainProcessTests",
-            dependencies: ["MainProcess", "SottoDaemon", "SottoClient", "SharedStore", "TestSupport",
+            dependencies: ["MainProcess", "SottoDaemon", "SottoClient", "ControlProtocol", "SharedStore", "TestSupport",
                            .product(name: "GRDB", package: "GRDB.swift")]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
@@ -116,7 +116,7 @@ let package = Package(
         // Real processes on real files: `swift test --filter Stress`; `make stress` for the full profile.
         .testTarget(
             name: "StressTests",
-            dependencies: ["SharedStore", "TestSupport"]),
+            dependencies: ["SharedStore", "ControlProtocol", "SottoClient", "TestSupport"]),
 
         // MARK: Benchmarks
         .executableTarget(
@@ -129,7 +129,7 @@ let package = Package(
             path: "Benchmarks/DaemonBench"),
         .executableTarget(
             name: "DaemonE2EBench",
-            dependencies: ["SharedStore", "TestSupport"],
+            dependencies: ["SharedStore", "ControlProtocol", "SottoClient", "TestSupport"],
             path: "Benchmarks/DaemonE2EBench"),
         .executableTarget(
             name: "NotifyBench",
