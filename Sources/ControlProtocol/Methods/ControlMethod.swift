@@ -47,6 +47,8 @@ public protocol ControlRequest: WireCodable {
 
 extension ControlRequest {
     public static var errors: [RPCErrorCode] { [] }
+    /// `Result`, for code that holds the method as `any ControlRequest.Type`.
+    public static var resultType: any WireCodable.Type { Result.self }
 }
 
 /// Every method's params type, in the order the OpenRPC document lists them.

@@ -69,7 +69,7 @@ public struct ConversationInfo: WireCodable {
     public init(json: JSONValue) throws(WireError) {
         let fields = try WireFields(json)
         self.init(id: try fields.string("id"), state: try fields.string("state"), inboxId: try fields.string("inboxId"),
-                  unread: try fields.int("unread"), members: try fields.count("members"), awake: try fields.bool("awake"),
+                  unread: try fields.int("unread", minimum: 0), members: try fields.count("members"), awake: try fields.bool("awake"),
                   isCreator: try fields.bool("isCreator"), name: try fields.optionalString("name"),
                   expiresAtMs: try fields.optionalInt("expiresAtMs"))
     }

@@ -54,7 +54,7 @@ public struct SubscribeResult: WireCodable {
 
     public init(json: JSONValue) throws(WireError) {
         let fields = try WireFields(json)
-        self.init(lastSeq: try fields.int("lastSeq"), gap: try fields.optionalDecode("gap"))
+        self.init(lastSeq: try fields.int("lastSeq", minimum: 0), gap: try fields.optionalDecode("gap"))
     }
 
     public var json: JSONValue {
@@ -96,7 +96,7 @@ public struct FeedGap: WireCodable {
 
     public init(json: JSONValue) throws(WireError) {
         let fields = try WireFields(json)
-        self.init(afterSeq: try fields.int("afterSeq"), resumedAtSeq: try fields.optionalInt("resumedAtSeq"),
+        self.init(afterSeq: try fields.int("afterSeq", minimum: 0), resumedAtSeq: try fields.optionalInt("resumedAtSeq", minimum: 0),
                   reason: try fields.string("reason"), remedy: try fields.string("remedy"))
     }
 
@@ -157,7 +157,7 @@ public struct ChangeNotification: WireCodable {
 
     public init(json: JSONValue) throws(WireError) {
         let fields = try WireFields(json)
-        self.init(seq: try fields.int("seq"), kind: try fields.string("kind"), writerPid: try fields.int("writerPid"),
+        self.init(seq: try fields.int("seq", minimum: 1), kind: try fields.string("kind"), writerPid: try fields.int("writerPid"),
                   createdAtMs: try fields.int("createdAtMs"), conversationId: try fields.optionalString("conversationId"),
                   entityId: try fields.optionalString("entityId"), text: try fields.optionalString("text"),
                   outgoing: try fields.optionalBool("outgoing"), senderInboxId: try fields.optionalString("senderInboxId"),

@@ -109,7 +109,3 @@ public enum OpenRPCDocument {
         }
     }
 }
-
-extension ControlRequest {
-    static var resultType: any WireCodable.Type { Result.self }
-}

@@ -48,26 +48,30 @@ public struct WireFields {
 
     // MARK: Numbers
 
-    public func int(_ key: String) throws(WireError) -> Int64 {
-        guard let number = try optionalInt(key) else { throw WireError("'\(key)' must be an integer") }
+    public func int(_ key: String, minimum: Int64? = nil) throws(WireError) -> Int64 {
+        guard let number = try optionalInt(key, minimum: minimum) else { throw WireError("'\(key)' must be an integer") }
         return number
     }
 
     /// An integer; `5.0` counts (a client that only has doubles writes it so), `5.5` does not.
-    public func optionalInt(_ key: String) throws(WireError) -> Int64? {
+    public func optionalInt(_ key: String, minimum: Int64? = nil) throws(WireError) -> Int64? {
         guard let value = present(key) else { return nil }
+        let number: Int64
         switch value {
-        case .int(let number) where abs(number) < Self.maxSafeInteger:
-            return number
-        case .double(let number) where number == number.rounded() && abs(number) < Double(Self.maxSafeInteger):
-            return Int64(number)
+        case .int(let integer) where abs(integer) < Self.maxSafeInteger:
+            number = integer
+        case .double(let double) where double == double.rounded() && abs(double) < Double(Self.maxSafeInteger):
+            number = Int64(double)
         default:
             throw WireError("'\(key)' must be an integer")
         }
+        if let minimum, number < minimum { throw WireError("'\(key)' must be ≥ \(minimum)") }
+        return number
     }
 
+    /// A count: an integer ≥ 0.
     public func count(_ key: String) throws(WireError) -> Int {
-        Int(try int(key))
+        Int(try int(key, minimum: 0))
     }
 
     // MARK: Booleans
