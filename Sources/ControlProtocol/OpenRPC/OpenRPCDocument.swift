@@ -3,7 +3,7 @@ import SharedStore
 /// The control API as an OpenRPC 1.3 document, generated from the wire types: each method's
 /// params, result and errors, the `change` notification, the error codes. It is committed as
 /// docs/control-api.openrpc.json; a test regenerates it and fails on any difference
-/// (`sotto-openrpc > docs/control-api.openrpc.json` or scripts/openrpc.sh rewrites it).
+/// (scripts/openrpc.sh rewrites it).
 ///
 /// ```swift
 /// print(OpenRPCDocument.text)   // the whole document, pretty-printed, ending in a newline
