@@ -124,6 +124,10 @@ let package = Package(
             dependencies: ["SharedStore"],
             path: "Benchmarks/ProtocolBench"),
         .executableTarget(
+            name: "ControlWireBench",
+            dependencies: ["ControlProtocol", "SharedStore"],
+            path: "Benchmarks/ControlWireBench"),
+        .executableTarget(
             name: "DaemonBench",
             dependencies: ["SottoDaemon", "SharedStore"],
             path: "Benchmarks/DaemonBench"),

@@ -26,3 +26,20 @@ extension JSONValue {
         }
     }
 }
+
+extension JSONValue {
+    /// Indented text with sorted keys, as `JSONSerialization` writes it: what `sotto --json`
+    /// has always printed, so scripts that compare its output keep working.
+    ///
+    /// ```swift
+    /// print(result.sortedPrettyText)   // {\n  "messageId" : "00ff",\n  "recipients" : 2\n}
+    /// ```
+    public var sortedPrettyText: String {
+        let object = foundationObject
+        guard JSONSerialization.isValidJSONObject(object) || object is String || object is NSNumber,
+              let data = try? JSONSerialization.data(
+                withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
+        else { return "\(object)" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -60,16 +60,7 @@ struct ClientOptions: ParsableArguments {
 enum CLIOutput {
     /// Indented JSON with sorted keys, as `JSONSerialization` writes it (the CLI's `--json`
     /// output has always been this; scripts may compare it).
-    static func json(_ value: JSONValue) -> String {
-        json(foundation: value.foundationObject)
-    }
-
-    static func json(foundation value: Any) -> String {
-        guard JSONSerialization.isValidJSONObject(value) || value is String || value is NSNumber,
-              let data = try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
-        else { return "\(value)" }
-        return String(decoding: data, as: UTF8.self)
-    }
+    static func json(_ value: JSONValue) -> String { value.sortedPrettyText }
 
     static func exit(for failure: ControlClient.Failure) -> Error {
         FileHandle.standardError.write(Data("sotto: \(failure)\n".utf8))
