@@ -15,6 +15,11 @@ import SharedStore
 public final class ControlClient {
     // MARK: Failures
 
+    /// Why a call did not return a result; `description` is what the CLI prints after "sotto: ".
+    ///
+    /// ```swift
+    /// catch ControlClient.Failure.rpc(let error) where error.code == .notFound { … }
+    /// ```
     public enum Failure: Error, CustomStringConvertible {
         case daemonNotRunning(path: String)
         case permissionDenied(path: String)

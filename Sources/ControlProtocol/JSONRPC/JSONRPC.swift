@@ -26,6 +26,11 @@ public enum JSONRPC {
     // MARK: Requests (the daemon's side)
 
     /// One request line, parsed. `params` is always an object (`{}` when absent or null).
+    ///
+    /// ```swift
+    /// let params = try request.decodeParams(ReadMessagesParams.self)   // or .invalidParams("'limit' must be 1…10000")
+    /// if request.hasID { connection.send(reply) }
+    /// ```
     public struct Request: Sendable, Equatable {
         /// nil for a notification (no `id` member: no reply expected); `.null` for `"id":null`.
         public let id: RequestID?
@@ -51,6 +56,11 @@ public enum JSONRPC {
         }
     }
 
+    /// What a request line is: a request to run, or the error line to answer with.
+    ///
+    /// ```swift
+    /// if case .invalid(let errorLine) = JSONRPC.parse(line) { connection.send(errorLine) }
+    /// ```
     public enum Parsed: Sendable {
         case request(Request)
         /// An error response line to send back.

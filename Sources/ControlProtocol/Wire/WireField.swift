@@ -7,6 +7,11 @@ import SharedStore
 /// WireField("limit", .integer(minimum: 1, maximum: 10_000), optional: true, "how many of the latest messages")
 /// ```
 public struct WireField {
+    /// A member's JSON type, as its schema says it.
+    ///
+    /// ```swift
+    /// WireField.Kind.array(MessageInfo.self).schema   // {"type":"array","items":{"$ref":"#/components/schemas/Message"}}
+    /// ```
     public indirect enum Kind {
         case string
         case nonEmptyString
