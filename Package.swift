@@ -95,7 +95,7 @@ let package = Package(
         // MARK: Tests
         .target(
             name: "TestSupport",
-            dependencies: ["SharedStore"],
+            dependencies: ["SharedStore", "ControlProtocol", "SottoClient"],
             path: "Tests/TestSupport"),
         .executableTarget(
             name: "sotto-store-probe",
@@ -113,7 +113,7 @@ let package = Package(
             dependencies: ["SharedStore", "TestSupport"]),
         .testTarget(
             name: "MainProcessTests",
-            dependencies: ["MainProcess", "SottoDaemon", "SottoClient", "SharedStore", "TestSupport",
+            dependencies: ["MainProcess", "SottoDaemon", "SottoClient", "ControlProtocol", "SharedStore", "TestSupport",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "Logging", package: "swift-log")]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
@@ -123,7 +123,7 @@ let package = Package(
         // Real processes on real files: `swift test --filter Stress`; `make stress` for the full profile.
         .testTarget(
             name: "StressTests",
-            dependencies: ["SharedStore", "TestSupport"]),
+            dependencies: ["SharedStore", "ControlProtocol", "SottoClient", "TestSupport"]),
 
         // MARK: Benchmarks
         .executableTarget(
@@ -131,12 +131,16 @@ let package = Package(
             dependencies: ["SharedStore"],
             path: "Benchmarks/ProtocolBench"),
         .executableTarget(
+            name: "ControlWireBench",
+            dependencies: ["ControlProtocol", "SharedStore"],
+            path: "Benchmarks/ControlWireBench"),
+        .executableTarget(
             name: "DaemonBench",
             dependencies: ["SottoDaemon", "SharedStore"],
             path: "Benchmarks/DaemonBench"),
         .executableTarget(
             name: "DaemonE2EBench",
-            dependencies: ["SharedStore", "TestSupport"],
+            dependencies: ["SharedStore", "ControlProtocol", "SottoClient", "TestSupport"],
             path: "Benchmarks/DaemonE2EBench"),
         .executableTarget(
             name: "NotifyBench",

@@ -50,8 +50,10 @@ for source in Tests/Fuzz/Fuzz*.swift; do
   cp -n "$out/seeds/"* "$out/$name/corpus/" 2>/dev/null || true
   rm -f "$out/$name/fuzz"
   if [ "$name" = FuzzJSONRPC ]; then
-    "$swiftc" -sanitize=fuzzer,address -parse-as-library -O -g -module-name FuzzJSONRPC \
-      Sources/ControlProtocol/JSONRPC.swift "$source" -o "$out/$name/fuzz" 2>&1 | grep -v "Cannot export local symbol" || true
+    # The control socket's wire (Sources/ControlProtocol) compiled into the target, on the
+    # instrumented SharedStore it reads JSON with.
+    "$swiftc" "${common[@]}" -module-name FuzzJSONRPC -I "$out" -L "$out" -lSharedStore -lsecp256k1 -lsodium -lsqlite3 \
+      $(find Sources/ControlProtocol -name '*.swift') "$source" -o "$out/$name/fuzz" 2>&1 | grep -v "Cannot export local symbol" || true
   else
     "$swiftc" "${common[@]}" -I "$out" -L "$out" -lSharedStore -lsecp256k1 -lsodium -lsqlite3 \
       "$source" -o "$out/$name/fuzz" 2>&1 | grep -v "Cannot export local symbol" || true

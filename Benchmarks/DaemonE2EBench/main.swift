@@ -1,5 +1,7 @@
+import ControlProtocol
 import Foundation
 import SharedStore
+import SottoClient
 import TestSupport
 
 // End-to-end figures of the real processes (issue #5), printed with their goals:
@@ -21,17 +23,17 @@ func summary(_ values: [Double]) -> String {
 
 /// Collects `change` notifications on its own thread: messageId → arrival (monotonic ns).
 final class Subscriber: @unchecked Sendable {
-    private let client: ControlSocketClient
+    private let client: ControlClient
     private let lock = NSCondition()
     private var arrivals: [String: UInt64] = [:]
 
     init(daemon: DaemonProcess) throws {
-        client = try daemon.connect()
-        _ = try client.result("subscribe")
+        client = try ControlClient.connect(path: daemon.home.controlSocketPath)
+        _ = try client.call(SubscribeParams())
         let thread = Thread { [self] in
-            while let change = try? client.nextNotification() {
-                guard change["kind"] as? String == "messageInserted", let id = change["entityId"] as? String,
-                      let at = (change["receivedNs"] as? NSNumber)?.uint64Value else { continue }
+            for change in client.changes {
+                let at = WallClock.monotonicNs()
+                guard change.kind == ChangeKind.messageInserted.rawValue, let id = change.entityId else { continue }
                 lock.lock()
                 arrivals[id] = at
                 lock.broadcast()
@@ -57,7 +59,8 @@ func pushLatency(pushes: Int, warmUp: Int) throws {
     let home = try DaemonHome()
     let daemon = try DaemonProcess.start(home: home)
     defer { _ = try? daemon.stop() }
-    let conversationId = try daemon.result("newConversation")["conversationId"] as! String
+    let control = try ControlClient.connect(path: home.controlSocketPath)
+    let conversationId = try control.call(NewConversationParams()).conversationId
     let remote = try RemoteMember.join(conversationId: conversationId, databasePath: home.databasePath)
     let subscriber = try Subscriber(daemon: daemon)
     let worker = try builtExecutable("sotto-notify")
@@ -73,8 +76,7 @@ func pushLatency(pushes: Int, warmUp: Int) throws {
         guard let line = child.readStdoutLine() else { fatalError("no ack: \(child.finish().stderr)") }
         let ackNs = WallClock.monotonicNs()
         _ = child.finish()
-        let ack = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
-        guard ack["ok"] as? Bool == true, let messageId = ack["messageId"] as? String else { fatalError("refused: \(line)") }
+        guard case .ok(let messageId, _)? = PushAck.parse(Array(line.utf8)) else { fatalError("refused: \(line)") }
         guard let arrived = subscriber.arrival(of: messageId) else { fatalError("no change for \(messageId)") }
         if index >= warmUp {
             latencies.append(Double(Int64(arrived) - Int64(ackNs)) / 1e6)
@@ -89,14 +91,14 @@ func newConversationRoundTrip(samples: Int, keystorePath: (DaemonHome) -> String
     let home = try DaemonHome()
     let daemon = try DaemonProcess.start(home: home)
     defer { _ = try? daemon.stop() }
-    let clients = [try daemon.connect(), try daemon.connect()]
+    let clients = ClientPair(try ControlClient.connect(path: home.controlSocketPath), try ControlClient.connect(path: home.controlSocketPath))
 
     // Hits: the slot is ready before each call.
     var hits: [Double] = []
     for _ in 0..<samples {
         try daemon.waitForStatus { $0["unusedInboxReady"] as? Bool == true }
         let t0 = WallClock.monotonicNs()
-        _ = try clients[0].result("newConversation")
+        _ = try clients.first.call(NewConversationParams())
         hits.append(Double(WallClock.monotonicNs() - t0) / 1e6)
     }
     print("newConversation round trip, unused inbox hit:  \(summary(hits))   (goal ≤ 5 ms)")
@@ -113,13 +115,22 @@ func newConversationRoundTrip(samples: Int, keystorePath: (DaemonHome) -> String
         let results = ResultPair()
         DispatchQueue.concurrentPerform(iterations: 2) { index in
             let t0 = WallClock.monotonicNs()
-            let inboxId = (try? clients[index].result("newConversation"))?["inboxId"] as? String
+            let inboxId = (try? clients[index].call(NewConversationParams()))?.inboxId
             results.set(index, inboxId, Double(WallClock.monotonicNs() - t0) / 1e6)
         }
         for (inboxId, time) in results.values { (inboxId == prepared ? { pairHits.append(time) } : { misses.append(time) })() }
     }
     print("newConversation, two at once: the hit \(summary(pairHits))")
     print("newConversation, two at once: the miss \(summary(misses))")
+}
+
+/// Two connections for `concurrentPerform(iterations: 2)`: iteration i uses only client i,
+/// so no connection is shared between threads.
+final class ClientPair: @unchecked Sendable {
+    private let clients: [ControlClient]
+    init(_ first: ControlClient, _ second: ControlClient) { clients = [first, second] }
+    var first: ControlClient { clients[0] }
+    subscript(index: Int) -> ControlClient { clients[index] }
 }
 
 final class ResultPair: @unchecked Sendable {

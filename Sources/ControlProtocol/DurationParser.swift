@@ -1,4 +1,3 @@
-import Foundation
 /// Parses the CLI's durations: a positive integer followed by `ms`, `s`, `m`, `h` or `d`
 /// (`90s`, `30m`, `1h`, `7d`); a bare number is seconds. Returns milliseconds, at most
 /// `maximumMs` (ADR 0017), so that "now + duration" can never overflow.

@@ -44,10 +44,11 @@ struct WorkerAfterCommitTests {
         let result = worker.finish()
         #expect(result.status == 0)
         #expect(n > 0)
-        let datagram = try JSONParser.parse(Array(buffer.prefix(max(n, 0))), limits: .init(maxBytes: 256, maxDepth: 2))
+        // Read with the daemon's parser (EventsSocketListener uses EventsDatagram.parse).
+        let datagram = try #require(EventsDatagram.parse(buffer.prefix(max(n, 0))))
         let seq = try f.open().queryOne("SELECT max(seq) FROM change_log")?.int64(0)
-        #expect(datagram["seq"]?.int64 == seq)
-        #expect(datagram["pid"]?.int64 == Int64(pid))
+        #expect(datagram.seq == seq)
+        #expect(datagram.pid == Int64(pid))
     }
 
     @Test("No session bus: the push still succeeds")

@@ -1,10 +1,12 @@
+import ControlProtocol
 import Foundation
 import SharedStore
+import SottoClient
 
-/// A raw client of the daemon's control socket for tests: sends any bytes, reads one JSON
-/// object per line, keeps notifications (`change`) apart from responses. Every read has a
-/// deadline (`SO_RCVTIMEO`), so a daemon that never answers fails the test instead of
-/// hanging it.
+/// The tests' view of a control connection: SottoClient's `ControlClient` (the same client
+/// the CLI uses) with `[String: Any]` in and out, so a test can send any params, bad ones
+/// included, and read any member. Every read has a deadline (`SO_RCVTIMEO`), so a daemon
+/// that never answers fails the test instead of hanging it. Typed calls: `client.connection`.
 ///
 /// ```swift
 /// let client = try ControlSocketClient(path: runtime + "/control.sock")
@@ -12,6 +14,7 @@ import SharedStore
 /// let result = try client.result("newConversation", ["name": "Trip"])
 /// try client.sendRaw("garbage\n")
 /// let error = try client.readResponse()
+/// let sent = try client.connection.call(SendMessageParams(conversation: id, text: "hi"))
 /// ```
 public final class ControlSocketClient: @unchecked Sendable {
     public struct Failure: Error, CustomStringConvertible {
@@ -19,58 +22,36 @@ public final class ControlSocketClient: @unchecked Sendable {
         public init(description: String) { self.description = description }
     }
 
-    public let fd: Int32
-    private var buffer: [UInt8] = []
-    private var nextID = 1
-    /// `change` notifications (their params, with `receivedNs` added) in arrival order.
-    public private(set) var notifications: [[String: Any]] = []
+    public let connection: ControlClient
+    public var fd: Int32 { connection.fd }
 
     public init(path: String, timeoutSeconds: Int = 30) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        do {
+            connection = try ControlClient.connect(path: path, receiveTimeoutSeconds: timeoutSeconds)
+        } catch {
+            throw Failure(description: "connect \(path): \(error)")
         }
-        guard rc == 0 else {
-            let code = errno
-            close(fd)
-            throw Failure(description: "connect \(path): \(String(cString: strerror(code)))")
-        }
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
-
-    deinit { close(fd) }
 
     // MARK: Sending
 
     public func sendRaw(_ text: String) throws { try sendRaw(Array(text.utf8)) }
 
     public func sendRaw(_ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Failure(description: "send: errno \(errno)")
-            }
-            offset += n
-        }
+        do { try connection.sendRaw(bytes) } catch { throw Failure(description: "\(error)") }
     }
 
     /// Sends a request and returns the whole response object (`result` or `error`).
     public func call(_ method: String, _ params: [String: Any] = [:]) throws -> [String: Any] {
-        let id = nextID
-        nextID += 1
-        let request: [String: Any] = ["jsonrpc": "2.0", "id": id, "method": method, "params": params]
-        try sendRaw(String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self) + "\n")
-        let response = try readResponse()
-        guard (response["id"] as? Int) == id else { throw Failure(description: "response to another id: \(response)") }
-        return response
+        let params = try Self.json(params)
+        do {
+            let outcome = try connection.callRaw(method: method, params: params)
+            return try Self.object(JSONRPC.ServerMessage.response(id: .number(0), outcome: outcome).json, dropping: "id")
+        } catch let error as Failure {
+            throw error
+        } catch {
+            throw Failure(description: "\(method): \(error)")
+        }
     }
 
     /// The `result` of a call; throws with the error object when the daemon refused it.
@@ -86,80 +67,51 @@ public final class ControlSocketClient: @unchecked Sendable {
 
     /// The next response (a line with `id`), keeping notifications that come before it.
     public func readResponse() throws -> [String: Any] {
-        while true {
-            let object = try readObject()
-            if object["id"] == nil, object["method"] != nil {
-                notifications.append(Self.stamped(object))
-                continue
-            }
-            return object
+        do {
+            let (id, outcome) = try connection.readResponse()
+            return try Self.object(JSONRPC.ServerMessage.response(id: id, outcome: outcome).json)
+        } catch {
+            throw Failure(description: "\(error)")
         }
     }
 
-    /// The next `change` notification's params (`receivedNs` added: monotonic arrival time).
+    /// The next `change` notification's params, with `method` and `receivedNs` (monotonic
+    /// arrival time) added.
     public func nextNotification() throws -> [String: Any] {
-        if !notifications.isEmpty { return notifications.removeFirst() }
-        while true {
-            let object = try readObject()
-            if object["id"] == nil, object["method"] != nil { return Self.stamped(object) }
-        }
+        let change: ChangeNotification?
+        do { change = try connection.nextChange() } catch { throw Failure(description: "\(error)") }
+        guard let change else { throw Failure(description: "the daemon closed the connection") }
+        var params = try Self.object(change.json)
+        params["method"] = ControlNotificationName.change.rawValue
+        params["receivedNs"] = Int64(WallClock.monotonicNs())
+        return params
     }
 
     /// Reads until the daemon closes the connection; true when it did within the deadline.
-    public func readUntilClosed() -> Bool {
-        while true {
-            switch readChunk() {
-            case .closed: return true
-            case .timedOut: return false
-            case .data: buffer.removeAll()
-            }
-        }
-    }
+    public func readUntilClosed() -> Bool { connection.readUntilClosed() }
 
-    public func readObject() throws -> [String: Any] {
-        let line = try readLine()
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
-            throw Failure(description: "not a JSON object: \(String(decoding: line, as: UTF8.self))")
-        }
+    // MARK: Foundation ↔ JSONValue
+
+    private static func object(_ value: JSONValue, dropping key: String? = nil) throws -> [String: Any] {
+        guard var object = value.foundationObject as? [String: Any] else { throw Failure(description: "not an object: \(value)") }
+        if let key { object.removeValue(forKey: key) }
         return object
     }
 
-    private func readLine() throws -> [UInt8] {
-        while true {
-            if let newline = buffer.firstIndex(of: 0x0a) {
-                let line = Array(buffer[..<newline])
-                buffer.removeSubrange(...newline)
-                return line
-            }
-            switch readChunk() {
-            case .closed: throw Failure(description: "the daemon closed the connection")
-            case .timedOut: throw Failure(description: "no reply within the deadline")
-            case .data: continue
-            }
+    /// `[String: Any]` params as JSON: strings, Swift integers, doubles and booleans, arrays,
+    /// dictionaries, NSNull.
+    static func json(_ value: Any) throws -> JSONValue {
+        switch value {
+        case let text as String: return .string(text)
+        case let flag as Bool where type(of: value) == Bool.self: return .bool(flag)
+        case let number as Int: return .int(Int64(number))
+        case let number as Int64: return .int(number)
+        case let number as Double: return .double(number)
+        case is NSNull: return .null
+        case let items as [Any]: return .array(try items.map(json))
+        case let map as [String: Any]:
+            return .object(JSONObject(try map.sorted { $0.key < $1.key }.map { ($0.key, try json($0.value)) }))
+        default: throw Failure(description: "cannot send \(type(of: value)) as JSON")
         }
-    }
-
-    private enum Chunk { case data, closed, timedOut }
-
-    private func readChunk() -> Chunk {
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 {
-                buffer += chunk[0..<n]
-                return .data
-            }
-            if n == 0 { return .closed }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK { return .timedOut }
-            return .closed
-        }
-    }
-
-    private static func stamped(_ notification: [String: Any]) -> [String: Any] {
-        var params = notification["params"] as? [String: Any] ?? [:]
-        params["method"] = notification["method"]
-        params["receivedNs"] = Int64(WallClock.monotonicNs())
-        return params
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ControlProtocol
 import Foundation
 import SharedStore
 import SottoClient
@@ -42,12 +43,13 @@ struct ClientOptions: ParsableArguments {
             ?? RuntimeDirectory.resolve(environment: ProcessInfo.processInfo.environment)).controlSocketPath
     }
 
-    /// Calls one method and prints the result, as JSON with `--json`, else with `render`.
-    func call(_ method: String, _ params: [String: Any] = [:], render: (Any) -> String) throws {
+    /// Calls one method and prints the result, as JSON with `--json` (the daemon's reply as
+    /// it came), else with `render`.
+    func call<P: ControlRequest>(_ params: P, render: (P.Result) -> String) throws {
         do {
             let client = try ControlClient.connect(path: controlSocketPath)
-            let result = try client.call(method, params)
-            print(json ? CLIOutput.json(result) : render(result))
+            let (result, reply) = try client.callKeepingJSON(params)
+            print(json ? CLIOutput.json(reply) : render(result))
         } catch let failure {
             throw CLIOutput.exit(for: failure)
         }
@@ -56,29 +58,26 @@ struct ClientOptions: ParsableArguments {
 
 /// How the CLI prints results and maps failures to exit codes.
 enum CLIOutput {
-    static func json(_ value: Any) -> String {
-        guard JSONSerialization.isValidJSONObject(value) || value is String || value is NSNumber,
-              let data = try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
-        else { return "\(value)" }
-        return String(decoding: data, as: UTF8.self)
-    }
+    /// Indented JSON with sorted keys, as `JSONSerialization` writes it (the CLI's `--json`
+    /// output has always been this; scripts may compare it).
+    static func json(_ value: JSONValue) -> String { value.sortedPrettyText }
 
     static func exit(for failure: ControlClient.Failure) -> Error {
         FileHandle.standardError.write(Data("sotto: \(failure)\n".utf8))
         switch failure {
         case .daemonNotRunning: return ExitCode(69)
         case .permissionDenied: return ExitCode(65)
-        case .rpc(let code, _) where code == -32602 || code == -32001 || code == -32002: return ExitCode(65)
-        case .rpc, .protocolError: return ExitCode(70)
+        case .rpc(let error) where [.invalidParams, .notFound, .refused].contains(error.code): return ExitCode(65)
+        case .rpc, .protocolError, .timedOut: return ExitCode(70)
         }
     }
 
     /// Who sent a message, as a messenger shows it: "me", the sender's profile name, or a
     /// short inbox id only when the sender has no name.
-    static func sender(_ message: [String: Any]) -> String {
-        if message["outgoing"] as? Bool ?? false { return "me" }
-        if let name = message["senderName"] as? String, !name.isEmpty { return name }
-        return String((message["senderInboxId"] as? String ?? "?").prefix(8))
+    static func sender(outgoing: Bool?, name: String?, inboxId: String?) -> String {
+        if outgoing ?? false { return "me" }
+        if let name, !name.isEmpty { return name }
+        return String((inboxId ?? "?").prefix(8))
     }
 
     static func time(_ ms: Int64?) -> String {

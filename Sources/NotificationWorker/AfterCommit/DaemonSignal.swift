@@ -1,8 +1,8 @@
 import Glibc
 import SharedStore
 
-/// Tells the daemon that a worker committed something: one datagram `{"seq":N,"pid":P}` to
-/// `$XDG_RUNTIME_DIR/sotto/events.sock`. Fire and forget: no daemon listening is normal
+/// Tells the daemon that a worker committed something: one `EventsDatagram` (`{"seq":N,"pid":P}`)
+/// to `$XDG_RUNTIME_DIR/sotto/events.sock`. Fire and forget: no daemon listening is normal
 /// (it replays change_log when it starts), so every failure is silent.
 ///
 /// ```swift
@@ -12,6 +12,6 @@ struct DaemonSignal {
     let socketPath: String
 
     func send(seq: Int64) {
-        UnixSocket.sendDatagram(Array("{\"seq\":\(seq),\"pid\":\(getpid())}".utf8), to: socketPath)
+        UnixSocket.sendDatagram(EventsDatagram(seq: seq, pid: Int64(getpid())).encode(), to: socketPath)
     }
 }

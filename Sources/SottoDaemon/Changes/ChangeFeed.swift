@@ -130,7 +130,7 @@ actor ChangeFeed {
         Task.detached {
             for await change in stream {
                 let params = Self.notificationParams(change, database: database)
-                guard connection.send(JSONRPC.notificationLine(method: "change", params: params)) else { break }
+                guard connection.send(JSONRPC.notificationLine(params)) else { break }
             }
         }
         return (lastSeq, gap)
@@ -138,20 +138,20 @@ actor ChangeFeed {
 
     /// A `change` notification's params; a new message also carries what `sotto watch`
     /// prints for it: its text and its sender's profile name (when it has one).
-    static func notificationParams(_ change: DBChange, database: DaemonDatabase) -> [String: Any] {
-        var object = change.rpcObject
+    static func notificationParams(_ change: DBChange, database: DaemonDatabase) -> ChangeNotification {
+        var notification = ChangeNotification(change)
         guard change.knownKind == .messageInserted, let id = change.entityId,
-              let row = try? database.read({ conn in try MessageRepository.find(id: id, on: conn) }) else { return object }
+              let row = try? database.read({ conn in try MessageRepository.find(id: id, on: conn) }) else { return notification }
         let message = TimelineMessage(row)
-        object["text"] = message.text
-        object["outgoing"] = message.isOutgoing
-        object["senderInboxId"] = message.senderInboxId
+        notification.text = message.text
+        notification.outgoing = message.isOutgoing
+        notification.senderInboxId = message.senderInboxId
         if !message.isOutgoing, let name = try? database.read({ conn in
             try MemberRepository.profileName(conversationId: row.conversationId, inboxId: row.senderInboxId, on: conn)
         }), !name.isEmpty {
-            object["senderName"] = name
+            notification.senderName = name
         }
-        return object
+        return notification
     }
 
     func unsubscribe(connection key: ObjectIdentifier) {
@@ -176,15 +176,5 @@ actor ChangeFeed {
                 subscribers.removeValue(forKey: id)?.finish()
             }
         }
-    }
-}
-
-extension DBChange {
-    /// A `change` notification's params.
-    var rpcObject: [String: Any] {
-        var object: [String: Any] = ["seq": seq, "kind": kind, "writerPid": writerPid, "createdAtMs": createdAt]
-        if let conversationId { object["conversationId"] = conversationId }
-        if let entityId { object["entityId"] = entityId }
-        return object
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import SharedStore
 
-/// Listens on `events.sock` for the workers' "I committed" datagrams (`{"seq":N,"pid":P}`)
-/// and pokes the change feed. The datagram only says "look now": the feed reads the truth
+/// Listens on `events.sock` for the workers' "I committed" datagrams (`EventsDatagram`,
+/// `{"seq":N,"pid":P}`) and pokes the change feed with the seq (nil when the datagram is not
+/// one: still worth a look). The datagram only says "look now": the feed reads the truth
 /// from `change_log`, so a lost or forged datagram costs at most a read.
 ///
 /// ```swift
@@ -42,7 +43,7 @@ final class EventsSocketListener: @unchecked Sendable {
 
     private func receiveLoop() {
         let ownPID = Int64(getpid())
-        var buffer = [UInt8](repeating: 0, count: 256)
+        var buffer = [UInt8](repeating: 0, count: EventsDatagram.maxBytes)
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0 {
@@ -50,17 +51,9 @@ final class EventsSocketListener: @unchecked Sendable {
                 return
             }
             if n == 0 { return }  // shut down
-            let signal = Self.parse(Array(buffer[0..<n]))
+            let signal = EventsDatagram.parse(buffer[0..<n])
             if signal?.pid == ownPID { continue }
             onSignal(signal?.seq)
         }
-    }
-
-    /// `{"seq":N,"pid":P}`; nil for anything else (still worth a look at change_log).
-    static func parse(_ bytes: [UInt8]) -> (seq: Int64, pid: Int64)? {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any],
-              let seq = (object["seq"] as? NSNumber)?.int64Value,
-              let pid = (object["pid"] as? NSNumber)?.int64Value else { return nil }
-        return (seq, pid)
     }
 }

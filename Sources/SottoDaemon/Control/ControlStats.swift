@@ -4,7 +4,7 @@ import Synchronization
 ///
 /// ```swift
 /// let stats = ControlStats()
-/// stats.snapshot()["connections"]   // open control connections now
+/// stats.current.connections   // open control connections now
 /// ```
 final class ControlStats: Sendable {
     struct Figures: Sendable, Equatable {
@@ -23,10 +23,4 @@ final class ControlStats: Sendable {
     }
 
     var current: Figures { figures.withLock { $0 } }
-
-    func snapshot() -> [String: Any] {
-        let now = current
-        return ["connections": now.connections, "maxConnections": now.maxConnections, "bufferedBytes": now.bufferedBytes,
-                "refused": now.refused, "evicted": now.evicted, "fileLimitHits": now.fileLimitHits]
-    }
 }

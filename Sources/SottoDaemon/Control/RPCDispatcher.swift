@@ -2,25 +2,19 @@ import ControlProtocol
 import Foundation
 import SharedStore
 
-/// The control socket's methods (JSON-RPC 2.0, camelCase), each a thin mapping onto the
-/// daemon's services. Errors become JSON-RPC errors; nothing here can stop the daemon.
+/// The control socket's methods (ControlProtocol: `ControlMethodName`, each method's params
+/// and result type), each a thin mapping onto the daemon's services. Errors become JSON-RPC
+/// errors with their named codes; nothing here can stop the daemon. The contract itself is
+/// published as docs/control-api.openrpc.json.
 ///
-/// | method | params | result |
-/// |---|---|---|
-/// | `status` | – | daemon summary |
-/// | `listConversations` | – | `{conversations: [...]}` |
-/// | `newConversation` | `name?`, `profileName?` | `{conversationId, inboxId, topic}` |
-/// | `readMessages` | `conversation`, `limit?` | `{messages: [...]}` |
-/// | `sendMessage` | `conversation`, `text`, `replyTo?` | `{messageId, recipients}` |
-/// | `markRead` | `conversation` | `{}` |
-/// | `createInvite` | `conversation`, `expiresInMs?` | `{code, inviteId, expiresAtMs?}` |
-/// | `joinConversation` | `code`, `profileName?` | `{conversationId, state, name?}` |
-/// | `react` | `conversation`, `message`, `emoji`, `remove?` | `{messageId, recipients}` |
-/// | `explode` | `conversation`, `atMs?` | `{conversationId, expiresAtMs, deleted, delivered, undelivered}` |
-/// | `subscribe` | `since?` | `{lastSeq, gap?}`, then `change` notifications (`gap`: changes the replay could not read) |
+/// ```swift
+/// let server = try ControlServer.bind(path: runtime.controlSocketPath, handler: RPCDispatcher(daemon: context))
+/// ```
 struct RPCDispatcher: ControlRequestHandler {
     let daemon: DaemonContext
     var controlStats: ControlStats?
+
+    // MARK: Requests
 
     func handle(_ request: JSONRPC.Request, on connection: ControlConnection) async -> String {
         do {
@@ -56,6 +50,95 @@ struct RPCDispatcher: ControlRequestHandler {
         }
     }
 
+    func connectionClosed(_ connection: ControlConnection) {
+        let feed = daemon.feed
+        Task { await feed.unsubscribe(connection: ObjectIdentifier(connection)) }
+    }
+
+    /// Decodes the params as the method's type, runs it, encodes its result type: a method
+    /// cannot answer with anything but what ControlProtocol says it returns.
+    private func answer<P: ControlRequest>(_ request: JSONRPC.Request, as _: P.Type,
+                                           _ body: (P) async throws -> P.Result) async throws -> JSONValue {
+        try await body(try request.decodeParams(P.self)).json
+    }
+
+    private func call(_ request: JSONRPC.Request, connection: ControlConnection) async throws -> JSONValue {
+        guard let method = ControlMethodName(rawValue: request.method) else {
+            throw JSONRPC.ErrorObject.methodNotFound(request.method)
+        }
+        let service = daemon.service
+        switch method {
+        case .status:
+            return try await answer(request, as: StatusParams.self) { _ in
+                var status = await daemon.status()
+                status.control = controlStats.map { ControlFigures($0.current) }
+                return status
+            }
+        case .listConversations:
+            return try await answer(request, as: ListConversationsParams.self) { _ in
+                ConversationList(conversations: try await service.listConversations().map(ConversationInfo.init))
+            }
+        case .newConversation:
+            return try await answer(request, as: NewConversationParams.self) { params in
+                let conversation = try await service.newConversation(
+                    name: params.name, profileName: params.profileName ?? ProcessInfo.processInfo.userName)
+                return NewConversationResult(conversationId: conversation.id, inboxId: conversation.inboxId, topic: conversation.topic)
+            }
+        case .readMessages:
+            return try await answer(request, as: ReadMessagesParams.self) { params in
+                let messages = try await service.readMessages(params.conversation, limit: params.limit)
+                let names = try messages.first.map { first in
+                    try daemon.database.read { conn in try MemberRepository.profileNames(of: first.conversationId, on: conn) }
+                } ?? [:]
+                return MessageList(messages: messages.map { MessageInfo($0, senderName: names[$0.senderInboxId]) })
+            }
+        case .sendMessage:
+            return try await answer(request, as: SendMessageParams.self) { params in
+                let sent = try await service.send(to: params.conversation, text: params.text, replyTo: params.replyTo)
+                return SentMessage(messageId: sent.messageId, recipients: sent.recipients)
+            }
+        case .markRead:
+            return try await answer(request, as: MarkReadParams.self) { params in
+                try await service.markRead(params.conversation)
+                return EmptyObject()
+            }
+        case .createInvite:
+            return try await answer(request, as: CreateInviteParams.self) { params in
+                let invite = try await daemon.invites.createInvite(for: params.conversation, expiresInMs: params.expiresInMs)
+                return InviteResult(code: invite.code, inviteId: invite.inviteId, expiresAtMs: invite.expiresAtMs)
+            }
+        case .joinConversation:
+            return try await answer(request, as: JoinConversationParams.self) { params in
+                let conversation = try await daemon.invites.join(
+                    code: params.code, profileName: params.profileName ?? ProcessInfo.processInfo.userName)
+                return JoinResult(conversationId: conversation.id, state: conversation.state.rawValue,
+                                  inboxId: conversation.inboxId, name: conversation.name)
+            }
+        case .react:
+            return try await answer(request, as: ReactParams.self) { params in
+                let sent = try await service.react(in: params.conversation, to: params.message, emoji: params.emoji,
+                                                   remove: params.remove)
+                return SentMessage(messageId: sent.messageId, recipients: sent.recipients)
+            }
+        case .explode:
+            return try await answer(request, as: ExplodeParams.self) { params in
+                let result = try await daemon.explode.explode(params.conversation, at: params.atMs)
+                return ExplodeResult(conversationId: result.conversationId, expiresAtMs: result.expiresAtMs,
+                                     deleted: result.deleted, delivered: result.delivered, undelivered: result.undelivered)
+            }
+        case .subscribe:
+            return try await answer(request, as: SubscribeParams.self) { params in
+                let (lastSeq, gap) = await daemon.feed.subscribe(connection: connection, since: params.since)
+                return SubscribeResult(lastSeq: lastSeq, gap: gap.map {
+                    FeedGap(afterSeq: $0.afterSeq, resumedAtSeq: $0.resumedAtSeq, reason: $0.reason,
+                            remedy: DatabaseDamage.remedy(group: daemon.group))
+                })
+            }
+        }
+    }
+
+    // MARK: Error messages
+
     /// Which identity could not be opened, by clientId, and what to do; else the plain fact.
     private func activationFailure(inboxId: String, errorType: String) -> String {
         let clientId = try? daemon.database.read { conn in try InboxRepository.find(inboxId: inboxId, on: conn)?.clientId }
@@ -64,77 +147,5 @@ struct RPCDispatcher: ControlRequestHandler {
                 + "\(daemon.keystore.directory)/\(clientId).identity from a backup and restart sotto"
         }
         return "inbox \(inboxId) could not be opened (\(errorType)); see the daemon's log"
-    }
-
-    func connectionClosed(_ connection: ControlConnection) {
-        let feed = daemon.feed
-        Task { await feed.unsubscribe(connection: ObjectIdentifier(connection)) }
-    }
-
-    private func call(_ request: JSONRPC.Request, connection: ControlConnection) async throws -> Any {
-        let service = daemon.service
-        switch request.method {
-        case "status":
-            var status = await daemon.status()
-            if let controlStats { status["control"] = controlStats.snapshot() }
-            return status
-        case "listConversations":
-            return ["conversations": try await service.listConversations().map(\.rpcObject)]
-        case "newConversation":
-            let conversation = try await service.newConversation(
-                name: try request.optionalString("name"),
-                profileName: try request.optionalString("profileName") ?? ProcessInfo.processInfo.userName)
-            return ["conversationId": conversation.id, "inboxId": conversation.inboxId, "topic": conversation.topic]
-        case "readMessages":
-            let limit = Int(try request.optionalInt("limit") ?? 50)
-            guard (1...10_000).contains(limit) else { throw JSONRPC.ErrorObject.invalidParams("'limit' must be 1…10000") }
-            let messages = try await service.readMessages(try request.string("conversation"), limit: limit)
-            let names = try messages.first.map { first in
-                try daemon.database.read { conn in try MemberRepository.profileNames(of: first.conversationId, on: conn) }
-            } ?? [:]
-            return ["messages": messages.map { $0.rpcObject(senderName: names[$0.senderInboxId]) }]
-        case "sendMessage":
-            let sent = try await service.send(to: try request.string("conversation"), text: try request.string("text"),
-                                              replyTo: try request.optionalString("replyTo"))
-            return ["messageId": sent.messageId, "recipients": sent.recipients]
-        case "markRead":
-            try await service.markRead(try request.string("conversation"))
-            return [String: Any]()
-        case "createInvite":
-            let invite = try await daemon.invites.createInvite(for: try request.string("conversation"),
-                                                               expiresInMs: try request.optionalInt("expiresInMs"))
-            var object: [String: Any] = ["code": invite.code, "inviteId": invite.inviteId]
-            if let expiresAtMs = invite.expiresAtMs { object["expiresAtMs"] = expiresAtMs }
-            return object
-        case "joinConversation":
-            let profileName = try request.optionalString("profileName") ?? ProcessInfo.processInfo.userName
-            let conversation = try await daemon.invites.join(code: try request.string("code"), profileName: profileName)
-            var object: [String: Any] = ["conversationId": conversation.id, "state": conversation.state.rawValue,
-                                         "inboxId": conversation.inboxId]
-            if let name = conversation.name { object["name"] = name }
-            return object
-        case "react":
-            let sent = try await service.react(in: try request.string("conversation"), to: try request.string("message"),
-                                               emoji: try request.string("emoji"),
-                                               remove: try request.optionalBool("remove") ?? false)
-            return ["messageId": sent.messageId, "recipients": sent.recipients]
-        case "explode":
-            let result = try await daemon.explode.explode(try request.string("conversation"), at: try request.optionalInt("atMs"))
-            return ["conversationId": result.conversationId, "expiresAtMs": result.expiresAtMs, "deleted": result.deleted,
-                    "delivered": result.delivered, "undelivered": result.undelivered]
-        case "subscribe":
-            let since = try request.optionalInt("since")
-            if let since, since < 0 { throw JSONRPC.ErrorObject.invalidParams("'since' must be ≥ 0") }
-            let (lastSeq, gap) = await daemon.feed.subscribe(connection: connection, since: since)
-            var result: [String: Any] = ["lastSeq": lastSeq]
-            if let gap {
-                var object = gap.rpcObject
-                object["remedy"] = DatabaseDamage.remedy(group: daemon.group)
-                result["gap"] = object
-            }
-            return result
-        default:
-            throw JSONRPC.ErrorObject.methodNotFound(request.method)
-        }
     }
 }

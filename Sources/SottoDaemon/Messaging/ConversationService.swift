@@ -276,15 +276,4 @@ struct ConversationSummary: Sendable {
     let unread: Int64
     let memberCount: Int
     let awake: Bool
-
-    var rpcObject: [String: Any] {
-        var object: [String: Any] = [
-            "id": conversation.id, "state": conversation.state.rawValue, "inboxId": conversation.inboxId,
-            "unread": unread, "members": memberCount, "awake": awake,
-            "isCreator": conversation.creatorInboxId == conversation.inboxId,
-        ]
-        if let name = conversation.name { object["name"] = name }
-        if let expiresAt = conversation.expiresAt { object["expiresAtMs"] = expiresAt }
-        return object
-    }
 }

@@ -20,23 +20,4 @@ extension TimelineMessage {
                   text: content?.displayText ?? row.fallback ?? "[\(row.contentType)]",
                   referenceId: row.referenceId, isOutgoing: row.isOutgoing, deliveryStatus: status)
     }
-
-    /// The JSON a control-socket client gets for this message, with the sender's profile
-    /// name when it has one (`sotto read` shows it; a short inbox id only without one).
-    func rpcObject(senderName: String?) -> [String: Any] {
-        var object = rpcObject
-        if let senderName, !isOutgoing { object["senderName"] = senderName }
-        return object
-    }
-
-    /// The JSON a control-socket client gets for this message.
-    var rpcObject: [String: Any] {
-        var object: [String: Any] = [
-            "id": id, "conversationId": conversationId, "senderInboxId": senderInboxId,
-            "sentAtMs": sentAtMs, "contentType": contentType.rawValue, "text": text,
-            "outgoing": isOutgoing, "deliveryStatus": deliveryStatus.rawValue,
-        ]
-        if let referenceId { object["referenceId"] = referenceId }
-        return object
-    }
 }

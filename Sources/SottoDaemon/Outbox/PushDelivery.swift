@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import SharedStore
 
 /// Delivers one sealed push to a member's endpoint (`unix:/path` or `tcp:host:port`,
@@ -10,11 +10,20 @@ import SharedStore
 /// if case .acked(let ack) = result, ack.ok { … mark sent … }
 /// ```
 enum PushDelivery {
+    /// The worker's ack as the outbox uses it. Read by `PushAck.parse`, the one parser of
+    /// the ack line (SharedStore, which the worker writes it with).
     struct Ack: Equatable, Sendable {
         let ok: Bool
         let duplicate: Bool
         let error: String?
         let retry: Bool
+
+        init(_ ack: PushAck) {
+            switch ack {
+            case .ok(_, let duplicate): (ok, self.duplicate, error, retry) = (true, duplicate, nil, false)
+            case .error(let failure): (ok, duplicate, error, retry) = (false, false, failure.code.rawValue, failure.code.retry)
+            }
+        }
     }
 
     enum Result: Equatable, Sendable {
@@ -51,13 +60,16 @@ enum PushDelivery {
             reply += chunk[0..<n]
             if reply.contains(0x0a) { break }
         }
+        return parseAck(reply)
+    }
+
+    /// The first line of what the endpoint answered, as an ack; `unreachable` when it is none.
+    static func parseAck(_ reply: [UInt8]) -> Result {
         guard let line = reply.split(separator: 0x0a).first,
-              let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any],
-              let ok = object["ok"] as? Bool else {
+              let ack = PushAck.parse(Array(line)) else {
             return .unreachable("no valid ack line")
         }
-        return .acked(Ack(ok: ok, duplicate: object["duplicate"] as? Bool ?? false,
-                          error: object["error"] as? String, retry: object["retry"] as? Bool ?? false))
+        return .acked(Ack(ack))
     }
 
     private enum Connected { case success(Int32), failure(Result) }

@@ -1,3 +1,4 @@
+import ControlProtocol
 import Foundation
 import SharedStore
 
@@ -138,28 +139,24 @@ final class DaemonContext: Sendable {
     }
 
     /// `sotto status`.
-    func status() async -> [String: Any] {
+    func status() async -> StatusResult {
         let snapshot = await lifecycle.snapshot()
         let conversations: Int64 = ((try? database.read { conn in try conn.queryOne("SELECT count(*) FROM conversation")?.int64(0) }) ?? nil) ?? 0
         let unusedReady = (try? await unusedInboxes.hasPreparedIdentity()) ?? false
         let unusedStats = await unusedInboxes.stats
         let stats = await walKeeper.stats
-        var status: [String: Any] = [
-            "pid": Int(getpid()), "version": SottoVersion.string, "groupDirectory": group.path,
-            "runtimeDirectory": runtime.path, "conversations": conversations,
-            "awakeCount": snapshot.awake.count, "awake": snapshot.awake, "protectedAwake": snapshot.protectedAwake,
-            "sleepingCount": snapshot.sleepingCount, "capacity": snapshot.capacity,
-            "wakeReasons": Dictionary(uniqueKeysWithValues: snapshot.wakesByReason.map { ($0.key.rawValue, $0.value) }),
-            "unusedInboxReady": unusedReady, "unusedInboxHits": unusedStats.hits, "unusedInboxMisses": unusedStats.misses,
-            "lastSeq": await feed.lastSeq,
-            "walBytes": stats.lastWALBytes, "checkpoints": ["passive": stats.passive, "truncate": stats.truncated, "busy": stats.busy],
-            "uptimeMs": WallClock.nowMs() - startedAtMs,
-            "damagedIdentities": damagedIdentities.map { ["clientId": $0.clientId, "reason": $0.reason] },
-        ]
-        if let reason = database.damageMarker.reason() {
-            status["databaseDamaged"] = DatabaseDamage.message(group: group, cause: reason)
-        }
-        return status
+        return StatusResult(
+            pid: Int64(getpid()), version: SottoVersion.string, groupDirectory: group.path,
+            runtimeDirectory: runtime.path, conversations: conversations,
+            awakeCount: snapshot.awake.count, awake: snapshot.awake, protectedAwake: snapshot.protectedAwake,
+            sleepingCount: snapshot.sleepingCount, capacity: snapshot.capacity,
+            wakeReasons: Dictionary(uniqueKeysWithValues: snapshot.wakesByReason.map { ($0.key.rawValue, Int64($0.value)) }),
+            unusedInboxReady: unusedReady, unusedInboxHits: unusedStats.hits, unusedInboxMisses: unusedStats.misses,
+            lastSeq: await feed.lastSeq,
+            walBytes: stats.lastWALBytes, checkpoints: CheckpointCounts(passive: stats.passive, truncate: stats.truncated, busy: stats.busy),
+            uptimeMs: WallClock.nowMs() - startedAtMs,
+            damagedIdentities: damagedIdentities.map { DamagedIdentity(clientId: $0.clientId, reason: $0.reason) },
+            databaseDamaged: database.damageMarker.reason().map { DatabaseDamage.message(group: group, cause: $0) })
     }
 
     /// One line for systemd's STATUS=.

@@ -1,8 +1,11 @@
+import ControlProtocol
 import Foundation
+import SharedStore
+import SottoClient
 import TestSupport
 
-/// A control-socket client that sends JSON-RPC `subscribe {since}` and records the seq of
-/// every `change` notification, in arrival order, on a background thread.
+/// A `subscribe {since}` on its own control connection (SottoClient's `ControlClient`) that
+/// records the seq of every `change` notification, in arrival order, on a background thread.
 ///
 /// ```swift
 /// let feed = try ControlFeedSubscriber(socketPath: runtime.controlSocketPath, since: 0)
@@ -10,7 +13,7 @@ import TestSupport
 /// feed.seqs   // [1, 2, 3, …]
 /// ```
 final class ControlFeedSubscriber: @unchecked Sendable {
-    private let fd: Int32
+    private let client: ControlClient
     private let condition = NSCondition()
     private var received: [Int64] = []
     private var highest: Int64 = 0
@@ -18,10 +21,12 @@ final class ControlFeedSubscriber: @unchecked Sendable {
     private(set) var subscribedAtSeq: Int64?
 
     init(socketPath: String, since: Int64) throws {
-        fd = try PushClient.connect(to: socketPath)
-        let request = #"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"since":\#(since)}}"# + "\n"
-        try PushClient.writeAll(fd, Array(request.utf8))
-        let thread = Thread { [self] in readLoop() }
+        do {
+            client = try ControlClient.connect(path: socketPath)
+        } catch {
+            throw StressFailure("subscribe: \(error)")
+        }
+        let thread = Thread { [self] in readLoop(since: since) }
         thread.start()
     }
 
@@ -44,37 +49,29 @@ final class ControlFeedSubscriber: @unchecked Sendable {
     }
 
     func close() {
-        shutdown(fd, Int32(SHUT_RDWR))
+        client.shutdown()
         condition.lock()
         while !ended { condition.wait() }
         condition.unlock()
-        Glibc.close(fd)
     }
 
-    private func readLoop() {
-        LineStream.read(fd) { lines in handle(lines) }
-        condition.lock()
-        ended = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    private func handle(_ lines: [ArraySlice<UInt8>]) {
-        var seqs: [Int64] = []
-        var lastSeq: Int64?
-        for line in lines {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else { continue }
-            if object["method"] as? String == "change", let params = object["params"] as? [String: Any],
-               let seq = (params["seq"] as? NSNumber)?.int64Value {
-                seqs.append(seq)
-            } else if let result = object["result"] as? [String: Any], let seq = (result["lastSeq"] as? NSNumber)?.int64Value {
-                lastSeq = seq
+    /// Subscribes, then reads changes until the connection ends. The `subscribe` call and
+    /// every read happen on this thread: the client is not shared.
+    private func readLoop(since: Int64) {
+        if let subscribed = try? client.call(SubscribeParams(since: since)) {
+            condition.lock()
+            subscribedAtSeq = subscribed.lastSeq
+            condition.unlock()
+            for change in client.changes {
+                condition.lock()
+                received.append(change.seq)
+                highest = max(highest, change.seq)
+                condition.broadcast()
+                condition.unlock()
             }
         }
         condition.lock()
-        received += seqs
-        highest = max(highest, seqs.max() ?? 0)
-        if let lastSeq { subscribedAtSeq = lastSeq }
+        ended = true
         condition.broadcast()
         condition.unlock()
     }
@@ -83,22 +80,19 @@ final class ControlFeedSubscriber: @unchecked Sendable {
 /// One JSON-RPC call on a fresh control connection; returns the `result` object.
 enum ControlCall {
     static func call(_ socketPath: String, method: String, params: String = "{}") throws -> [String: Any] {
-        let fd = try PushClient.connect(to: socketPath)
-        defer { Glibc.close(fd) }
-        try PushClient.writeAll(fd, Array((#"{"jsonrpc":"2.0","id":7,"method":"\#(method)","params":\#(params)}"# + "\n").utf8))
-        var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while !buffer.contains(0x0a) {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw StressFailure("control socket closed during \(method)") }
-            buffer += chunk[0..<n]
+        do {
+            let client = try ControlClient.connect(path: socketPath)
+            switch try client.callRaw(method: method, params: try JSONParser.parse(params)) {
+            case .success(let result):
+                guard let object = result.foundationObject as? [String: Any] else { throw StressFailure("\(method): \(result)") }
+                return object
+            case .failure(let error):
+                throw StressFailure("\(method) failed: \(error.code) \(error.message)")
+            }
+        } catch let error as StressFailure {
+            throw error
+        } catch {
+            throw StressFailure("\(method) failed: \(error)")
         }
-        let line = buffer[..<buffer.firstIndex(of: 0x0a)!]
-        guard let object = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-              let result = object["result"] as? [String: Any] else {
-            throw StressFailure("\(method) failed: \(String(decoding: line, as: UTF8.self))")
-        }
-        return result
     }
 }

@@ -1,3 +1,4 @@
+import ControlProtocol
 import Foundation
 import SharedStore
 import TestSupport
@@ -148,8 +149,8 @@ struct ControlFlood {
             case .closed:
                 let lines = received[index].split(separator: 0x0a)
                 let codes = lines.compactMap { line -> Int? in
-                    let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any]
-                    return (object?["error"] as? [String: Any])?["code"] as? Int
+                    guard case .response(_, .failure(let error))? = try? JSONRPC.ServerMessage(line: line) else { return nil }
+                    return error.code.rawValue
                 }
                 if codes.isEmpty { report.closedWithoutLine += 1 } else { report.refusedWithLine += 1 }
                 report.refusalCodes.formUnion(codes)

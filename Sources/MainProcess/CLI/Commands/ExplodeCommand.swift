@@ -43,17 +43,16 @@ struct ExplodeCommand: ParsableCommand {
     }
 
     func run() throws {
-        var params: [String: Any] = ["conversation": conversation]
+        var atMs: Int64?
         // Both bounded (validate): the sum stays far from overflow.
-        if let after, let ms = DurationParser.milliseconds(after) { params["atMs"] = WallClock.nowMs() + ms }
-        if let at, let ms = ISO8601.millis(from: at) { params["atMs"] = ms }
-        try client.call("explode", params) { result in
-            let object = result as? [String: Any] ?? [:]
-            let when = ISO8601.string(fromMillis: (object["expiresAtMs"] as? NSNumber)?.int64Value ?? 0)
-            if object["deleted"] as? Bool == true {
-                return "exploded \(object["conversationId"] ?? "?"): told \(object["delivered"] ?? 0) member(s), \(object["undelivered"] ?? 0) unreachable; deleted here"
+        if let after, let ms = DurationParser.milliseconds(after) { atMs = WallClock.nowMs() + ms }
+        if let at, let ms = ISO8601.millis(from: at) { atMs = ms }
+        try client.call(ExplodeParams(conversation: conversation, atMs: atMs)) { result in
+            if result.deleted {
+                return "exploded \(result.conversationId): told \(result.delivered) member(s), \(result.undelivered) unreachable; deleted here"
             }
-            return "\(object["conversationId"] ?? "?") will explode at \(when) on every device; told \(object["delivered"] ?? 0) member(s), \(object["undelivered"] ?? 0) not reached yet"
+            let when = ISO8601.string(fromMillis: result.expiresAtMs)
+            return "\(result.conversationId) will explode at \(when) on every device; told \(result.delivered) member(s), \(result.undelivered) not reached yet"
         }
     }
 }

@@ -22,10 +22,7 @@ struct InviteCommand: ParsableCommand {
     }
 
     func run() throws {
-        var params: [String: Any] = ["conversation": conversation]
-        if let expires, let ms = DurationParser.milliseconds(expires) { params["expiresInMs"] = ms }
-        try client.call("createInvite", params) { result in
-            (result as? [String: Any])?["code"] as? String ?? "?"
-        }
+        let expiresInMs = expires.flatMap(DurationParser.milliseconds)
+        try client.call(CreateInviteParams(conversation: conversation, expiresInMs: expiresInMs)) { $0.code }
     }
 }

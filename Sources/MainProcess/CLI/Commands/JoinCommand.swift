@@ -1,3 +1,4 @@
+import ControlProtocol
 import ArgumentParser
 
 /// `sotto join`: ask to join a conversation with an invite code.
@@ -15,11 +16,8 @@ struct JoinCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        var params: [String: Any] = ["code": code]
-        if let profileName { params["profileName"] = profileName }
-        try client.call("joinConversation", params) { result in
-            let object = result as? [String: Any] ?? [:]
-            return "asked to join \(object["conversationId"] ?? "?") (\(object["state"] ?? "?"))"
+        try client.call(JoinConversationParams(code: code, profileName: profileName)) { result in
+            "asked to join \(result.conversationId) (\(result.state))"
         }
     }
 }

@@ -1,3 +1,4 @@
+import ControlProtocol
 import ArgumentParser
 import Foundation
 import SottoClient
@@ -11,17 +12,12 @@ struct ListCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        try client.call("listConversations") { result in
-            let conversations = (result as? [String: Any])?["conversations"] as? [[String: Any]] ?? []
-            if conversations.isEmpty { return "no conversations (create one with `sotto new`)" }
-            return conversations.map { conversation in
-                let id = (conversation["id"] as? String ?? "").prefix(12)
-                let name = conversation["name"] as? String ?? "(unnamed)"
-                let unread = conversation["unread"] as? Int ?? 0
-                let state = conversation["state"] as? String ?? ""
-                let awake = (conversation["awake"] as? Bool ?? false) ? "awake" : "asleep"
-                let expires = ((conversation["expiresAtMs"] as? NSNumber)?.int64Value).map { " explodes \(CLIOutput.time($0))" } ?? ""
-                return "\(id)  \(name)  [\(state), \(awake)]  unread \(unread)\(expires)"
+        try client.call(ListConversationsParams()) { result in
+            if result.conversations.isEmpty { return "no conversations (create one with `sotto new`)" }
+            return result.conversations.map { conversation in
+                let awake = conversation.awake ? "awake" : "asleep"
+                let expires = conversation.expiresAtMs.map { " explodes \(CLIOutput.time($0))" } ?? ""
+                return "\(conversation.id.prefix(12))  \(conversation.name ?? "(unnamed)")  [\(conversation.state), \(awake)]  unread \(conversation.unread)\(expires)"
             }.joined(separator: "\n")
         }
     }

@@ -1,3 +1,4 @@
+import ControlProtocol
 import ArgumentParser
 
 /// `sotto new`: a new conversation with its own identity.
@@ -14,12 +15,8 @@ struct NewCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        var params: [String: Any] = [:]
-        if let name { params["name"] = name }
-        if let profileName { params["profileName"] = profileName }
-        try client.call("newConversation", params) { result in
-            let object = result as? [String: Any] ?? [:]
-            return "created conversation \(object["conversationId"] ?? "?")"
+        try client.call(NewConversationParams(name: name, profileName: profileName)) { result in
+            "created conversation \(result.conversationId)"
         }
     }
 }

@@ -1,3 +1,4 @@
+import ControlProtocol
 import ArgumentParser
 
 /// `sotto react`: add (or with `--remove` take back) a reaction to a message.
@@ -20,10 +21,8 @@ struct ReactCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        let params: [String: Any] = ["conversation": conversation, "message": message, "emoji": emoji, "remove": remove]
-        try client.call("react", params) { result in
-            let object = result as? [String: Any] ?? [:]
-            return "\(remove ? "removed" : "sent") reaction \(object["messageId"] ?? "?") to \(object["recipients"] ?? 0) member(s)"
+        try client.call(ReactParams(conversation: conversation, message: message, emoji: emoji, remove: remove)) { result in
+            "\(remove ? "removed" : "sent") reaction \(result.messageId) to \(result.recipients) member(s)"
         }
     }
 }

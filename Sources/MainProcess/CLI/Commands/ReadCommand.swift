@@ -1,3 +1,4 @@
+import ControlProtocol
 import ArgumentParser
 import Foundation
 import SottoClient
@@ -17,15 +18,12 @@ struct ReadCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        try client.call("readMessages", ["conversation": conversation, "limit": limit]) { result in
-            let messages = (result as? [String: Any])?["messages"] as? [[String: Any]] ?? []
-            if messages.isEmpty { return "no messages" }
-            return messages.map { message in
-                let sender = CLIOutput.sender(message)
-                let time = CLIOutput.time((message["sentAtMs"] as? NSNumber)?.int64Value)
-                let status = (message["deliveryStatus"] as? String).map { " (\($0))" } ?? ""
-                let reference = (message["referenceId"] as? String).map { " ↪ \($0.prefix(8))" } ?? ""
-                return "\(time)  \(sender): \(message["text"] as? String ?? "")\(reference)\(status)  [\((message["id"] as? String ?? "").prefix(8))]"
+        try client.call(ReadMessagesParams(conversation: conversation, limit: limit)) { result in
+            if result.messages.isEmpty { return "no messages" }
+            return result.messages.map { message in
+                let sender = CLIOutput.sender(outgoing: message.outgoing, name: message.senderName, inboxId: message.senderInboxId)
+                let reference = message.referenceId.map { " ↪ \($0.prefix(8))" } ?? ""
+                return "\(CLIOutput.time(message.sentAtMs))  \(sender): \(message.text)\(reference) (\(message.deliveryStatus))  [\(message.id.prefix(8))]"
             }.joined(separator: "\n")
         }
     }

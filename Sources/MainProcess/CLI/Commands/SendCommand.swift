@@ -1,3 +1,4 @@
+import ControlProtocol
 import ArgumentParser
 
 /// `sotto send`: sign once, seal for each member, deliver through the outbox.
@@ -17,11 +18,8 @@ struct SendCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        var params: [String: Any] = ["conversation": conversation, "text": text]
-        if let replyTo { params["replyTo"] = replyTo }
-        try client.call("sendMessage", params) { result in
-            let object = result as? [String: Any] ?? [:]
-            return "sent \(object["messageId"] ?? "?") to \(object["recipients"] ?? 0) member(s)"
+        try client.call(SendMessageParams(conversation: conversation, text: text, replyTo: replyTo)) { result in
+            "sent \(result.messageId) to \(result.recipients) member(s)"
         }
     }
 }

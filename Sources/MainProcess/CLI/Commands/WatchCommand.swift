@@ -1,3 +1,4 @@
+import ControlProtocol
 import ArgumentParser
 import Foundation
 import SottoClient
@@ -16,34 +17,36 @@ struct WatchCommand: ParsableCommand {
     func run() throws {
         do {
             let connection = try ControlClient.connect(path: client.controlSocketPath)
-            var params: [String: Any] = [:]
-            if let since { params["since"] = since }
-            let subscribed = try connection.call("subscribe", params)
-            if let gap = (subscribed as? [String: Any])?["gap"] as? [String: Any] {
+            let (subscribed, reply) = try connection.callKeepingJSON(SubscribeParams(since: since))
+            if let gap = subscribed.gap {
                 // Never skip changes in silence: say which ones are missing and why.
-                let after = gap["afterSeq"] ?? "?"
-                let resumed = gap["resumedAtSeq"].map { "#\($0)" } ?? "the end"
-                let line = "gap: changes after #\(after) before \(resumed) cannot be read: \(gap["reason"] ?? "?"); \(gap["remedy"] ?? "")"
+                let resumed = gap.resumedAtSeq.map { "#\($0)" } ?? "the end"
+                let line = "gap: changes after #\(gap.afterSeq) before \(resumed) cannot be read: \(gap.reason); \(gap.remedy)"
                 FileHandle.standardError.write(Data("sotto: \(line)\n".utf8))
-                print(client.json ? CLIOutput.json(["gap": gap]).replacingOccurrences(of: "\n", with: "") : line)
+                print(client.json ? CLIOutput.json(["gap": reply["gap"] ?? gap.json]).replacingOccurrences(of: "\n", with: "") : line)
                 fflush(nil)
             }
-            try connection.stream { event in
-                if client.json {
-                    print(CLIOutput.json(event).replacingOccurrences(of: "\n", with: "").replacingOccurrences(of: "  ", with: ""))
-                } else {
-                    let conversation = (event["conversationId"] as? String).map { " conversation \($0.prefix(12))" } ?? ""
-                    var line = "#\(event["seq"] ?? "?") \(event["kind"] ?? "?")\(conversation)"
-                    if let text = event["text"] as? String {
-                        line += "  \(CLIOutput.sender(event)): \(text)"
-                    }
-                    print(line)
-                }
+            while let change = try connection.nextChange() {
+                print(client.json ? Self.jsonLine(change) : Self.line(change))
                 fflush(nil)
             }
         } catch let failure {
             if case .protocolError = failure { return }  // the daemon stopped: end of the feed
             throw CLIOutput.exit(for: failure)
         }
+    }
+
+    /// `#12 message.inserted conversation 3f2a…  alice: hello`
+    static func line(_ change: ChangeNotification) -> String {
+        let conversation = change.conversationId.map { " conversation \($0.prefix(12))" } ?? ""
+        var line = "#\(change.seq) \(change.kind)\(conversation)"
+        if let text = change.text {
+            line += "  \(CLIOutput.sender(outgoing: change.outgoing, name: change.senderName, inboxId: change.senderInboxId)): \(text)"
+        }
+        return line
+    }
+
+    static func jsonLine(_ change: ChangeNotification) -> String {
+        CLIOutput.json(change.json).replacingOccurrences(of: "\n", with: "").replacingOccurrences(of: "  ", with: "")
     }
 }

@@ -1,0 +1,461 @@
+import SharedStore
+
+// MARK: - listConversations
+
+/// `listConversations`: every conversation, most recently active first (`sotto ls`).
+///
+/// ```swift
+/// for conversation in try client.call(ListConversationsParams()).conversations { print(conversation.id) }
+/// ```
+public struct ListConversationsParams: ControlRequest {
+    public typealias Result = ConversationList
+    public static var method: ControlMethodName { .listConversations }
+    public static var summary: String { "Every conversation, most recently active first." }
+    public static var schemaName: String { "ListConversationsParams" }
+    public static var fields: [WireField] { [] }
+
+    public init() {}
+    public init(json: JSONValue) throws(WireError) { _ = try WireFields(json) }
+    public var json: JSONValue { .object(JSONObject()) }
+}
+
+/// The result of `listConversations`.
+///
+/// ```swift
+/// list.conversations.first?.unread
+/// ```
+public struct ConversationList: WireCodable {
+    public var conversations: [ConversationInfo]
+
+    public init(conversations: [ConversationInfo]) { self.conversations = conversations }
+    public init(json: JSONValue) throws(WireError) { conversations = try WireFields(json).array("conversations") }
+    public var json: JSONValue { ["conversations": .list(conversations)] }
+
+    public static var schemaName: String { "ConversationList" }
+    public static var fields: [WireField] {
+        [WireField("conversations", .array(ConversationInfo.self), "most recently active first")]
+    }
+}
+
+/// One conversation as `sotto ls` shows it.
+///
+/// ```swift
+/// "\(summary.name ?? "(unnamed)") unread \(summary.unread)"
+/// ```
+public struct ConversationInfo: WireCodable {
+    public var id: String
+    public var state: String
+    public var inboxId: String
+    public var unread: Int64
+    public var members: Int
+    public var awake: Bool
+    public var isCreator: Bool
+    public var name: String?
+    public var expiresAtMs: Int64?
+
+    public init(id: String, state: String, inboxId: String, unread: Int64, members: Int, awake: Bool, isCreator: Bool,
+                name: String? = nil, expiresAtMs: Int64? = nil) {
+        self.id = id
+        self.state = state
+        self.inboxId = inboxId
+        self.unread = unread
+        self.members = members
+        self.awake = awake
+        self.isCreator = isCreator
+        self.name = name
+        self.expiresAtMs = expiresAtMs
+    }
+
+    public init(json: JSONValue) throws(WireError) {
+        let fields = try WireFields(json)
+        self.init(id: try fields.string("id"), state: try fields.string("state"), inboxId: try fields.string("inboxId"),
+                  unread: try fields.int("unread", minimum: 0), members: try fields.count("members"), awake: try fields.bool("awake"),
+                  isCreator: try fields.bool("isCreator"), name: try fields.optionalString("name"),
+                  expiresAtMs: try fields.optionalInt("expiresAtMs"))
+    }
+
+    public var json: JSONValue {
+        var out = WireObjectBuilder()
+        out["id"] = .string(id)
+        out["state"] = .string(state)
+        out["inboxId"] = .string(inboxId)
+        out["unread"] = .int(unread)
+        out["members"] = .int(Int64(members))
+        out["awake"] = .bool(awake)
+        out["isCreator"] = .bool(isCreator)
+        out["name"] = name.map(JSONValue.string)
+        out["expiresAtMs"] = expiresAtMs.map(JSONValue.int)
+        return out.json
+    }
+
+    public static var schemaName: String { "ConversationInfo" }
+    public static var fields: [WireField] {
+        [
+            WireField("id", .string, "the conversation id"),
+            WireField("state", .string, "pending (a join not yet accepted), active, or exploded"),
+            WireField("inboxId", .string, "this device's inbox (identity) in it"),
+            WireField("unread", .integer(minimum: 0), "unread messages"),
+            WireField("members", .integer(minimum: 0), "members, this device included"),
+            WireField("awake", .boolean, "whether its inbox is awake"),
+            WireField("isCreator", .boolean, "whether this device created it (and may explode it)"),
+            WireField("name", .string, optional: true, "its name, when it has one"),
+            WireField("expiresAtMs", .integer, optional: true, "when it explodes, when scheduled"),
+        ]
+    }
+}
+
+// MARK: - newConversation
+
+/// `newConversation`: a conversation with a fresh identity of its own (`sotto new`).
+///
+/// ```swift
+/// let created = try client.call(NewConversationParams(name: "Trip"))
+/// created.conversationId
+/// ```
+public struct NewConversationParams: ControlRequest {
+    public typealias Result = NewConversationResult
+    public static var method: ControlMethodName { .newConversation }
+    public static var summary: String { "Create a conversation, with a fresh identity of its own." }
+    public static var schemaName: String { "NewConversationParams" }
+    public static var fields: [WireField] {
+        [
+            WireField("name", .string, optional: true, "the conversation's name"),
+            WireField("profileName", .string, optional: true, "the name the members see (default: the daemon user's login name)"),
+        ]
+    }
+
+    public var name: String?
+    public var profileName: String?
+
+    public init(name: String? = nil, profileName: String? = nil) {
+        self.name = name
+        self.profileName = profileName
+    }
+
+    public init(json: JSONValue) throws(WireError) {
+        let fields = try WireFields(json)
+        self.init(name: try fields.optionalString("name"), profileName: try fields.optionalString("profileName"))
+    }
+
+    public var json: JSONValue {
+        var out = WireObjectBuilder()
+        out["name"] = name.map(JSONValue.string)
+        out["profileName"] = profileName.map(JSONValue.string)
+        return out.json
+    }
+}
+
+/// The result of `newConversation`.
+///
+/// ```swift
+/// print("created conversation \(created.conversationId)")
+/// ```
+public struct NewConversationResult: WireCodable {
+    public var conversationId: String
+    public var inboxId: String
+    public var topic: String
+
+    public init(conversationId: String, inboxId: String, topic: String) {
+        self.conversationId = conversationId
+        self.inboxId = inboxId
+        self.topic = topic
+    }
+
+    public init(json: JSONValue) throws(WireError) {
+        let fields = try WireFields(json)
+        self.init(conversationId: try fields.string("conversationId"), inboxId: try fields.string("inboxId"),
+                  topic: try fields.string("topic"))
+    }
+
+    public var json: JSONValue {
+        ["conversationId": .string(conversationId), "inboxId": .string(inboxId), "topic": .string(topic)]
+    }
+
+    public static var schemaName: String { "NewConversationResult" }
+    public static var fields: [WireField] {
+        [
+            WireField("conversationId", .string, "the new conversation's id"),
+            WireField("inboxId", .string, "its inbox (identity) on this device"),
+            WireField("topic", .string, "its topic"),
+        ]
+    }
+}
+
+// MARK: - markRead
+
+/// `markRead`: marks a conversation's messages read. Returns `{}`.
+///
+/// ```swift
+/// _ = try client.call(MarkReadParams(conversation: "ab12"))
+/// ```
+public struct MarkReadParams: ControlRequest {
+    public typealias Result = EmptyObject
+    public static var method: ControlMethodName { .markRead }
+    public static var summary: String { "Mark a conversation's messages read." }
+    public static var errors: [RPCErrorCode] { [.notFound] }
+    public static var schemaName: String { "MarkReadParams" }
+    public static var fields: [WireField] {
+        [WireField("conversation", .nonEmptyString, "conversation id, or a unique prefix of it")]
+    }
+
+    public var conversation: String
+
+    public init(conversation: String) { self.conversation = conversation }
+    public init(json: JSONValue) throws(WireError) { conversation = try WireFields(json).nonEmptyString("conversation") }
+    public var json: JSONValue { ["conversation": .string(conversation)] }
+}
+
+// MARK: - createInvite
+
+/// `createInvite`: a signed invite code for a conversation this device created (`sotto invite`).
+///
+/// ```swift
+/// let invite = try client.call(CreateInviteParams(conversation: "ab12", expiresInMs: 3_600_000))
+/// print(invite.code)
+/// ```
+public struct CreateInviteParams: ControlRequest {
+    public typealias Result = InviteResult
+    public static var method: ControlMethodName { .createInvite }
+    public static var summary: String { "An invite code for a conversation this device created." }
+    public static var errors: [RPCErrorCode] { [.notFound, .refused] }
+    public static var schemaName: String { "CreateInviteParams" }
+    public static var fields: [WireField] {
+        [
+            WireField("conversation", .nonEmptyString, "conversation id, or a unique prefix of it"),
+            WireField("expiresInMs", .integer, optional: true, "how long the invite stays valid (default: no expiry)"),
+        ]
+    }
+
+    public var conversation: String
+    public var expiresInMs: Int64?
+
+    public init(conversation: String, expiresInMs: Int64? = nil) {
+        self.conversation = conversation
+        self.expiresInMs = expiresInMs
+    }
+
+    public init(json: JSONValue) throws(WireError) {
+        let fields = try WireFields(json)
+        self.init(conversation: try fields.nonEmptyString("conversation"), expiresInMs: try fields.optionalInt("expiresInMs"))
+    }
+
+    public var json: JSONValue {
+        var out = WireObjectBuilder()
+        out["conversation"] = .string(conversation)
+        out["expiresInMs"] = expiresInMs.map(JSONValue.int)
+        return out.json
+    }
+}
+
+/// The result of `createInvite`.
+///
+/// ```swift
+/// invite.code   // "sotto1:…"
+/// ```
+public struct InviteResult: WireCodable {
+    public var code: String
+    public var inviteId: String
+    public var expiresAtMs: Int64?
+
+    public init(code: String, inviteId: String, expiresAtMs: Int64? = nil) {
+        self.code = code
+        self.inviteId = inviteId
+        self.expiresAtMs = expiresAtMs
+    }
+
+    public init(json: JSONValue) throws(WireError) {
+        let fields = try WireFields(json)
+        self.init(code: try fields.string("code"), inviteId: try fields.string("inviteId"),
+                  expiresAtMs: try fields.optionalInt("expiresAtMs"))
+    }
+
+    public var json: JSONValue {
+        var out = WireObjectBuilder()
+        out["code"] = .string(code)
+        out["inviteId"] = .string(inviteId)
+        out["expiresAtMs"] = expiresAtMs.map(JSONValue.int)
+        return out.json
+    }
+
+    public static var schemaName: String { "InviteResult" }
+    public static var fields: [WireField] {
+        [
+            WireField("code", .string, "the invite code (sotto1:…)"),
+            WireField("inviteId", .string, "the invite's id"),
+            WireField("expiresAtMs", .integer, optional: true, "when it stops being valid, if it does"),
+        ]
+    }
+}
+
+// MARK: - joinConversation
+
+/// `joinConversation`: asks to join with an invite code (`sotto join`); the conversation
+/// stays pending until its creator's daemon accepts.
+///
+/// ```swift
+/// let joined = try client.call(JoinConversationParams(code: "sotto1:…"))
+/// joined.state   // "pending"
+/// ```
+public struct JoinConversationParams: ControlRequest {
+    public typealias Result = JoinResult
+    public static var method: ControlMethodName { .joinConversation }
+    public static var summary: String { "Ask to join a conversation with an invite code." }
+    public static var errors: [RPCErrorCode] { [.refused] }
+    public static var schemaName: String { "JoinConversationParams" }
+    public static var fields: [WireField] {
+        [
+            WireField("code", .nonEmptyString, "the invite code (sotto1:…)"),
+            WireField("profileName", .string, optional: true, "the name the members see (default: the daemon user's login name)"),
+        ]
+    }
+
+    public var code: String
+    public var profileName: String?
+
+    public init(code: String, profileName: String? = nil) {
+        self.code = code
+        self.profileName = profileName
+    }
+
+    public init(json: JSONValue) throws(WireError) {
+        let fields = try WireFields(json)
+        self.init(code: try fields.nonEmptyString("code"), profileName: try fields.optionalString("profileName"))
+    }
+
+    public var json: JSONValue {
+        var out = WireObjectBuilder()
+        out["code"] = .string(code)
+        out["profileName"] = profileName.map(JSONValue.string)
+        return out.json
+    }
+}
+
+/// The result of `joinConversation`.
+///
+/// ```swift
+/// print("asked to join \(joined.conversationId) (\(joined.state))")
+/// ```
+public struct JoinResult: WireCodable {
+    public var conversationId: String
+    public var state: String
+    public var inboxId: String
+    public var name: String?
+
+    public init(conversationId: String, state: String, inboxId: String, name: String? = nil) {
+        self.conversationId = conversationId
+        self.state = state
+        self.inboxId = inboxId
+        self.name = name
+    }
+
+    public init(json: JSONValue) throws(WireError) {
+        let fields = try WireFields(json)
+        self.init(conversationId: try fields.string("conversationId"), state: try fields.string("state"),
+                  inboxId: try fields.string("inboxId"), name: try fields.optionalString("name"))
+    }
+
+    public var json: JSONValue {
+        var out = WireObjectBuilder()
+        out["conversationId"] = .string(conversationId)
+        out["state"] = .string(state)
+        out["inboxId"] = .string(inboxId)
+        out["name"] = name.map(JSONValue.string)
+        return out.json
+    }
+
+    public static var schemaName: String { "JoinResult" }
+    public static var fields: [WireField] {
+        [
+            WireField("conversationId", .string, "the conversation's id"),
+            WireField("state", .string, "pending until the creator's daemon accepts"),
+            WireField("inboxId", .string, "this device's new inbox (identity) in it"),
+            WireField("name", .string, optional: true, "the conversation's name, when the invite carries one"),
+        ]
+    }
+}
+
+// MARK: - explode
+
+/// `explode`: deletes a conversation on every member's device, now or at `atMs` (creator only).
+///
+/// ```swift
+/// let exploded = try client.call(ExplodeParams(conversation: "ab12"))
+/// exploded.deleted   // true: gone here too
+/// ```
+public struct ExplodeParams: ControlRequest {
+    public typealias Result = ExplodeResult
+    public static var method: ControlMethodName { .explode }
+    public static var summary: String { "Explode a conversation this device created: every device deletes it, now or at atMs." }
+    public static var errors: [RPCErrorCode] { [.notFound, .refused] }
+    public static var schemaName: String { "ExplodeParams" }
+    public static var fields: [WireField] {
+        [
+            WireField("conversation", .nonEmptyString, "conversation id, or a unique prefix of it"),
+            WireField("atMs", .integer, optional: true, "when every device deletes it (default: now); at most ten years ahead"),
+        ]
+    }
+
+    public var conversation: String
+    public var atMs: Int64?
+
+    public init(conversation: String, atMs: Int64? = nil) {
+        self.conversation = conversation
+        self.atMs = atMs
+    }
+
+    public init(json: JSONValue) throws(WireError) {
+        let fields = try WireFields(json)
+        self.init(conversation: try fields.nonEmptyString("conversation"), atMs: try fields.optionalInt("atMs"))
+    }
+
+    public var json: JSONValue {
+        var out = WireObjectBuilder()
+        out["conversation"] = .string(conversation)
+        out["atMs"] = atMs.map(JSONValue.int)
+        return out.json
+    }
+}
+
+/// The result of `explode`.
+///
+/// ```swift
+/// "told \(exploded.delivered) member(s), \(exploded.undelivered) unreachable"
+/// ```
+public struct ExplodeResult: WireCodable {
+    public var conversationId: String
+    public var expiresAtMs: Int64
+    public var deleted: Bool
+    public var delivered: Int
+    public var undelivered: Int
+
+    public init(conversationId: String, expiresAtMs: Int64, deleted: Bool, delivered: Int, undelivered: Int) {
+        self.conversationId = conversationId
+        self.expiresAtMs = expiresAtMs
+        self.deleted = deleted
+        self.delivered = delivered
+        self.undelivered = undelivered
+    }
+
+    public init(json: JSONValue) throws(WireError) {
+        let fields = try WireFields(json)
+        self.init(conversationId: try fields.string("conversationId"), expiresAtMs: try fields.int("expiresAtMs"),
+                  deleted: try fields.bool("deleted"), delivered: try fields.count("delivered"),
+                  undelivered: try fields.count("undelivered"))
+    }
+
+    public var json: JSONValue {
+        ["conversationId": .string(conversationId), "expiresAtMs": .int(expiresAtMs), "deleted": .bool(deleted),
+         "delivered": .int(Int64(delivered)), "undelivered": .int(Int64(undelivered))]
+    }
+
+    public static var schemaName: String { "ExplodeResult" }
+    public static var fields: [WireField] {
+        [
+            WireField("conversationId", .string, "the conversation's id"),
+            WireField("expiresAtMs", .integer, "when every device deletes it"),
+            WireField("deleted", .boolean, "whether it is already deleted here (an explosion now)"),
+            WireField("delivered", .integer(minimum: 0), "members the explode message reached"),
+            WireField("undelivered", .integer(minimum: 0), "members it has not reached (yet)"),
+        ]
+    }
+}

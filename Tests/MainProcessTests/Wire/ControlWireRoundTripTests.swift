@@ -1,0 +1,90 @@
+import ControlProtocol
+import SharedStore
+import Testing
+
+/// Every control-socket type through both ends, with the functions each end really calls:
+/// the client encodes a request (`JSONRPC.requestLine`), the daemon decodes it
+/// (`JSONRPC.parse`, `decodeParams`), the daemon encodes the result, an error or a
+/// notification (`resultLine`, `errorLine`, `notificationLine`), the client decodes it
+/// (`ServerMessage`, the result type). And each encoding matches the published schema.
+@Suite("Control wire: round trips")
+struct ControlWireRoundTripTests {
+    @Test("every method's params and result survive client → daemon → client, and match their schema")
+    func methods() throws {
+        var checked = Set<ControlMethodName>()
+        try WireSamples.forEachMethod { params, result in
+            try Self.roundTrip(params, result)
+            checked.insert(type(of: params).method)
+        }
+        #expect(checked == Set(ControlMethodName.allCases))
+    }
+
+    private static func roundTrip<P: ControlRequest>(_ params: P, _ anyResult: any WireCodable) throws {
+        let result = try #require(anyResult as? P.Result, "\(P.method): sample result of the wrong type")
+        // Client encodes.
+        let requestLine = Array(JSONRPC.requestLine(id: 41, params).utf8)
+        #expect(requestLine.last == 0x0a && requestLine.dropLast().allSatisfy { $0 != 0x0a }, "one line")
+        // Daemon decodes.
+        guard case .request(let request) = JSONRPC.parse(requestLine.dropLast()) else {
+            Issue.record("\(P.method): the daemon refused its own client's request")
+            return
+        }
+        #expect(request.method == P.method.rawValue)
+        #expect(request.id == .number(41))
+        #expect(try request.decodeParams(P.self) == params)
+        #expect(WireSchema.conformanceErrors(params.json, to: P.self) == [])
+        // Daemon encodes; client decodes.
+        let reply = Array(JSONRPC.resultLine(id: request.id, result.json).utf8)
+        guard case .response(.number(41), .success(let json)) = try JSONRPC.ServerMessage(line: reply.dropLast()) else {
+            Issue.record("\(P.method): the client could not read the daemon's reply")
+            return
+        }
+        #expect(try P.Result(json: json) == result)
+        #expect(WireSchema.conformanceErrors(result.json, to: P.Result.self) == [])
+    }
+
+    @Test("the change notification, with and without its message members, survives daemon → client")
+    func changeNotification() throws {
+        for change in [WireSamples.change, WireSamples.bareChange] {
+            let line = Array(JSONRPC.notificationLine(change).utf8)
+            guard case .notification(let method, let params) = try JSONRPC.ServerMessage(line: line.dropLast()) else {
+                Issue.record("not a notification")
+                continue
+            }
+            #expect(method == "change")
+            #expect(try ChangeNotification(json: params) == change)
+            #expect(WireSchema.conformanceErrors(change.json, to: ChangeNotification.self) == [])
+        }
+    }
+
+    @Test("every error code keeps its number and message through daemon → client")
+    func errors() throws {
+        #expect(RPCErrorCode.all.map(\.code.rawValue) == [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003])
+        let errors: [JSONRPC.ErrorObject] = [
+            .parseError, .invalidRequest, .lineTooLong, .methodNotFound("Status"), .invalidParams("'limit' must be an integer"),
+            .internalError("x"), .notFound("no conversation matches 'ab'"), .refused("only the creator"), .unavailable("busy"),
+        ]
+        for (index, error) in errors.enumerated() {
+            for id in [RequestID.number(Int64(index)), .string("s\(index)"), .fractional(1.5), .null] {
+                let line = Array(JSONRPC.errorLine(id: id, error).utf8)
+                #expect(try JSONRPC.ServerMessage(line: line.dropLast()) == .response(id: id, outcome: .failure(error)))
+            }
+        }
+    }
+
+    @Test("the daemon echoes any valid id, and answers a request without one with nothing to match")
+    func requestIDs() throws {
+        for (text, id) in [("7", RequestID.number(7)), ("\"a\"", .string("a")), ("null", .null), ("2.5", .fractional(2.5))] {
+            guard case .request(let request) = JSONRPC.parse(Array(#"{"jsonrpc":"2.0","id":\#(text),"method":"status"}"#.utf8)) else {
+                Issue.record("\(text) refused")
+                continue
+            }
+            #expect(request.id == id && request.hasID)
+        }
+        guard case .request(let notification) = JSONRPC.parse(Array(#"{"jsonrpc":"2.0","method":"status"}"#.utf8)) else {
+            Issue.record("notification refused")
+            return
+        }
+        #expect(!notification.hasID)
+    }
+}

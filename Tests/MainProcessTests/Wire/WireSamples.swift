@@ -1,0 +1,63 @@
+import ControlProtocol
+import SharedStore
+
+/// One value of every wire type, each optional member both present and absent, with text
+/// that needs escaping: what the round-trip and schema tests run through both ends.
+enum WireSamples {
+    static let tricky = "quote \" backslash \\ newline \n tab \t nul \u{0} del \u{7f} é 👍 </script>"
+
+    static let status = StatusResult(
+        pid: 4242, version: "0.9.0", groupDirectory: "/home/ada/.local/share/sotto", runtimeDirectory: "/run/user/1000/sotto",
+        conversations: 3, awakeCount: 2, awake: ["aa", "bb"], protectedAwake: ["bb"], sleepingCount: 1, capacity: 20,
+        wakeReasons: ["message": 2, "pushNotification": 5], unusedInboxReady: true, unusedInboxHits: 1, unusedInboxMisses: 0,
+        lastSeq: 9_000_000_000_001, walBytes: 4_096, checkpoints: CheckpointCounts(passive: 3, truncate: 1, busy: 0),
+        uptimeMs: 12_345, damagedIdentities: [DamagedIdentity(clientId: "c1", reason: tricky)],
+        databaseDamaged: "the database is damaged", control: ControlFigures(connections: 2, maxConnections: 256,
+                                                                           bufferedBytes: 10, refused: 0, evicted: 1, fileLimitHits: 0))
+    static let bareStatus = StatusResult(
+        pid: 1, version: "", groupDirectory: "/g", runtimeDirectory: "/r", conversations: 0, awakeCount: 0, awake: [],
+        protectedAwake: [], sleepingCount: 0, capacity: 1, wakeReasons: [:], unusedInboxReady: false, unusedInboxHits: 0,
+        unusedInboxMisses: 0, lastSeq: 0, walBytes: 0, checkpoints: CheckpointCounts(passive: 0, truncate: 0, busy: 0),
+        uptimeMs: 0, damagedIdentities: [])
+
+    static let conversation = ConversationInfo(id: "c0ffee", state: "active", inboxId: "ab", unread: 7, members: 3,
+                                               awake: true, isCreator: true, name: tricky, expiresAtMs: 1_900_000_000_000)
+    static let bareConversation = ConversationInfo(id: "c0ffef", state: "pending", inboxId: "ac", unread: 0, members: 1,
+                                                   awake: false, isCreator: false)
+    static let message = MessageInfo(id: "m1", conversationId: "c0ffee", senderInboxId: "ab", sentAtMs: 1_700_000_000_123,
+                                     contentType: "text", text: tricky, outgoing: false, deliveryStatus: "received",
+                                     referenceId: "m0", senderName: "Ada")
+    static let bareMessage = MessageInfo(id: "m2", conversationId: "c0ffee", senderInboxId: "ab", sentAtMs: 0,
+                                         contentType: "reaction", text: "", outgoing: true, deliveryStatus: "pending")
+    static let change = ChangeNotification(seq: 12, kind: "messageInserted", writerPid: 777, createdAtMs: 1_700_000_000_000,
+                                           conversationId: "c0ffee", entityId: "m1", text: tricky, outgoing: false,
+                                           senderInboxId: "ab", senderName: "Ada")
+    static let bareChange = ChangeNotification(seq: 1, kind: "inboxCreated", writerPid: 1, createdAtMs: 0)
+    static let gap = FeedGap(afterSeq: 10, resumedAtSeq: 14, reason: "database disk image is malformed", remedy: "restore a backup")
+
+    /// Every method: params samples and result samples.
+    static func forEachMethod(_ check: (any ControlRequest, any WireCodable) throws -> Void) rethrows {
+        try check(StatusParams(), status)
+        try check(StatusParams(), bareStatus)
+        try check(ListConversationsParams(), ConversationList(conversations: [conversation, bareConversation]))
+        try check(ListConversationsParams(), ConversationList(conversations: []))
+        try check(NewConversationParams(name: tricky, profileName: "Ada"), NewConversationResult(conversationId: "c", inboxId: "i", topic: "t"))
+        try check(NewConversationParams(), NewConversationResult(conversationId: "c", inboxId: "i", topic: "t"))
+        try check(ReadMessagesParams(conversation: "c0", limit: 10_000), MessageList(messages: [message, bareMessage]))
+        try check(ReadMessagesParams(conversation: "c0"), MessageList(messages: []))
+        try check(SendMessageParams(conversation: "c0", text: tricky, replyTo: "m0"), SentMessage(messageId: "m9", recipients: 2))
+        try check(SendMessageParams(conversation: "c0", text: "hi"), SentMessage(messageId: "m9", recipients: 0))
+        try check(MarkReadParams(conversation: "c0"), EmptyObject())
+        try check(CreateInviteParams(conversation: "c0", expiresInMs: 3_600_000), InviteResult(code: "sotto1:x", inviteId: "v", expiresAtMs: 5))
+        try check(CreateInviteParams(conversation: "c0"), InviteResult(code: "sotto1:x", inviteId: "v"))
+        try check(JoinConversationParams(code: "sotto1:abc", profileName: tricky), JoinResult(conversationId: "c", state: "pending", inboxId: "i", name: "Trip"))
+        try check(JoinConversationParams(code: "sotto1:abc"), JoinResult(conversationId: "c", state: "pending", inboxId: "i"))
+        try check(ReactParams(conversation: "c0", message: "m1", emoji: "👍", remove: true), SentMessage(messageId: "r1", recipients: 1))
+        try check(ReactParams(conversation: "c0", message: "m1", emoji: "👍"), SentMessage(messageId: "r1", recipients: 1))
+        try check(ExplodeParams(conversation: "c0", atMs: 1_900_000_000_000),
+                  ExplodeResult(conversationId: "c0", expiresAtMs: 1_900_000_000_000, deleted: false, delivered: 2, undelivered: 1))
+        try check(ExplodeParams(conversation: "c0"), ExplodeResult(conversationId: "c0", expiresAtMs: 1, deleted: true, delivered: 0, undelivered: 0))
+        try check(SubscribeParams(since: 0), SubscribeResult(lastSeq: 99, gap: gap))
+        try check(SubscribeParams(), SubscribeResult(lastSeq: 0))
+    }
+}
