@@ -42,7 +42,9 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]),
 
-        // MARK: What both processes share. No Foundation, no GRDB: see docs/adr/0001.
+        // MARK: What both processes share. No Foundation, no GRDB: see docs/adr/0001. Only
+        // SQLite's C module comes from the GRDB package (GRDBSQLite); neither process uses GRDB
+        // itself (docs/adr/0023).
         .target(
             name: "SharedStore",
             dependencies: [
@@ -63,7 +65,6 @@ let package = Package(
                 "SharedStore",
                 "ControlProtocol",
                 "CSystemd",
-                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         // What talks to a running daemon over its control socket: the CLI, tests, benchmarks, a UI.
         .target(
@@ -107,8 +108,7 @@ let package = Package(
             dependencies: ["SharedStore", "TestSupport"]),
         .testTarget(
             name: "MainProcessTests",
-            dependencies: ["MainProcess", "SottoDaemon", "SottoClient", "SharedStore", "TestSupport",
-                           .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["MainProcess", "SottoDaemon", "SottoClient", "SharedStore", "TestSupport"]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
             name: "SystemdTests",
@@ -125,7 +125,7 @@ let package = Package(
             path: "Benchmarks/ProtocolBench"),
         .executableTarget(
             name: "DaemonBench",
-            dependencies: ["SottoDaemon", "SharedStore"],
+            dependencies: ["SottoDaemon", "SharedStore", "TestSupport"],
             path: "Benchmarks/DaemonBench"),
         .executableTarget(
             name: "DaemonE2EBench",

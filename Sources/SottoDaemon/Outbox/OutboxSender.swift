@@ -73,8 +73,6 @@ actor OutboxSender {
                                                         lastError: lastError, on: conn)
             }
         }
-        return try? database.read { conn in
-            try conn.queryOne("SELECT min(nextAttemptAt) FROM outbox WHERE state = 'pending'")?.optionalInt64(0)
-        } ?? nil
+        return try? database.read { conn in try OutboxRepository.nextPendingAttempt(on: conn) } ?? nil
     }
 }

@@ -73,8 +73,11 @@ final class DaemonContext: Sendable {
                                     service: service, outbox: outbox, endpoint: endpoint)
         let joinRequests = JoinRequestHandler(database: database, service: service)
         let budget = environment["SOTTO_EXPLODE_DELIVERY_MS"].flatMap(Int64.init) ?? 10_000
+        let walKeeper = WALKeeper(database: database, walPath: group.databasePath + "-wal",
+                                  policy: try WALKeeper.Policy(environment: environment,
+                                                               normalBusyMs: database.profile.busyTimeoutMs))
         let expired = ExpiredConversationsWorker(database: database, keystore: keystore, service: service,
-                                                 explodeDeliveryBudgetMs: budget)
+                                                 walKeeper: walKeeper, explodeDeliveryBudgetMs: budget)
         let explode = ExplodeService(database: database, service: service, outbox: outbox, expired: expired,
                                      deliveryBudgetMs: budget)
         await service.attach(joinRequests: joinRequests, expired: expired)
@@ -86,9 +89,6 @@ final class DaemonContext: Sendable {
         } catch {
             DaemonLog.warning("deleted identities not wiped yet: \(error)")
         }
-        let walKeeper = WALKeeper(pool: database.pool, walPath: group.databasePath + "-wal",
-                                  policy: try WALKeeper.Policy(environment: environment,
-                                                               normalBusyMs: database.profile.busyTimeoutMs))
         let latestSeq = try database.read { conn in try ChangeLogRepository.latestSeq(on: conn) }
         let feed = ChangeFeed(database: database, startingAt: latestSeq) { changes in
             await walKeeper.noteCommit()  // someone wrote: an idle checkpoint is due once things calm down
@@ -106,12 +106,7 @@ final class DaemonContext: Sendable {
         let damaged = Set(damagedIdentities.map(\.clientId))
         let (ranked, pending) = try database.read { conn -> ([DBInbox], [String]) in
             let ranked = try InboxRepository.rankedByActivity(limit: 10_000, on: conn)
-            let pending = try conn.query("""
-                SELECT DISTINCT c.inboxId FROM conversation c
-                WHERE EXISTS (SELECT 1 FROM join_request j WHERE j.conversationId = c.id AND j.state = 'pending')
-                   OR EXISTS (SELECT 1 FROM invite i WHERE i.conversationId = c.id
-                              AND (i.expiresAt IS NULL OR i.expiresAt > ?))
-                """, [.integer(WallClock.nowMs())]).map { try $0.string(0) }
+            let pending = try ProtectionRepository.inboxesWithPendingWork(now: WallClock.nowMs(), on: conn)
             // An inbox whose identity does not open stays asleep: waking it could only fail.
             let isolated = Set(ranked.filter { damaged.contains($0.clientId) }.map(\.inboxId))
             return (ranked.filter { !isolated.contains($0.inboxId) }, pending.filter { !isolated.contains($0) })
@@ -128,7 +123,7 @@ final class DaemonContext: Sendable {
     /// `sotto status`.
     func status() async -> [String: Any] {
         let snapshot = await lifecycle.snapshot()
-        let conversations: Int64 = ((try? database.read { conn in try conn.queryOne("SELECT count(*) FROM conversation")?.int64(0) }) ?? nil) ?? 0
+        let conversations = (try? database.read { conn in try ConversationRepository.count(on: conn) }) ?? 0
         let unusedReady = (try? await unusedInboxes.hasPreparedIdentity()) ?? false
         let unusedStats = await unusedInboxes.stats
         let stats = await walKeeper.stats

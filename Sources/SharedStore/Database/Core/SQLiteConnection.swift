@@ -1,9 +1,9 @@
 import GRDBSQLite
 
-/// One SQLite connection over the C API, used from one thread. The worker opens its own
-/// (``open(path:profile:create:)``, which owns and closes the handle); the daemon wraps the
-/// handle of a GRDB connection (``init(borrowing:)``, never closed here) so that both run
-/// the very same writers.
+/// One SQLite connection over the C API, used by one thread at a time. Both processes open
+/// their own (``open(path:profile:create:readOnly:)``, which owns and closes the handle) and
+/// run the very same repositories and writers on it; ``init(borrowing:)`` wraps a handle
+/// someone else owns (never closed here).
 ///
 /// ```swift
 /// let conn = try SQLiteConnection.open(path: dir.databasePath, profile: .worker)
@@ -25,12 +25,13 @@ public final class SQLiteConnection {
 
     /// Opens (and with `create`, creates) the database at `path` and configures it through
     /// ``ConnectionConfigurator``. Without `create` a missing file is `.io`, so a worker never
-    /// leaves an empty database behind.
+    /// leaves an empty database behind. `readOnly` opens a reader that can never write (the
+    /// daemon's reader connections; the file must exist and already be in WAL mode).
     public static func open(path: String, profile: ConnectionProfile,
-                            create: Bool = false) throws(StoreError) -> SQLiteConnection {
+                            create: Bool = false, readOnly: Bool = false) throws(StoreError) -> SQLiteConnection {
         var handle: OpaquePointer?
-        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
-        if create { flags |= SQLITE_OPEN_CREATE }
+        var flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         let code = sqlite3_open_v2(path, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let error = StoreError.from(code: code, handle: handle)
@@ -65,7 +66,7 @@ public final class SQLiteConnection {
     /// Runs one or more statements without arguments (schema, pragmas, BEGIN/COMMIT).
     public func execute(_ sql: String) throws(StoreError) {
         let code = sqlite3_exec(handle, sql, nil, nil, nil)
-        guard code == SQLITE_OK else { throw StoreError.from(code: code, handle: handle) }
+        guard code == SQLITE_OK else { throw StoreError.from(code: code, handle: handle, statement: sql) }
     }
 
     /// Prepares one statement.
@@ -73,7 +74,7 @@ public final class SQLiteConnection {
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard code == SQLITE_OK, let statement else {
-            throw StoreError.from(code: code == SQLITE_OK ? SQLITE_MISUSE : code, handle: handle)
+            throw StoreError.from(code: code == SQLITE_OK ? SQLITE_MISUSE : code, handle: handle, statement: sql)
         }
         return Statement(handle: statement, connection: handle)
     }
@@ -158,6 +159,44 @@ public final class SQLiteConnection {
             throw E(storeError: error)
         }
         return value
+    }
+
+    /// Runs `body` in `BEGIN IMMEDIATE … COMMIT` (a SAVEPOINT when a transaction is already
+    /// open), rolling back whatever `body` throws: the daemon's writes, whose bodies mix
+    /// several writers' error types.
+    ///
+    /// ```swift
+    /// let seq = try conn.writeTransaction { try LocalStateWriter.markRead(conversationId: id, at: now, on: conn) }
+    /// ```
+    public func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+        let nested = isInTransaction
+        try execute(nested ? "SAVEPOINT sotto_write" : "BEGIN IMMEDIATE")
+        let value: T
+        do {
+            value = try body()
+            try execute(nested ? "RELEASE sotto_write" : "COMMIT")
+        } catch {
+            if nested {
+                _ = sqlite3_exec(handle, "ROLLBACK TO sotto_write; RELEASE sotto_write", nil, nil, nil)
+            } else {
+                rollback()
+            }
+            throw error
+        }
+        return value
+    }
+
+    /// Runs `body` in one deferred read transaction, so every query in it sees the same WAL
+    /// snapshot; always ends it (COMMIT of a read changes nothing).
+    ///
+    /// ```swift
+    /// let (inboxes, count) = try conn.readTransaction { (try InboxRepository.all(on: conn), try ConversationRepository.count(on: conn)) }
+    /// ```
+    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        if isInTransaction { return try body() }
+        try execute("BEGIN DEFERRED")
+        defer { rollback() }
+        return try body()
     }
 
     private func rollback() {
