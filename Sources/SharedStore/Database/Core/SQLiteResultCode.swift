@@ -59,6 +59,8 @@ public enum SQLiteResultCode {
         let families: [(Int32, String, [String])] = [
             (11, "SQLITE_CORRUPT_", ["VTAB", "SEQUENCE", "INDEX"]),
             (5, "SQLITE_BUSY_", ["RECOVERY", "SNAPSHOT", "TIMEOUT"]),
+            (19, "SQLITE_CONSTRAINT_", ["CHECK", "COMMITHOOK", "FOREIGNKEY", "FUNCTION", "NOTNULL", "PRIMARYKEY",
+                                        "TRIGGER", "UNIQUE", "VTAB", "ROWID", "PINNED", "DATATYPE"]),
             (6, "SQLITE_LOCKED_", ["SHAREDCACHE", "VTAB"]),
             (14, "SQLITE_CANTOPEN_", ["NOTEMPDIR", "ISDIR", "FULLPATH", "CONVPATH", "DIRTYWAL", "SYMLINK"]),
             (8, "SQLITE_READONLY_", ["RECOVERY", "CANTLOCK", "ROLLBACK", "DBMOVED", "CANTINIT", "DIRECTORY"]),
