@@ -49,7 +49,7 @@ public final class SQLiteConnection {
         self.ownsHandle = true
     }
 
-    /// Wraps a handle someone else owns (a GRDB connection's `sqliteConnection`). The
+    /// Wraps a handle someone else owns (a pragma report, a checkpoint on it). The
     /// wrapper must not outlive that access; it never closes the handle.
     public init(borrowing handle: OpaquePointer) {
         self.handle = handle
@@ -131,7 +131,7 @@ public final class SQLiteConnection {
     /// Runs `body` in `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws (or if COMMIT
     /// fails). BEGIN IMMEDIATE takes the write lock up front, so the busy timeout covers the
     /// whole wait and no deadlock can arise between two writers. Inside a transaction that is
-    /// already open (a GRDB write), it runs in a SAVEPOINT of that transaction instead.
+    /// already open (the daemon's write), it runs in a SAVEPOINT of that transaction instead.
     public func immediateTransaction<T, E: StoreErrorConvertible>(
         _ body: () throws(E) -> T
     ) throws(E) -> T {
