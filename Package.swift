@@ -53,6 +53,16 @@ let package = Package(
                 "CSodium",
             ]),
 
+        // The SQL only the daemon runs (explosion, protection, salvage, checkpoints, its
+        // transactions), on SharedStore's connection: its own module so the worker, which links
+        // all of SharedStore, does not carry it (docs/adr/0023).
+        .target(
+            name: "DaemonStore",
+            dependencies: [
+                "SharedStore",
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]),
+
         // MARK: The daemon and its clients
         // The control socket's wire contract: what the daemon and every client both import.
         .target(
@@ -63,6 +73,7 @@ let package = Package(
             name: "SottoDaemon",
             dependencies: [
                 "SharedStore",
+                "DaemonStore",
                 "ControlProtocol",
                 "CSystemd",
             ]),

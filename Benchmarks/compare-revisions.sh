@@ -2,7 +2,8 @@
 # Before/after figures of two revisions in one run (docs/adr/0023): each revision is exported
 # into its own directory and built clean in release (timed), then the script prints the
 # binaries' sizes, the daemon's RSS after start, and runs DaemonBench and DaemonE2EBench of
-# both, alternating, on the same machine in the same minutes.
+# both, alternating, on the same machine in the same minutes; last, the after revision's
+# WorkerBench drives both revisions' `sotto-notify` (the worker must not get slower).
 #
 # Usage: Benchmarks/compare-revisions.sh BEFORE_REV [AFTER_REV]   (AFTER_REV defaults to HEAD)
 #        Benchmarks/compare-revisions.sh --build-only REV           (prepare one revision)
@@ -51,12 +52,12 @@ if [ "${1:-}" = "--build-only" ]; then
     exit 0
 fi
 
-before_rev=${1:?"usage: $0 BEFORE_REV [AFTER_REV]"}
-after_rev=${2:-HEAD}
+before_rev=$(git rev-parse --short=12 "${1:?"usage: $0 BEFORE_REV [AFTER_REV]"}")
+after_rev=$(git rev-parse --short=12 "${2:-HEAD}")
 before=$(build "$before_rev")
 after=$(build "$after_rev")
-before_dir="$root/$(git rev-parse --short=12 "$before_rev")"
-after_dir="$root/$(git rev-parse --short=12 "$after_rev")"
+before_dir="$root/$before_rev"
+after_dir="$root/$after_rev"
 
 echo "== $before_rev (before) vs $after_rev (after)"
 printf '%-34s %14s %14s\n' "" before after
@@ -73,3 +74,11 @@ for run in 1 2; do
 done
 echo "== DaemonE2EBench, before"; "$before/DaemonE2EBench"
 echo "== DaemonE2EBench, after"; "$after/DaemonE2EBench"
+# The worker benchmark's harness from the after tree (built after the timed build), driving each worker.
+(cd "$after_dir/src" && swift build -c release --product WorkerBench >/dev/null 2>&1)
+cc -O2 -o "$after/worker-baseline" "$after_dir/src/Benchmarks/WorkerBench/baseline.c" -lsqlite3
+cc -O2 -o "$after/worker-acker" "$after_dir/src/Benchmarks/WorkerBench/acker.c"
+for run in 1 2; do
+    echo "== WorkerBench, before's sotto-notify, run $run"; "$after/WorkerBench" "$before/sotto-notify" "$after/worker-baseline" "$after/worker-acker" 200
+    echo "== WorkerBench, after's sotto-notify, run $run"; "$after/WorkerBench" "$after/sotto-notify" "$after/worker-baseline" "$after/worker-acker" 200
+done

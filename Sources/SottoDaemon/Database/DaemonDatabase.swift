@@ -1,4 +1,5 @@
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// The daemon's name for SharedStore's connection wrapper (the daemon and the worker run the

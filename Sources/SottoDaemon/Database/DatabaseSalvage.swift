@@ -1,4 +1,5 @@
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// `sotto repair`'s work: move the damaged file aside (with its WAL), create a fresh, migrated

@@ -1,4 +1,5 @@
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// Read-only connections for the daemon's reads, each used by one thread at a time: a read

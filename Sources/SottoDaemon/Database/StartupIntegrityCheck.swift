@@ -1,4 +1,5 @@
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// The daemon's look at its database before it opens the pool: SQLite's quick check under a

@@ -1,4 +1,5 @@
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// What the daemon does with conversations: create, list, read, send, mark read; and what

@@ -1,4 +1,5 @@
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// Deletes exploded conversations completely (the source app's decision record "Conversation Explode Feature"): at launch, when signalled (a

@@ -1,5 +1,6 @@
 import ControlProtocol
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// `sotto explode` (the source app's "Conversation Explode Feature"; docs/adr/0016): only the creator may explode a conversation. The

@@ -1,4 +1,5 @@
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// The creator's decision on join requests the worker stored as pending (PROTOCOL §5): the

@@ -1,4 +1,5 @@
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// Delivers what the outbox table holds: each due push to its member's endpoint, recording

@@ -1,4 +1,5 @@
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// Everything a running daemon holds, built once at start-up in dependency order:

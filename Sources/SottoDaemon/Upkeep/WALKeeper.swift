@@ -1,4 +1,5 @@
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// The daemon owns WAL upkeep (docs/adr/0003): while it runs, workers never checkpoint. A

@@ -161,44 +161,6 @@ public final class SQLiteConnection {
         return value
     }
 
-    /// Runs `body` in `BEGIN IMMEDIATE … COMMIT` (a SAVEPOINT when a transaction is already
-    /// open), rolling back whatever `body` throws: the daemon's writes, whose bodies mix
-    /// several writers' error types.
-    ///
-    /// ```swift
-    /// let seq = try conn.writeTransaction { try LocalStateWriter.markRead(conversationId: id, at: now, on: conn) }
-    /// ```
-    public func writeTransaction<T>(_ body: () throws -> T) throws -> T {
-        let nested = isInTransaction
-        try execute(nested ? "SAVEPOINT sotto_write" : "BEGIN IMMEDIATE")
-        let value: T
-        do {
-            value = try body()
-            try execute(nested ? "RELEASE sotto_write" : "COMMIT")
-        } catch {
-            if nested {
-                _ = sqlite3_exec(handle, "ROLLBACK TO sotto_write; RELEASE sotto_write", nil, nil, nil)
-            } else {
-                rollback()
-            }
-            throw error
-        }
-        return value
-    }
-
-    /// Runs `body` in one deferred read transaction, so every query in it sees the same WAL
-    /// snapshot; always ends it (COMMIT of a read changes nothing).
-    ///
-    /// ```swift
-    /// let (inboxes, count) = try conn.readTransaction { (try InboxRepository.all(on: conn), try ConversationRepository.count(on: conn)) }
-    /// ```
-    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
-        if isInTransaction { return try body() }
-        try execute("BEGIN DEFERRED")
-        defer { rollback() }
-        return try body()
-    }
-
     private func rollback() {
         if isInTransaction { _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
     }

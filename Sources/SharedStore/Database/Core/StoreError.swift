@@ -89,9 +89,22 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// One line (runs of spaces and newlines become one space), at most ``statementLimit`` characters.
     private static func shortened(_ sql: String) -> String {
-        let flat = sql.split(whereSeparator: { $0 == "\n" || $0 == " " }).joined(separator: " ")
-        return flat.count <= statementLimit ? flat : String(flat.prefix(statementLimit)) + "…"
+        var out = ""
+        var count = 0
+        var pendingSpace = false
+        for character in sql {
+            if character == " " || character == "\n" {
+                pendingSpace = !out.isEmpty
+                continue
+            }
+            if count + (pendingSpace ? 1 : 0) >= statementLimit { return out + "…" }
+            if pendingSpace { out.append(" "); count += 1; pendingSpace = false }
+            out.append(character)
+            count += 1
+        }
+        return out
     }
 
     private static func message(handle: OpaquePointer?, code: Int32) -> String {

@@ -40,11 +40,6 @@ public enum ConversationRepository {
             """))
     }
 
-    /// How many conversations this device holds.
-    public static func count(on conn: SQLiteConnection) throws(StoreError) -> Int64 {
-        try conn.queryOne("SELECT count(*) FROM conversation")?.int64(0) ?? 0
-    }
-
     /// Resolves a conversation id or a unique prefix of one (as `git` resolves commits).
     public static func resolve(reference: String, on conn: SQLiteConnection) throws(StoreError) -> ResolvedReference {
         guard !reference.isEmpty, reference.utf8.count <= 32, reference.utf8.allSatisfy({ Hex.isDigit($0) }) else {

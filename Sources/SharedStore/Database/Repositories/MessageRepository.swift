@@ -47,18 +47,6 @@ public enum MessageRepository {
         return out
     }
 
-    /// Up to `limit` ids of the conversation's messages that start with `prefix` (a lowercase
-    /// hex prefix, as `git` resolves commits), in id order.
-    public static func ids(conversationId: String, prefix: String, limit: Int,
-                           on conn: SQLiteConnection) throws(StoreError) -> [String] {
-        var out: [String] = []
-        for row in try conn.query("SELECT id FROM message WHERE conversationId = ? AND id >= ? AND id < ? ORDER BY id LIMIT ?",
-                                  [.text(conversationId), .text(prefix), .text(prefix + "g"), .integer(Int64(max(0, limit)))]) {
-            out.append(try row.string(0))
-        }
-        return out
-    }
-
     public static func count(conversationId: String, on conn: SQLiteConnection) throws(StoreError) -> Int64 {
         try conn.queryOne("SELECT count(*) FROM message WHERE conversationId = ?",
                           [.text(conversationId)])?.int64(0) ?? 0

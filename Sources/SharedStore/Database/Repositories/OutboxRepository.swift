@@ -25,27 +25,4 @@ public enum OutboxRepository {
         }
         return out
     }
-
-    /// When the earliest pending push is due, if any push is pending.
-    public static func nextPendingAttempt(on conn: SQLiteConnection) throws(StoreError) -> Int64? {
-        try conn.queryOne("SELECT min(nextAttemptAt) FROM outbox WHERE state = 'pending'")?.optionalInt64(0)
-    }
-
-    /// How one message's pushes stand: acked, still pending, given up.
-    public struct DeliveryCounts: Sendable, Equatable {
-        public let sent: Int
-        public let pending: Int
-        public let failed: Int
-    }
-
-    /// The state of every push of `messageId` (zeros when it has none).
-    public static func deliveryCounts(messageId: String, on conn: SQLiteConnection) throws(StoreError) -> DeliveryCounts {
-        let row = try conn.queryOne("""
-            SELECT coalesce(sum(state = 'sent'), 0), coalesce(sum(state = 'pending'), 0),
-                   coalesce(sum(state = 'failed'), 0)
-            FROM outbox WHERE messageId = ?
-            """, [.text(messageId)])
-        return DeliveryCounts(sent: Int(try row?.int64(0) ?? 0), pending: Int(try row?.int64(1) ?? 0),
-                              failed: Int(try row?.int64(2) ?? 0))
-    }
 }

@@ -1,3 +1,5 @@
+import SharedStore
+
 /// Mutations behind exploding conversations that are not a deletion (that is
 /// ``InboxDeletion``): an `expiresAt` only counts as far as the creator's own explode_settings
 /// message backs it (docs/protocol-rules.md).

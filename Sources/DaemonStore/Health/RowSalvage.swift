@@ -1,3 +1,5 @@
+import SharedStore
+
 /// The SQL half of `sotto repair` (docs/adr/0018): copies every row SQLite can still read from
 /// a damaged database file into a fresh, migrated one. Each table is read forward until the
 /// first damaged page, then backward from its end, so one garbage leaf page costs only the rows

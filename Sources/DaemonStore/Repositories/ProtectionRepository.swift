@@ -1,3 +1,5 @@
+import SharedStore
+
 /// Read-only queries behind an inbox's protection from sleep (the source app's decision record
 /// "Inbox Lifecycle Management"): an inbox with a pending join request or an invite that has
 /// not expired stays awake.

@@ -1,4 +1,5 @@
 import GRDBSQLite
+import SharedStore
 
 /// One WAL checkpoint on a connection, with a busy budget of its own: the daemon's
 /// `WALKeeper` is the only caller (docs/adr/0003), so a checkpoint never waits longer than its

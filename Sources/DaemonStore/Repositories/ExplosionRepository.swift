@@ -1,3 +1,5 @@
+import SharedStore
+
 /// Read-only queries behind exploding conversations (the source app's decision record
 /// "Conversation Explode Feature", ADR 0016): which are due, when the next one is, whether the
 /// creator's explode message still has pushes on their way, and when the creator set it.
