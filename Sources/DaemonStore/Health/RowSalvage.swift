@@ -32,10 +32,8 @@ public enum RowSalvage {
         } catch { throw .store(error) }
         do {
             try fresh.execute("ATTACH DATABASE \(SQLQuote.literal(damagedPath)) AS old")
-        } catch let error as StoreError {
-            throw .unreadableHeader(error)
         } catch {
-            throw .unreadableHeader(.io("\(error)"))
+            throw .unreadableHeader(error)
         }
         do {
             var results: [TableResult] = []

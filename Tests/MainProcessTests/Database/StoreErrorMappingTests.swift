@@ -14,7 +14,7 @@ struct StoreErrorMappingTests {
         let db = try DaemonDatabase(directory: f.directory)
         let secret = "secret-" + StoreFixture.randomHex(8)
         let insert = "INSERT INTO inbox(inboxId, clientId, createdAt) VALUES (?, ?, 0)"
-        try db.write { conn in try conn.run(insert, [.text(secret), .text(SecureRandom.uuidV4())]) }
+        _ = try db.write { conn in try conn.run(insert, [.text(secret), .text(SecureRandom.uuidV4())]) }
         let error = try #require(throws: StoreError.self) {
             try db.write { conn in try conn.run(insert, [.text(secret), .text(SecureRandom.uuidV4())]) }
         }
