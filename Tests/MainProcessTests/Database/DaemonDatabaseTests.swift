@@ -86,6 +86,29 @@ struct DaemonDatabaseTests {
         #expect(try db.read { try MessageRepository.count(conversationId: f.conversationId, on: $0) } == 1)
     }
 
+    @Test func writesWaitingForAWorkersLockHoldNoCooperativeThread() async throws {
+        let f = try StoreFixture()
+        var profile = ConnectionProfile.daemon
+        profile.busyTimeoutMs = 3_000
+        let db = try DaemonDatabase(directory: f.directory, profile: profile)
+        let conversationId = f.conversationId
+        // A worker holds the write lock; more writes wait than the machine has cooperative threads.
+        let worker = try f.open()
+        try worker.execute("BEGIN IMMEDIATE")
+        let count = ProcessInfo.processInfo.activeProcessorCount + 2
+        let writes = (0..<count).map { index in
+            Task { try await db.write { conn in
+                try LocalStateWriter.markRead(conversationId: conversationId, at: f.now + Int64(index), on: conn)
+            } }
+        }
+        // Still served while they wait: had each waiting write held a cooperative thread, this
+        // read could only start after they failed with .busy at the timeout.
+        let unread = try await Task { try db.read { conn in try LocalStateRepository.state(of: conversationId, on: conn)?.unreadCount } }.value
+        #expect(unread == 0)
+        try worker.execute("COMMIT")
+        for write in writes { _ = try await write.value }
+    }
+
     @Test func twoDaemonsRacingToMigrateBothSucceed() async throws {
         let f = try StoreFixture(seed: false)
         let directory = f.directory
