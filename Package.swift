@@ -46,13 +46,25 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]),
 
-        // MARK: What both processes share. No Foundation, no GRDB: see docs/adr/0001.
+        // MARK: What both processes share. No Foundation, no GRDB: see docs/adr/0001. Only
+        // SQLite's C module comes from the GRDB package (GRDBSQLite); neither process uses GRDB
+        // itself (docs/adr/0023).
         .target(
             name: "SharedStore",
             dependencies: [
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 "CSecp256k1",
                 "CSodium",
+            ]),
+
+        // The SQL only the daemon runs (explosion, protection, salvage, checkpoints, its
+        // transactions), on SharedStore's connection: its own module so the worker, which links
+        // all of SharedStore, does not carry it (docs/adr/0023).
+        .target(
+            name: "DaemonStore",
+            dependencies: [
+                "SharedStore",
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
 
         // MARK: The daemon and its clients
@@ -65,9 +77,9 @@ let package = Package(
             name: "SottoDaemon",
             dependencies: [
                 "SharedStore",
+                "DaemonStore",
                 "ControlProtocol",
                 "CSystemd",
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -114,7 +126,6 @@ let package = Package(
         .testTarget(
             name: "MainProcessTests",
             dependencies: ["MainProcess", "SottoDaemon", "SottoClient", "ControlProtocol", "SharedStore", "TestSupport",
-                           .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "Logging", package: "swift-log")]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
@@ -136,7 +147,7 @@ let package = Package(
             path: "Benchmarks/ControlWireBench"),
         .executableTarget(
             name: "DaemonBench",
-            dependencies: ["SottoDaemon", "SharedStore"],
+            dependencies: ["SottoDaemon", "SharedStore", "TestSupport"],
             path: "Benchmarks/DaemonBench"),
         .executableTarget(
             name: "DaemonE2EBench",

@@ -2,6 +2,7 @@ import Foundation
 import SharedStore
 import SottoClient
 import SottoDaemon
+import TestSupport
 
 /// The "Inbox Lifecycle Management" rebalance against a real database: 10,000 inboxes (one conversation each) and
 /// a given number of messages in `shared.sqlite`, ranked by `InboxRepository.rankedByActivity`
@@ -35,33 +36,8 @@ enum RebalanceDatabaseBenchmark {
 
         let buildStart = WallClock.monotonicNs()
         try await database.write { conn in
-            let inbox = try conn.prepare("INSERT INTO inbox(inboxId, clientId, createdAt, lastActivityAt) VALUES (?, ?, ?, ?)")
-            let conversation = try conn.prepare("""
-                INSERT INTO conversation(id, inboxId, clientId, topic, creatorInboxId, createdAt, state)
-                VALUES (?, ?, ?, ?, ?, ?, 'active')
-                """)
-            for index in 0..<inboxes {
-                let inboxId = String(format: "%064x", index)
-                let clientId = SecureRandom.uuidV4()
-                let conversationId = String(format: "%032x", index)
-                try inbox.bind([.text(inboxId), .text(clientId), .integer(base), .integer(base - Int64(index))])
-                while try inbox.step() {}
-                try conversation.bind([.text(conversationId), .text(inboxId), .text(clientId),
-                                       .text(DBConversation.topic(for: conversationId)), .text(inboxId), .integer(base)])
-                while try conversation.step() {}
-            }
-            let message = try conn.prepare("""
-                INSERT INTO message(id, conversationId, senderInboxId, sentAt, receivedAt, contentType, content)
-                VALUES (?, ?, ?, ?, ?, 'xmtp.org/text:1.0', ?)
-                """)
-            let content: [UInt8] = Array("a message of ordinary length, sixty-some bytes in all".utf8)
-            for index in 0..<messages {
-                let owner = index % inboxes
-                try message.bind([.text(String(format: "%032x", index)), .text(String(format: "%032x", owner)),
-                                  .text(String(format: "%064x", owner)), .integer(base + Int64(index)),
-                                  .integer(base + Int64(index)), .blob(content)])
-                while try message.step() {}
-            }
+            try BulkFixture.insertInboxes(inboxes, lastActivityFrom: base, on: conn)
+            try BulkFixture.insertMessages(messages, across: inboxes, sentFrom: base, on: conn)
         }
         let buildSeconds = Double(WallClock.monotonicNs() - buildStart) / 1e9
 
@@ -76,7 +52,7 @@ enum RebalanceDatabaseBenchmark {
         // Each round 20 other inboxes become the most active in the database, then rebalance.
         var samples: [Double] = []
         for round in 1...rounds {
-            let hot = (0..<capacity).map { String(format: "%064x", (round * 331 + $0 * 17) % inboxes) }
+            let hot = (0..<capacity).map { BulkFixture.inboxId((round * 331 + $0 * 17) % inboxes) }
             let at = base + Int64(round * 1_000)
             try await database.write { conn in
                 for (offset, inboxId) in hot.enumerated() { try InboxWriter.touch(inboxId: inboxId, at: at - Int64(offset), on: conn) }

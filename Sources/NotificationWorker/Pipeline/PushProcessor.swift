@@ -151,7 +151,7 @@ final class PushProcessor {
         case .store(.busy): detail = "database locked past the busy timeout"
         case .store(.schemaTooNew(let found, let known)): detail = "database schema \(found) is newer than this worker's \(known)"
         case .store(.schemaMissing): detail = "database not initialised; start the daemon"
-        case .store(.corrupt(let code, let message)):
+        case .store(.corrupt(let code, let message, _)):
             let cause = "\(SQLiteResultCode.name(code)) in a worker's write: \(message)"
             damage.mark(cause)
             WorkerLog.error("push refused: " + DatabaseDamage.message(group: group, cause: cause))

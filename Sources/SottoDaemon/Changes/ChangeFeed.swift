@@ -48,7 +48,6 @@ actor ChangeFeed {
             // the safety-net poll) while `consumer` runs, and a later batch must not reach
             // subscribers before this one (the stress storm saw seqs out of order).
             for change in batch { deliver(change) }
-            try? database.notifyExternalChanges()
             await consumer(batch)
             if batch.count < Self.batchSize { return }
         }
@@ -103,7 +102,7 @@ actor ChangeFeed {
         return (id, stream, gap)
     }
 
-    /// Reads on, on a connection of its own (GRDB fails a read whose transaction met damage,
+    /// Reads on, on a connection of its own (a read whose transaction met damage fails whole,
     /// even for the rows read before it): forward up to the damaged page, then backward from
     /// the newest change down to it. Yields what it read; returns where the gap is.
     private func replayAroundDamage(after from: Int64, upTo: Int64, error: any Error,

@@ -36,7 +36,7 @@ struct RPCDispatcher: ControlRequestHandler {
             // Said plainly, with what to do: "disk full: …", "the database at … is damaged (…); stop sotto, …".
             DaemonLog.warning("\(request.method) failed: \(error)")
             switch error {
-            case .corrupt(let code, let message):
+            case .corrupt(let code, let message, _):
                 let cause = "\(SQLiteResultCode.name(code)): \(message)"
                 return JSONRPC.errorLine(id: request.id, .unavailable(DatabaseDamage.message(group: daemon.group, cause: cause)))
             case .diskFull:

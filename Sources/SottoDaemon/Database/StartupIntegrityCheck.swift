@@ -1,4 +1,5 @@
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// The daemon's look at its database before it opens the pool: SQLite's quick check under a
@@ -29,7 +30,7 @@ enum StartupIntegrityCheck {
             outcome = IntegrityCheck.quick(conn, budgetMs: marked ? nil : budget)
             if case .damaged(let cause) = outcome { throw damaged(group, marker, describe(cause, on: conn)) }
         } catch let error as StoreError {
-            guard case .corrupt(let code, let message) = error else { throw error }
+            guard case .corrupt(let code, let message, _) = error else { throw error }
             throw damaged(group, marker, "\(SQLiteResultCode.name(code)): \(message)")
         }
         switch outcome {
@@ -58,37 +59,14 @@ enum StartupIntegrityCheck {
         var rest = Substring(cause)
         while let range = rest.range(of: "Tree ") {
             let digits = rest[range.upperBound...].prefix(while: \.isNumber)
-            if let root = Int64(digits),
-               let row = try? conn.queryOne("SELECT type, name FROM sqlite_schema WHERE rootpage = ?", [.integer(root)]),
-               let type = try? row.string(0), let table = try? row.string(1), !names.contains("\(type) \(table)") {
-                let name = "\(type) \(table)"
+            if let root = Int64(digits), let name = IntegrityCheck.object(rootPage: root, on: conn), !names.contains(name) {
                 names.append(name)
             }
             rest = rest[range.upperBound...]
         }
-        if names.isEmpty { names = damagedTables(on: conn).map { "table \($0)" } }
+        if names.isEmpty { names = IntegrityCheck.damagedTables(on: conn).map { "table \($0)" } }
         guard !names.isEmpty else { return cause }
         return "SQLITE_CORRUPT in " + names.joined(separator: ", ") + "; " + cause
-    }
-}
-
-extension StartupIntegrityCheck {
-    /// When quick_check stops with an error instead of naming a b-tree, each table (with its
-    /// indexes) is checked on its own to say which ones are hit. Runs only on a damaged file.
-    static func damagedTables(on conn: StoreConnection) -> [String] {
-        guard let tables = try? conn.query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-        else { return [] }
-        return tables.compactMap { row -> String? in
-            guard let name = try? row.string(0) else { return nil }
-            do {
-                let check = try conn.prepare("PRAGMA quick_check(\"\(name.replacingOccurrences(of: "\"", with: "\"\""))\")")
-                var lines: [String] = []
-                while try check.step() { lines.append(check.string(0)) }
-                return lines == ["ok"] ? nil : name
-            } catch {
-                return name
-            }
-        }
     }
 }
 

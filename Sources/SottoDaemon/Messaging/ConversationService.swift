@@ -1,10 +1,11 @@
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// What the daemon does with conversations: create, list, read, send, mark read; and what
 /// it does when a change lands in `change_log` (a worker stored a push): feed the awake
 /// conversation's store, or wake its inbox. Every mutation goes through SharedStore's
-/// writers inside one GRDB write; every identity comes from the keystore.
+/// writers inside one database write; every identity comes from the keystore.
 ///
 /// ```swift
 /// let conversation = try await service.newConversation(name: "Trip", profileName: "Ann")
@@ -206,15 +207,14 @@ actor ConversationService {
         guard !reference.isEmpty, reference.utf8.count <= 32, reference.utf8.allSatisfy(Hex.isDigit) else {
             throw Failure.invalid("'\(reference)' is not a message id")
         }
-        let rows = try database.read { conn in
-            try conn.query("SELECT id FROM message WHERE conversationId = ? AND id >= ? AND id < ? LIMIT 2",
-                           [.text(conversationId), .text(reference.lowercased()), .text(reference.lowercased() + "g")])
+        let ids = try database.read { conn in
+            try MessageRepository.ids(conversationId: conversationId, prefix: reference.lowercased(), limit: 2, on: conn)
         }
-        guard rows.count == 1 else {
-            throw rows.isEmpty ? Failure.invalid("no message '\(reference)' in this conversation")
-                               : Failure.invalid("'\(reference)' matches more than one message")
+        guard ids.count == 1 else {
+            throw ids.isEmpty ? Failure.invalid("no message '\(reference)' in this conversation")
+                              : Failure.invalid("'\(reference)' matches more than one message")
         }
-        return try rows[0].string(0)
+        return ids[0]
     }
 
     // MARK: - Changes from any process

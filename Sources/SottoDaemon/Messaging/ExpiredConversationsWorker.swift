@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import DaemonStore
 import ServiceLifecycle
 import SharedStore
 
@@ -8,8 +8,9 @@ import SharedStore
 /// the next `expiresAt`. For each expired conversation's inbox, in this order: every row in
 /// one transaction together with a tombstone naming its identity (`InboxDeletion`, ADR
 /// 0016), the keystore identity (overwritten, then unlinked), the tombstone, the
-/// lifecycle's entry, the in-memory stores, then a TRUNCATE checkpoint so that with
-/// `secure_delete=ON` no freed page or WAL frame keeps the plaintext. A tombstone left by a
+/// lifecycle's entry, the in-memory stores, then a TRUNCATE checkpoint (asked of `WALKeeper`,
+/// the one checkpointer) so that with `secure_delete=ON` no freed page or WAL frame keeps the
+/// plaintext. A tombstone left by a
 /// crash is finished by `finishTombstones()` at start-up, before the daemon serves.
 ///
 /// Only the creator explodes a conversation (docs/protocol-rules.md): an `expiresAt` counts
@@ -18,7 +19,8 @@ import SharedStore
 /// member) is cleared, one earlier than the creator's is moved to the creator's time.
 ///
 /// ```swift
-/// let expired = ExpiredConversationsWorker(database: db, keystore: ks, lifecycle: lifecycle, awake: awake)
+/// let expired = ExpiredConversationsWorker(database: db, keystore: ks, lifecycle: lifecycle, awake: awake,
+///                                            walKeeper: keeper)
 /// // run by the daemon's service group (DaemonServices); stops on its graceful shutdown
 /// await expired.signal()                       // after expiresAt changed
 /// try await expired.deleteInbox(inboxId)       // explode now
@@ -32,6 +34,7 @@ actor ExpiredConversationsWorker: Service {
     /// What forgets a deleted inbox: its lifecycle entry and what it held while awake.
     let lifecycle: InboxLifecycleManager
     let awake: AwakeInboxes
+    let walKeeper: WALKeeper
     private let wakeSignal = WakeSignal()
     /// Inboxes an explode in this process is still reporting on: it deletes them itself
     /// once it has counted the deliveries (the cascade would take the outbox rows it counts).
@@ -45,11 +48,12 @@ actor ExpiredConversationsWorker: Service {
     static let heldPollMs: Int64 = 250
 
     init(database: DaemonDatabase, keystore: Keystore, lifecycle: InboxLifecycleManager, awake: AwakeInboxes,
-         explodeDeliveryBudgetMs: Int64 = 10_000) {
+         walKeeper: WALKeeper, explodeDeliveryBudgetMs: Int64 = 10_000) {
         self.database = database
         self.keystore = keystore
         self.lifecycle = lifecycle
         self.awake = awake
+        self.walKeeper = walKeeper
         self.explodeDeliveryBudgetMs = explodeDeliveryBudgetMs
     }
 
@@ -87,14 +91,7 @@ actor ExpiredConversationsWorker: Service {
             DaemonLog.warning("deleted identities not wiped yet: \(error)")
         }
         let now = WallClock.nowMs()
-        let candidates = (try? database.read { conn in
-            try conn.query("""
-                SELECT id, inboxId, creatorInboxId, expiresAt FROM conversation
-                WHERE expiresAt IS NOT NULL AND expiresAt <= ?
-                """, [.integer(now)]).map { row in
-                (id: try row.string(0), inboxId: try row.string(1), creator: try row.string(2), expiresAt: try row.int64(3))
-            }
-        }) ?? []
+        let candidates = (try? database.read { conn in try ExplosionRepository.due(now: now, on: conn) }) ?? []
         var expired: [String] = []
         var held = false
         for candidate in candidates {
@@ -102,10 +99,10 @@ actor ExpiredConversationsWorker: Service {
             let pending: Bool
             do {
                 (backed, pending) = try database.read { conn in
-                    let backed = try Self.creatorExpiry(conversationId: candidate.id, creatorInboxId: candidate.creator, on: conn)
-                    let pending = try conn.queryOne("SELECT 1 FROM conversation c WHERE c.id = ?1 AND \(Self.explodePushesPending)",
-                                                    [.text(candidate.id), .text(ContentType.explodeSettings),
-                                                     .integer(now - explodeDeliveryBudgetMs)]) != nil
+                    let backed = try ExplosionRepository.creatorExpiry(conversationId: candidate.id,
+                                                                       creatorInboxId: candidate.creatorInboxId, on: conn)
+                    let pending = try ExplosionRepository.ownExplodePushesPending(
+                        conversationId: candidate.id, storedAfter: now - explodeDeliveryBudgetMs, on: conn)
                     return (backed, pending)
                 }
             } catch {
@@ -122,8 +119,7 @@ actor ExpiredConversationsWorker: Service {
             DaemonLog.warning("conversation \(candidate.id.prefix(8)): explosion time not set by its creator; "
                               + (backed == nil ? "cleared" : "moved to the creator's"))
             _ = try? await database.write { conn in
-                try conn.run("UPDATE conversation SET expiresAt = ? WHERE id = ? AND expiresAt = ?",
-                             [.optional(backed), .text(candidate.id), .integer(candidate.expiresAt)])
+                try ExplosionWriter.correctExpiry(conversationId: candidate.id, from: candidate.expiresAt, to: backed, on: conn)
             }
         }
         for inboxId in expired where !reporting.contains(inboxId) {
@@ -133,36 +129,9 @@ actor ExpiredConversationsWorker: Service {
                 DaemonLog.warning("expired inbox not deleted yet: \(error)")
             }
         }
-        let next = try? database.read { conn in
-            try conn.queryOne("SELECT min(expiresAt) FROM conversation WHERE expiresAt > ?", [.integer(now)])?.optionalInt64(0)
-        } ?? nil
+        let next = try? database.read { conn in try ExplosionRepository.nextExpiry(after: now, on: conn) } ?? nil
         guard held else { return next }
         return min(next ?? Int64.max, WallClock.nowMs() + Self.heldPollMs)
-    }
-
-    /// True for conversation `c` while its own explode message still has pending pushes and
-    /// is younger than the delivery budget (binds: ?2 content type, ?3 now − budget).
-    private static let explodePushesPending = """
-        EXISTS (SELECT 1 FROM message m JOIN outbox o ON o.messageId = m.id
-                WHERE m.conversationId = c.id AND m.isOutgoing = 1 AND m.contentType = ?2
-                  AND m.receivedAt > ?3 AND o.state = 'pending')
-        """
-
-    /// The earliest `expiresAt` among the creator's explode_settings messages stored in the
-    /// conversation (sent or received), or nil when the creator sent none.
-    static func creatorExpiry(conversationId: String, creatorInboxId: String,
-                              on conn: StoreConnection) throws(StoreError) -> Int64? {
-        let rows = try conn.query("""
-            SELECT content, fallback FROM message WHERE conversationId = ? AND senderInboxId = ? AND contentType = ?
-            """, [.text(conversationId), .text(creatorInboxId), .text(ContentType.explodeSettings)])
-        var earliest: Int64?
-        for row in rows {
-            guard case .explodeSettings(let at)? = try? MessageContent.decode(
-                contentType: ContentType.explodeSettings, content: try row.blob(0), fallback: try row.optionalString(1))
-            else { continue }
-            earliest = min(earliest ?? at, at)
-        }
-        return earliest
     }
 
     /// Removes one inbox and everything of it from this device.
@@ -185,7 +154,9 @@ actor ExpiredConversationsWorker: Service {
         }
         await awake.forget(inboxId, conversationIds: conversationIds)
         await lifecycle.forceRemove(inboxId)  // whatever its protections
-        try truncateWAL()
+        if !(await walKeeper.checkpointSoon()) {
+            DaemonLog.warning("TRUNCATE checkpoint after an explode stayed busy; the WAL keeper retries it")
+        }
         deletedInboxes += 1
         DaemonLog.info("deleted exploded inbox with \(conversationIds.count) conversation(s)")
     }
@@ -220,20 +191,5 @@ actor ExpiredConversationsWorker: Service {
         }
         CrashPoint.reach("explode.keysWiped")
         try await database.write { conn in try InboxDeletion.finish(tombstone, on: conn) }
-    }
-
-    /// `PRAGMA wal_checkpoint(TRUNCATE)` through the pool's writer, retried while a reader
-    /// (a worker mid-write, a pool reader) holds it back, for at most ~2 s.
-    private func truncateWAL() throws {
-        for _ in 0..<40 {
-            let done = try database.pool.writeWithoutTransaction { db -> Bool in
-                let row = try GRDB.Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-                let busy: Int = row?[0] ?? 1
-                return busy == 0
-            }
-            if done { return }
-            usleep(50_000)
-        }
-        DaemonLog.warning("TRUNCATE checkpoint stayed busy; the WAL keeper will retry")
     }
 }

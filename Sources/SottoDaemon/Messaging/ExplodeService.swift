@@ -1,5 +1,6 @@
 import ControlProtocol
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// `sotto explode` (the source app's "Conversation Explode Feature"; docs/adr/0016): only the creator may explode a conversation. The
@@ -102,14 +103,7 @@ actor ExplodeService {
     private func waitForDelivery(messageId: String) async -> (delivered: Int, undelivered: Int) {
         let deadline = WallClock.nowMs() + deliveryBudgetMs
         while true {
-            let counts = try? database.read { conn -> (sent: Int, pending: Int, failed: Int) in
-                let row = try conn.queryOne("""
-                    SELECT coalesce(sum(state = 'sent'), 0), coalesce(sum(state = 'pending'), 0),
-                           coalesce(sum(state = 'failed'), 0)
-                    FROM outbox WHERE messageId = ?
-                    """, [.text(messageId)])
-                return (Int(try row?.int64(0) ?? 0), Int(try row?.int64(1) ?? 0), Int(try row?.int64(2) ?? 0))
-            }
+            let counts = try? database.read { conn in try OutboxRepository.deliveryCounts(messageId: messageId, on: conn) }
             if let counts, counts.pending == 0 || WallClock.nowMs() >= deadline {
                 return (counts.sent, counts.pending + counts.failed)
             }

@@ -1,4 +1,5 @@
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// The creator's decision on join requests the worker stored as pending (PROTOCOL §5): the
@@ -35,10 +36,7 @@ actor JoinRequestHandler {
     /// Every conversation with a pending request (launch).
     @discardableResult
     func handleAllPending() async -> [Decision] {
-        let ids = (try? database.read { conn in
-            try conn.query("SELECT DISTINCT conversationId FROM join_request WHERE state = 'pending' ORDER BY conversationId")
-                .map { try $0.string(0) }
-        }) ?? []
+        let ids = (try? database.read { conn in try ProtectionRepository.conversationsWithPendingJoinRequests(on: conn) }) ?? []
         var out: [Decision] = []
         for id in ids { out += await handlePending(conversationId: id) }
         return out
@@ -69,15 +67,8 @@ actor JoinRequestHandler {
     func refreshProtection(inboxId: String) async {
         let now = WallClock.nowMs()
         guard let (requests, invites) = try? database.read({ conn -> (Bool, Bool) in
-            let requests = try conn.queryOne("""
-                SELECT 1 FROM join_request j JOIN conversation c ON c.id = j.conversationId
-                WHERE c.inboxId = ? AND j.state = 'pending' LIMIT 1
-                """, [.text(inboxId)]) != nil
-            let invites = try conn.queryOne("""
-                SELECT 1 FROM invite i JOIN conversation c ON c.id = i.conversationId
-                WHERE c.inboxId = ? AND (i.expiresAt IS NULL OR i.expiresAt > ?) LIMIT 1
-                """, [.text(inboxId), .integer(now)]) != nil
-            return (requests, invites)
+            (try ProtectionRepository.hasPendingJoinRequest(inboxId: inboxId, on: conn),
+             try ProtectionRepository.hasLiveInvite(inboxId: inboxId, now: now, on: conn))
         }) else { return }
         try? await protection.setProtected(inboxId, reason: .pendingJoinRequest, requests)
         try? await protection.setProtected(inboxId, reason: .pendingInvite, invites)

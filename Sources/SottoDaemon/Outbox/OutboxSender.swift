@@ -1,4 +1,5 @@
 import Foundation
+import DaemonStore
 import ServiceLifecycle
 import SharedStore
 
@@ -74,8 +75,6 @@ actor OutboxSender: Service {
                                                         lastError: lastError, on: conn)
             }
         }
-        return try? database.read { conn in
-            try conn.queryOne("SELECT min(nextAttemptAt) FROM outbox WHERE state = 'pending'")?.optionalInt64(0)
-        } ?? nil
+        return try? database.read { conn in try OutboxRepository.nextPendingAttempt(on: conn) } ?? nil
     }
 }

@@ -1,5 +1,6 @@
 import ControlProtocol
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// Everything a running daemon holds, built once at start-up in dependency order (see
@@ -78,10 +79,13 @@ final class DaemonContext: Sendable {
         let identities = InboxIdentities(lifecycle: lifecycle, awake: awake, keystore: keystore)
 
         // MARK: Workers and services
+        let walKeeper = WALKeeper(database: database, walPath: group.databasePath + "-wal",
+                                  policy: try WALKeeper.Policy(environment: environment,
+                                                               normalBusyMs: database.profile.busyTimeoutMs))
         let outbox = OutboxSender(database: database)
         let joinRequests = JoinRequestHandler(database: database, protection: lifecycle, identities: identities, outbox: outbox)
         let expired = ExpiredConversationsWorker(database: database, keystore: keystore, lifecycle: lifecycle, awake: awake,
-                                                 explodeDeliveryBudgetMs: budget)
+                                                 walKeeper: walKeeper, explodeDeliveryBudgetMs: budget)
         let service = ConversationService(database: database, unusedInboxes: unusedInboxes, stores: stores, endpoint: endpoint,
                                           lifecycle: lifecycle, identities: identities, outbox: outbox,
                                           joinRequests: joinRequests, expired: expired)
@@ -97,9 +101,6 @@ final class DaemonContext: Sendable {
         } catch {
             DaemonLog.warning("deleted identities not wiped yet: \(error)")
         }
-        let walKeeper = WALKeeper(pool: database.pool, walPath: group.databasePath + "-wal",
-                                  policy: try WALKeeper.Policy(environment: environment,
-                                                               normalBusyMs: database.profile.busyTimeoutMs))
 
         // MARK: The change feed, last: it hands every commit to the parts above
         let latestSeq = try database.read { conn in try ChangeLogRepository.latestSeq(on: conn) }
@@ -119,12 +120,7 @@ final class DaemonContext: Sendable {
         let damaged = Set(damagedIdentities.map(\.clientId))
         let (ranked, pending) = try database.read { conn -> ([DBInbox], [String]) in
             let ranked = try InboxRepository.rankedByActivity(limit: 10_000, on: conn)
-            let pending = try conn.query("""
-                SELECT DISTINCT c.inboxId FROM conversation c
-                WHERE EXISTS (SELECT 1 FROM join_request j WHERE j.conversationId = c.id AND j.state = 'pending')
-                   OR EXISTS (SELECT 1 FROM invite i WHERE i.conversationId = c.id
-                              AND (i.expiresAt IS NULL OR i.expiresAt > ?))
-                """, [.integer(WallClock.nowMs())]).map { try $0.string(0) }
+            let pending = try ProtectionRepository.inboxesWithPendingWork(now: WallClock.nowMs(), on: conn)
             // An inbox whose identity does not open stays asleep: waking it could only fail.
             let isolated = Set(ranked.filter { damaged.contains($0.clientId) }.map(\.inboxId))
             return (ranked.filter { !isolated.contains($0.inboxId) }, pending.filter { !isolated.contains($0) })
@@ -141,7 +137,7 @@ final class DaemonContext: Sendable {
     /// `sotto status`.
     func status() async -> StatusResult {
         let snapshot = await lifecycle.snapshot()
-        let conversations: Int64 = ((try? database.read { conn in try conn.queryOne("SELECT count(*) FROM conversation")?.int64(0) }) ?? nil) ?? 0
+        let conversations = (try? database.read { conn in try ConversationRepository.count(on: conn) }) ?? 0
         let unusedReady = (try? await unusedInboxes.hasPreparedIdentity()) ?? false
         let unusedStats = await unusedInboxes.stats
         let stats = await walKeeper.stats

@@ -1,11 +1,13 @@
 import Foundation
-import GRDB
-import GRDBSQLite
+import DaemonStore
 import ServiceLifecycle
+import SharedStore
 
 /// The daemon owns WAL upkeep (docs/adr/0003): while it runs, workers never checkpoint. A
 /// worker resets the WAL only through SQLite's last-connection close, which needs an EXCLUSIVE
-/// lock this daemon's open pool always denies (docs/adr/0020: the daemon-down case).
+/// lock this daemon's open connections always deny (docs/adr/0020: the daemon-down case). It
+/// is the daemon's only checkpointer: whoever needs the WAL reset now (an explode, so no
+/// frame keeps deleted plaintext) asks it with ``checkpointSoon()``.
 ///
 /// - When idle (no commit seen for `idleAfter`), a PASSIVE checkpoint copies what it can
 ///   without waiting on anyone.
@@ -14,8 +16,9 @@ import ServiceLifecycle
 ///   (doubling up to `maxBackoff`) and tries again, so a push storm is never stalled by it.
 ///
 /// ```swift
-/// let keeper = WALKeeper(pool: pool, walPath: group.databasePath + "-wal")
+/// let keeper = WALKeeper(database: db, walPath: group.databasePath + "-wal")
 /// await keeper.noteCommit()   // run by the daemon's service group (DaemonServices)
+/// await keeper.checkpointSoon()   // after deleting rows whose plaintext must leave the WAL
 /// ```
 actor WALKeeper: Service {
     struct Policy: Sendable {
@@ -53,7 +56,7 @@ actor WALKeeper: Service {
         var lastWALBytes: Int64 = 0
     }
 
-    private let pool: DatabasePool
+    private let database: DaemonDatabase
     private let walPath: String
     private let policy: Policy
     private let clock = ContinuousClock()
@@ -63,9 +66,12 @@ actor WALKeeper: Service {
     private var nextTruncateAttempt: ContinuousClock.Instant
     private(set) var stats = Stats()
     private let pause = WakeSignal()
+    /// A TRUNCATE someone asked for (``checkpointSoon()``) that has not succeeded yet: the
+    /// ticks retry it with the usual backoff whatever the WAL's size.
+    private var truncateRequested = false
 
-    init(pool: DatabasePool, walPath: String, policy: Policy = Policy()) {
-        self.pool = pool
+    init(database: DaemonDatabase, walPath: String, policy: Policy = Policy()) {
+        self.database = database
         self.walPath = walPath
         self.policy = policy
         self.lastCommit = ContinuousClock.now
@@ -99,38 +105,56 @@ actor WALKeeper: Service {
         let walBytes = Self.fileSize(walPath)
         stats.lastWALBytes = walBytes
         let now = clock.now
-        if walBytes > policy.truncateAboveBytes, now >= nextTruncateAttempt {
-            if checkpoint(mode: SQLITE_CHECKPOINT_TRUNCATE) {
-                stats.truncated += 1
-                stats.lastWALBytes = Self.fileSize(walPath)
-                backoff = policy.tick
-                idleCheckpointDone = true
-            } else {
-                stats.busy += 1
-                backoff = min(backoff * 2, policy.maxBackoff)
-                nextTruncateAttempt = now + backoff
-            }
+        if walBytes > policy.truncateAboveBytes || truncateRequested, now >= nextTruncateAttempt {
+            truncate(now: now)
             return
         }
         if !idleCheckpointDone, now - lastCommit >= policy.idleAfter {
-            if checkpoint(mode: SQLITE_CHECKPOINT_PASSIVE) { stats.passive += 1 }
+            if checkpoint(.passive) { stats.passive += 1 }
             idleCheckpointDone = true
+        }
+    }
+
+    /// Resets the WAL now, for a caller that just deleted rows whose old frames must leave the
+    /// WAL (an explode, ADR 0016): tries every `retryEvery` while readers or writers hold it
+    /// back, for at most `within`; after that the ticks keep trying (with the usual backoff)
+    /// until it succeeds. True when the WAL was reset before this returned.
+    @discardableResult
+    func checkpointSoon(within: Duration = .seconds(2), retryEvery: Duration = .milliseconds(100)) async -> Bool {
+        truncateRequested = true
+        let deadline = clock.now + within
+        while truncateRequested {
+            truncate(now: clock.now)
+            guard truncateRequested else { return true }
+            guard clock.now < deadline, !Task.isCancelled else { break }
+            try? await Task.sleep(for: retryEvery)
+        }
+        return !truncateRequested
+    }
+
+    /// One TRUNCATE attempt; a busy one backs off (doubling up to `maxBackoff`).
+    private func truncate(now: ContinuousClock.Instant) {
+        if checkpoint(.truncate) {
+            stats.truncated += 1
+            stats.lastWALBytes = Self.fileSize(walPath)
+            backoff = policy.tick
+            nextTruncateAttempt = now
+            idleCheckpointDone = true
+            truncateRequested = false
+        } else {
+            stats.busy += 1
+            backoff = min(backoff * 2, policy.maxBackoff)
+            nextTruncateAttempt = now + backoff
         }
     }
 
     /// Runs a checkpoint on the writer connection with a short busy budget. True when it
     /// completed (every frame copied back; for TRUNCATE, the WAL reset).
-    private func checkpoint(mode: Int32) -> Bool {
+    private func checkpoint(_ mode: WALCheckpoint.Mode) -> Bool {
         let budget = policy.checkpointBusyMs
         let normal = policy.normalBusyMs
-        return pool.writeWithoutTransaction { db -> Bool in
-            let handle = db.sqliteConnection!
-            sqlite3_busy_timeout(handle, budget)
-            defer { sqlite3_busy_timeout(handle, normal) }
-            var logFrames: Int32 = 0
-            var checkpointed: Int32 = 0
-            let rc = sqlite3_wal_checkpoint_v2(handle, "main", mode, &logFrames, &checkpointed)
-            return rc == SQLITE_OK && (mode == SQLITE_CHECKPOINT_PASSIVE || logFrames == checkpointed)
+        return database.withWriterConnection { conn in
+            WALCheckpoint.run(mode, busyBudgetMs: budget, normalBusyMs: normal, on: conn)
         }
     }
 

@@ -76,7 +76,7 @@ struct SchemaAndPragmaTests {
             _ = try SQLiteConnection.open(path: path, profile: .worker)
         } throws: { error in
             // The extended code is kept and named: SQLITE_NOTADB, not "StoreError".
-            guard case .corrupt(let code, _) = error as? StoreError else { return false }
+            guard case .corrupt(let code, _, _) = error as? StoreError else { return false }
             return SQLiteResultCode.name(code) == "SQLITE_NOTADB" && "\(error)".contains("damaged")
         }
     }

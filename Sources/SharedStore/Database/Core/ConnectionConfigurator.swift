@@ -2,13 +2,11 @@ import Glibc
 import GRDBSQLite
 
 /// The one place every pragma is set, for every connection of both processes: the worker's
-/// ``SQLiteConnection/open(path:profile:create:)`` and the daemon's GRDB
-/// `Configuration.prepareDatabase` both call ``configure(_:profile:)``.
+/// and the daemon's connections all come from ``SQLiteConnection/open(path:profile:create:readOnly:)``,
+/// which calls ``configure(_:profile:)``.
 ///
 /// ```swift
-/// config.prepareDatabase { db in
-///     try ConnectionConfigurator.configure(db.sqliteConnection!, profile: .daemon)
-/// }
+/// try ConnectionConfigurator.configure(conn.handle, profile: .daemon)
 /// ```
 public enum ConnectionConfigurator {
     /// Configures `handle`. Safe on read-only connections: journal_mode is only written when

@@ -61,12 +61,12 @@ public struct Row: Sendable, Equatable {
 
     private func value(_ index: Int) throws(StoreError) -> SQLiteValue {
         guard values.indices.contains(index) else {
-            throw .sqlite(code: 25 /* SQLITE_RANGE */, message: "column \(index) out of range")
+            throw .sqlite(code: SQLiteResultCode.range, message: "column \(index) out of range")
         }
         return values[index]
     }
 
     private func mismatch(_ index: Int, _ expected: String) -> StoreError {
-        .sqlite(code: 20 /* SQLITE_MISMATCH */, message: "column \(index) is not \(expected)")
+        .sqlite(code: SQLiteResultCode.mismatch, message: "column \(index) is not \(expected)")
     }
 }

@@ -1,9 +1,9 @@
 import GRDBSQLite
 
-/// One SQLite connection over the C API, used from one thread. The worker opens its own
-/// (``open(path:profile:create:)``, which owns and closes the handle); the daemon wraps the
-/// handle of a GRDB connection (``init(borrowing:)``, never closed here) so that both run
-/// the very same writers.
+/// One SQLite connection over the C API, used by one thread at a time. Both processes open
+/// their own (``open(path:profile:create:readOnly:)``, which owns and closes the handle) and
+/// run the very same repositories and writers on it; ``init(borrowing:)`` wraps a handle
+/// someone else owns (never closed here).
 ///
 /// ```swift
 /// let conn = try SQLiteConnection.open(path: dir.databasePath, profile: .worker)
@@ -25,12 +25,13 @@ public final class SQLiteConnection {
 
     /// Opens (and with `create`, creates) the database at `path` and configures it through
     /// ``ConnectionConfigurator``. Without `create` a missing file is `.io`, so a worker never
-    /// leaves an empty database behind.
+    /// leaves an empty database behind. `readOnly` opens a reader that can never write (the
+    /// daemon's reader connections; the file must exist and already be in WAL mode).
     public static func open(path: String, profile: ConnectionProfile,
-                            create: Bool = false) throws(StoreError) -> SQLiteConnection {
+                            create: Bool = false, readOnly: Bool = false) throws(StoreError) -> SQLiteConnection {
         var handle: OpaquePointer?
-        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
-        if create { flags |= SQLITE_OPEN_CREATE }
+        var flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         let code = sqlite3_open_v2(path, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let error = StoreError.from(code: code, handle: handle)
@@ -48,7 +49,7 @@ public final class SQLiteConnection {
         self.ownsHandle = true
     }
 
-    /// Wraps a handle someone else owns (a GRDB connection's `sqliteConnection`). The
+    /// Wraps a handle someone else owns (a pragma report, a checkpoint on it). The
     /// wrapper must not outlive that access; it never closes the handle.
     public init(borrowing handle: OpaquePointer) {
         self.handle = handle
@@ -65,7 +66,7 @@ public final class SQLiteConnection {
     /// Runs one or more statements without arguments (schema, pragmas, BEGIN/COMMIT).
     public func execute(_ sql: String) throws(StoreError) {
         let code = sqlite3_exec(handle, sql, nil, nil, nil)
-        guard code == SQLITE_OK else { throw StoreError.from(code: code, handle: handle) }
+        guard code == SQLITE_OK else { throw StoreError.from(code: code, handle: handle, statement: sql) }
     }
 
     /// Prepares one statement.
@@ -73,7 +74,7 @@ public final class SQLiteConnection {
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard code == SQLITE_OK, let statement else {
-            throw StoreError.from(code: code == SQLITE_OK ? SQLITE_MISUSE : code, handle: handle)
+            throw StoreError.from(code: code == SQLITE_OK ? SQLITE_MISUSE : code, handle: handle, statement: sql)
         }
         return Statement(handle: statement, connection: handle)
     }
@@ -130,7 +131,7 @@ public final class SQLiteConnection {
     /// Runs `body` in `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws (or if COMMIT
     /// fails). BEGIN IMMEDIATE takes the write lock up front, so the busy timeout covers the
     /// whole wait and no deadlock can arise between two writers. Inside a transaction that is
-    /// already open (a GRDB write), it runs in a SAVEPOINT of that transaction instead.
+    /// already open (the daemon's write), it runs in a SAVEPOINT of that transaction instead.
     public func immediateTransaction<T, E: StoreErrorConvertible>(
         _ body: () throws(E) -> T
     ) throws(E) -> T {

@@ -20,6 +20,12 @@ public final class Statement {
         sqlite3_finalize(handle)
     }
 
+    /// The statement's SQL text as prepared: `?` placeholders, never the bound values
+    /// (`sqlite3_sql`, not `sqlite3_expanded_sql`), so an error may carry it into a log line.
+    public var sql: String {
+        sqlite3_sql(handle).map { String(cString: $0) } ?? ""
+    }
+
     // MARK: Binding
 
     /// Clears previous bindings and binds `values` to parameters 1...n.
@@ -27,7 +33,8 @@ public final class Statement {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         guard Int(sqlite3_bind_parameter_count(handle)) == values.count else {
-            throw .sqlite(code: SQLITE_RANGE, message: "expected \(sqlite3_bind_parameter_count(handle)) arguments, got \(values.count)")
+            throw .sqlite(code: SQLITE_RANGE, message: "expected \(sqlite3_bind_parameter_count(handle)) arguments, got \(values.count)",
+                          statement: sql)
         }
         for (offset, value) in values.enumerated() {
             try bind(value, at: Int32(offset + 1))
@@ -51,7 +58,7 @@ public final class Statement {
         case .null:
             code = sqlite3_bind_null(handle, index)
         }
-        guard code == SQLITE_OK else { throw StoreError.from(code: code, handle: connection) }
+        guard code == SQLITE_OK else { throw StoreError.from(code: code, handle: connection, statement: sql) }
     }
 
     // MARK: Stepping
@@ -63,7 +70,7 @@ public final class Statement {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         default:
-            let error = StoreError.from(code: code, handle: connection)
+            let error = StoreError.from(code: code, handle: connection, statement: sql)
             sqlite3_reset(handle)
             throw error
         }

@@ -43,9 +43,9 @@ public enum IntegrityCheck {
             while try statement.step() { lines.append(statement.string(0)) }
             if lines == ["ok"] { return .sound }
             return .damaged("quick_check: " + lines.joined(separator: "; "))
-        } catch .corrupt(let code, let message) {
+        } catch .corrupt(let code, let message, _) {
             return .damaged("\(SQLiteResultCode.name(code)): \(message)")
-        } catch .sqlite(let code, _) where code & 0xff == 9 {  // SQLITE_INTERRUPT: out of budget
+        } catch .sqlite(let code, _, _) where SQLiteResultCode.primary(code) == SQLiteResultCode.interrupt {  // out of budget
             return .incomplete(elapsedMs: elapsed(), reason: "time budget of \(budgetMs ?? 0) ms used up")
         } catch {
             return .incomplete(elapsedMs: elapsed(), reason: error.description)

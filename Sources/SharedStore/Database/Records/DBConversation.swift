@@ -44,7 +44,7 @@ public struct DBConversation: Sendable, Equatable {
     init(row: Row) throws(StoreError) {
         let stateText = try row.string(8)
         guard let state = State(rawValue: stateText) else {
-            throw .sqlite(code: 20, message: "conversation.state has an unknown value")
+            throw .sqlite(code: SQLiteResultCode.mismatch, message: "conversation.state has an unknown value")
         }
         self.init(id: try row.string(0), inboxId: try row.string(1), clientId: try row.string(2),
                   topic: try row.string(3), name: try row.optionalString(4),

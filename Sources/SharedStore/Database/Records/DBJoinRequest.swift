@@ -30,7 +30,7 @@ public struct DBJoinRequest: Sendable, Equatable {
 
     init(row: Row) throws(StoreError) {
         guard let state = State(rawValue: try row.string(11)) else {
-            throw .sqlite(code: 20, message: "join_request.state has an unknown value")
+            throw .sqlite(code: SQLiteResultCode.mismatch, message: "join_request.state has an unknown value")
         }
         id = try row.int64(0)
         conversationId = try row.string(1)

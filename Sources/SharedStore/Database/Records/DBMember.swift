@@ -32,7 +32,7 @@ public struct DBMember: Sendable, Equatable {
 
     init(row: Row) throws(StoreError) {
         guard let role = Role(rawValue: try row.string(5)) else {
-            throw .sqlite(code: 20, message: "member.role has an unknown value")
+            throw .sqlite(code: SQLiteResultCode.mismatch, message: "member.role has an unknown value")
         }
         self.init(conversationId: try row.string(0), inboxId: try row.string(1),
                   publicKey: try row.string(2), endpoint: try row.string(3),

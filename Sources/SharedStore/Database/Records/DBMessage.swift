@@ -48,7 +48,7 @@ public struct DBMessage: Sendable, Equatable {
         let status = try row.optionalString(10)
         let delivery = status.flatMap(DeliveryStatus.init(rawValue:))
         if status != nil, delivery == nil {
-            throw .sqlite(code: 20, message: "message.deliveryStatus has an unknown value")
+            throw .sqlite(code: SQLiteResultCode.mismatch, message: "message.deliveryStatus has an unknown value")
         }
         self.init(id: try row.string(0), conversationId: try row.string(1),
                   senderInboxId: try row.string(2), sentAt: try row.int64(3),

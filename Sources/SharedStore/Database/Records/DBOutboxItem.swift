@@ -23,7 +23,7 @@ public struct DBOutboxItem: Sendable, Equatable {
 
     init(row: Row) throws(StoreError) {
         guard let state = State(rawValue: try row.string(4)) else {
-            throw .sqlite(code: 20, message: "outbox.state has an unknown value")
+            throw .sqlite(code: SQLiteResultCode.mismatch, message: "outbox.state has an unknown value")
         }
         messageId = try row.string(0)
         memberInboxId = try row.string(1)

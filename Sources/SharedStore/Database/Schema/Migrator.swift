@@ -1,6 +1,6 @@
-/// Applies the pending ``Schema`` steps. Only the daemon calls it (through GRDB's write,
-/// which is already an IMMEDIATE transaction); called outside a transaction it opens its own
-/// `BEGIN IMMEDIATE`. Either way the version is read after the write lock is held, so two
+/// Applies the pending ``Schema`` steps. Only the daemon calls it (on its writer connection
+/// at open, and `sotto repair` on a fresh file); called outside a transaction it opens its own
+/// `BEGIN IMMEDIATE`, inside one it runs in it. Either way the version is read after the write lock is held, so two
 /// daemons racing both end fine: the second finds nothing to do.
 ///
 /// ```swift

@@ -50,7 +50,7 @@ public struct NewConversation: Sendable, Equatable {
 }
 
 /// Creates inboxes and conversations, and records activity. Each call runs inside the
-/// caller's transaction (GRDB's write, or ``SQLiteConnection/immediateTransaction(_:)``).
+/// caller's transaction (the daemon's write, or ``SQLiteConnection/immediateTransaction(_:)``).
 ///
 /// ```swift
 /// try conn.immediateTransaction { () throws(InboxWriteError) in

@@ -104,7 +104,7 @@ public enum IncomingMessageWriter {
             FROM conversation c LEFT JOIN conversation_local_state s ON s.conversationId = c.id
             WHERE c.id = ?
             """, [.text(senderInboxId), .text(conversationId)])
-        guard let row else { throw .sqlite(code: 1, message: "conversation vanished during write") }
+        guard let row else { throw .sqlite(code: SQLiteResultCode.error, message: "conversation vanished during write") }
         return IncomingWriteReceipt(
             seq: seq, conversationId: conversationId, conversationName: try row.optionalString(0),
             senderInboxId: senderInboxId, senderProfileName: try row.optionalString(4), muted: try row.bool(1),

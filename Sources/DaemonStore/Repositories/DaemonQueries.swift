@@ -1,0 +1,61 @@
+import SharedStore
+
+// MARK: Queries on SharedStore's tables that only the daemon runs
+
+extension ConversationRepository {
+    /// How many conversations this device holds (`sotto status`).
+    ///
+    /// ```swift
+    /// let conversations = try ConversationRepository.count(on: conn)
+    /// ```
+    public static func count(on conn: SQLiteConnection) throws(StoreError) -> Int64 {
+        try conn.queryOne("SELECT count(*) FROM conversation")?.int64(0) ?? 0
+    }
+}
+
+extension MessageRepository {
+    /// Up to `limit` ids of the conversation's messages that start with `prefix` (a lowercase
+    /// hex prefix, as `git` resolves commits), in id order.
+    ///
+    /// ```swift
+    /// let ids = try MessageRepository.ids(conversationId: id, prefix: "3fa", limit: 2, on: conn)
+    /// ```
+    public static func ids(conversationId: String, prefix: String, limit: Int,
+                           on conn: SQLiteConnection) throws(StoreError) -> [String] {
+        var out: [String] = []
+        for row in try conn.query("SELECT id FROM message WHERE conversationId = ? AND id >= ? AND id < ? ORDER BY id LIMIT ?",
+                                  [.text(conversationId), .text(prefix), .text(prefix + "g"), .integer(Int64(max(0, limit)))]) {
+            out.append(try row.string(0))
+        }
+        return out
+    }
+}
+
+extension OutboxRepository {
+    /// When the earliest pending push is due, if any push is pending.
+    ///
+    /// ```swift
+    /// let next = try OutboxRepository.nextPendingAttempt(on: conn)   // nil: nothing to send
+    /// ```
+    public static func nextPendingAttempt(on conn: SQLiteConnection) throws(StoreError) -> Int64? {
+        try conn.queryOne("SELECT min(nextAttemptAt) FROM outbox WHERE state = 'pending'")?.optionalInt64(0)
+    }
+
+    /// How one message's pushes stand: acked, still pending, given up.
+    public struct DeliveryCounts: Sendable, Equatable {
+        public let sent: Int
+        public let pending: Int
+        public let failed: Int
+    }
+
+    /// The state of every push of `messageId` (zeros when it has none).
+    public static func deliveryCounts(messageId: String, on conn: SQLiteConnection) throws(StoreError) -> DeliveryCounts {
+        let row = try conn.queryOne("""
+            SELECT coalesce(sum(state = 'sent'), 0), coalesce(sum(state = 'pending'), 0),
+                   coalesce(sum(state = 'failed'), 0)
+            FROM outbox WHERE messageId = ?
+            """, [.text(messageId)])
+        return DeliveryCounts(sent: Int(try row?.int64(0) ?? 0), pending: Int(try row?.int64(1) ?? 0),
+                              failed: Int(try row?.int64(2) ?? 0))
+    }
+}

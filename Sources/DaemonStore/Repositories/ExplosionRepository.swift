@@ -1,0 +1,68 @@
+import SharedStore
+
+/// Read-only queries behind exploding conversations (the source app's decision record
+/// "Conversation Explode Feature", ADR 0016): which are due, when the next one is, whether the
+/// creator's explode message still has pushes on their way, and when the creator set it.
+///
+/// ```swift
+/// for due in try ExplosionRepository.due(now: now, on: conn) {
+///     let backed = try ExplosionRepository.creatorExpiry(conversationId: due.id, creatorInboxId: due.creatorInboxId, on: conn)
+/// }
+/// let next = try ExplosionRepository.nextExpiry(after: now, on: conn)
+/// ```
+public enum ExplosionRepository {
+    /// A conversation whose `expiresAt` has come.
+    public struct Due: Sendable, Equatable {
+        public let id: String
+        public let inboxId: String
+        public let creatorInboxId: String
+        public let expiresAt: Int64
+    }
+
+    /// Conversations with an `expiresAt` at or before `now`.
+    public static func due(now: Int64, on conn: SQLiteConnection) throws(StoreError) -> [Due] {
+        var out: [Due] = []
+        for row in try conn.query("""
+            SELECT id, inboxId, creatorInboxId, expiresAt FROM conversation
+            WHERE expiresAt IS NOT NULL AND expiresAt <= ?
+            """, [.integer(now)]) {
+            out.append(Due(id: try row.string(0), inboxId: try row.string(1),
+                           creatorInboxId: try row.string(2), expiresAt: try row.int64(3)))
+        }
+        return out
+    }
+
+    /// The earliest `expiresAt` after `now`, if any conversation has one.
+    public static func nextExpiry(after now: Int64, on conn: SQLiteConnection) throws(StoreError) -> Int64? {
+        try conn.queryOne("SELECT min(expiresAt) FROM conversation WHERE expiresAt > ?", [.integer(now)])?.optionalInt64(0)
+    }
+
+    /// True while this device's own explode message in the conversation still has a pending
+    /// push and was stored after `storedAfter` (now minus the delivery budget).
+    public static func ownExplodePushesPending(conversationId: String, storedAfter: Int64,
+                                               on conn: SQLiteConnection) throws(StoreError) -> Bool {
+        try conn.queryOne("""
+            SELECT 1 FROM message m JOIN outbox o ON o.messageId = m.id
+            WHERE m.conversationId = ? AND m.isOutgoing = 1 AND m.contentType = ?
+              AND m.receivedAt > ? AND o.state = 'pending'
+            LIMIT 1
+            """, [.text(conversationId), .text(ContentType.explodeSettings), .integer(storedAfter)]) != nil
+    }
+
+    /// The earliest `expiresAt` among the creator's explode_settings messages stored in the
+    /// conversation (sent or received), or nil when the creator sent none.
+    public static func creatorExpiry(conversationId: String, creatorInboxId: String,
+                                     on conn: SQLiteConnection) throws(StoreError) -> Int64? {
+        let rows = try conn.query("""
+            SELECT content, fallback FROM message WHERE conversationId = ? AND senderInboxId = ? AND contentType = ?
+            """, [.text(conversationId), .text(creatorInboxId), .text(ContentType.explodeSettings)])
+        var earliest: Int64?
+        for row in rows {
+            guard case .explodeSettings(let at)? = try? MessageContent.decode(
+                contentType: ContentType.explodeSettings, content: try row.blob(0), fallback: try row.optionalString(1))
+            else { continue }
+            earliest = min(earliest ?? at, at)
+        }
+        return earliest
+    }
+}
