@@ -26,6 +26,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        // The daemon's control socket only (docs/adr/0025): never the worker, never SharedStore.
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
     ],
     targets: [
         // MARK: C libraries from Debian packages
@@ -64,6 +66,8 @@ let package = Package(
                 "ControlProtocol",
                 "CSystemd",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]),
         // What talks to a running daemon over its control socket: the CLI, tests, benchmarks, a UI.
         .target(
@@ -108,7 +112,8 @@ let package = Package(
         .testTarget(
             name: "MainProcessTests",
             dependencies: ["MainProcess", "SottoDaemon", "SottoClient", "SharedStore", "TestSupport",
-                           .product(name: "GRDB", package: "GRDB.swift")]),
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "NIOCore", package: "swift-nio")]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
             name: "SystemdTests",

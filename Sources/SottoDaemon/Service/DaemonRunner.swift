@@ -73,7 +73,12 @@ public struct DaemonRunner {
             return 71
         }
         events.start()
-        control.start()
+        do {
+            try await control.start()
+        } catch {
+            DaemonLog.error("cannot serve the control socket: \(error)")
+            return 71
+        }
 
         // Catch up on what workers wrote while the daemon was down, then keep watching.
         await feed.catchUp()
@@ -107,7 +112,7 @@ public struct DaemonRunner {
         let signal = await termination.wait()
         DaemonLog.info("received \(signal), stopping")
         notifier.stopping()
-        control.stop()
+        await control.stop()
         events.stop()
         watchdog?.cancel()
         await context.outbox.stop()
