@@ -1,3 +1,4 @@
+import Glibc
 import NIOCore
 
 /// Frames a control client's bytes into request lines (LF-terminated, a CR before it is
@@ -40,8 +41,8 @@ struct ControlRequestDecoder {
     mutating func append(_ bytes: ByteBuffer) {
         var bytes = bytes
         if discarding {
-            guard let newline = bytes.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) else { return }
-            bytes.moveReaderIndex(to: newline + 1)
+            guard let newline = Self.firstNewline(in: bytes, from: 0) else { return }
+            bytes.moveReaderIndex(forwardBy: newline + 1)
             discarding = false
         }
         guard bytes.readableBytes > 0 else { return }
@@ -59,15 +60,13 @@ struct ControlRequestDecoder {
     /// held is an unfinished line within the bound.
     mutating func nextFrame() -> Frame? {
         guard var held = buffered, held.readableBytes > 0 else { return nil }
-        let view = held.readableBytesView
-        guard let newline = view[(view.startIndex + searched)...].firstIndex(of: UInt8(ascii: "\n")) else {
+        guard let length = Self.firstNewline(in: held, from: searched) else {
             searched = held.readableBytes
             guard held.readableBytes > maxLineBytes else { return nil }
             release()
             discarding = true
             return .tooLong
         }
-        let length = newline - view.startIndex
         let line = held.readSlice(length: length)!
         held.moveReaderIndex(forwardBy: 1)
         buffered = held
@@ -81,6 +80,16 @@ struct ControlRequestDecoder {
         defer { release() }
         guard !discarding, let held = buffered, held.readableBytes > 0 else { return nil }
         return held.readableBytes > maxLineBytes ? .tooLong : .line(held)
+    }
+
+    /// The offset of the first LF at or after `offset` in `buffer`'s readable bytes (memchr:
+    /// a byte-by-byte search is 20 times slower in a debug build, and every byte is searched).
+    private static func firstNewline(in buffer: ByteBuffer, from offset: Int) -> Int? {
+        buffer.withUnsafeReadableBytes { bytes -> Int? in
+            guard offset < bytes.count, let base = bytes.baseAddress,
+                  let hit = memchr(base + offset, 0x0a, bytes.count - offset) else { return nil }
+            return base.distance(to: UnsafeRawPointer(hit))
+        }
     }
 
     /// Gives the storage back (a 250 KB line's buffer is not kept for the next small one).
