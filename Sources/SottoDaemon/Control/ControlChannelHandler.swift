@@ -120,10 +120,10 @@ final class ControlChannelHandler: ChannelInboundHandler {
             let eventLoop = context.eventLoop
             Task {
                 let reply = await handler.handle(request, on: connection)
-                if request.hasID { connection.send(reply) }
-                // After the reply's write (sends are executed on the loop in order).
+                // One hop back to the loop: the reply is written there, then the next line read.
                 eventLoop.execute {
                     let (handler, context) = this.value
+                    if request.hasID { connection.send(reply) }
                     handler.requestFinished(context: context)
                 }
             }
