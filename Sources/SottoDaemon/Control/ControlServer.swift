@@ -28,7 +28,16 @@ final class ControlServer: Sendable {
     /// Every channel of the server lives on this one loop, so the registry needs no lock.
     private let eventLoop: any EventLoop
     private let registry: NIOLoopBoundBox<ControlConnectionRegistry>
-    private let listener = Mutex<(any Channel)?>(nil)
+    private let state = Mutex(State.bound)
+
+    /// Who owns the listening socket.
+    private enum State {
+        /// `listen` bound it; nobody serves it yet.
+        case bound
+        /// NIO took it (and closes it with the channel); nil if taking it failed.
+        case serving((any Channel)?)
+        case stopped
+    }
 
     /// How long `stop` lets connections finish their request before closing them anyway.
     static let stopGrace = TimeAmount.seconds(5)
@@ -68,20 +77,41 @@ final class ControlServer: Sendable {
                                                            eventLoop: eventLoop)
     }
 
-    /// Starts serving the bound socket.
+    /// Starts serving the bound socket. Once only.
     func start() async throws {
+        let first = state.withLock { state in
+            guard case .bound = state else { return false }
+            state = .serving(nil)
+            return true
+        }
+        guard first else { throw Failure.socket("the control socket at \(path) was already started or stopped") }
         let channel = try await bootstrap().withBoundSocket(listenFD).get()
         // NIO listens again with its default backlog of 128: restore the kernel's maximum
         // so that a burst of clients queues instead of timing out in `connect`.
         _ = Glibc.listen(listenFD, SOMAXCONN)
-        listener.withLock { $0 = channel }
+        let stoppedMeanwhile = state.withLock { state in
+            guard case .serving = state else { return true }
+            state = .serving(channel)
+            return false
+        }
+        if stoppedMeanwhile { try? await channel.close() }
     }
 
     /// Stops accepting, lets every connection finish the request it is in and write its
-    /// replies (for at most `stopGrace`), closes them, and removes the socket file.
+    /// replies (for at most `stopGrace`), closes them, and removes the socket file. The
+    /// second and later calls do nothing.
     func stop() async {
-        if let channel = listener.withLock({ $0.take() }) {
-            try? await channel.close()
+        let previous = state.withLock { state in
+            defer { state = .stopped }
+            return state
+        }
+        switch previous {
+        case .stopped:
+            return
+        case .bound:
+            close(listenFD)
+        case .serving(let channel):
+            try? await channel?.close()
             let registry = self.registry
             do {
                 try await eventLoop.flatSubmit { registry.value.closeAll(on: registry.eventLoop) }
@@ -89,8 +119,6 @@ final class ControlServer: Sendable {
             } catch {
                 try? await eventLoop.submit { for connection in registry.value.openConnections { connection.close() } }.get()
             }
-        } else {
-            close(listenFD)
         }
         try? await group.shutdownGracefully()
         unlink(path)
