@@ -2,8 +2,10 @@
 # The control socket's cost, two `sotto` binaries side by side in one run (issue #11, docs/adr/0025):
 # idle RSS, threads and CPU ticks over 8 s (docs/adr/0011: ≤ 3), and `status` round trips
 # (2,000 on one connection; 200 each on a new connection), with the after/before ratio.
+# The two daemons take turns, three rounds each (SOTTO_BENCH_ROUNDS), and each figure is the
+# median of its rounds, so that load from elsewhere on the machine falls on both.
 # Usage: Benchmarks/control-socket-bench.sh BEFORE_SOTTO AFTER_SOTTO
-#        (e.g. a copy of the debug `sotto` from main, and .build/debug/sotto)
+#        (e.g. a copy of `sotto` built from main, and .build/release/sotto)
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 BEFORE_SOTTO AFTER_SOTTO" >&2; exit 64; }
 exec python3 - "$1" "$2" <<'PY'
@@ -71,7 +73,12 @@ def measure(binary):
     finally:
         process.terminate(); process.wait(timeout=60)
 
-before, after = measure(sys.argv[1]), measure(sys.argv[2])
+rounds = int(os.environ.get("SOTTO_BENCH_ROUNDS", "3"))
+runs = {"before": [], "after": []}
+for _ in range(rounds):
+    runs["before"].append(measure(sys.argv[1]))
+    runs["after"].append(measure(sys.argv[2]))
+before, after = ({key: statistics.median(run[key] for run in runs[side]) for key in runs[side][0]} for side in ("before", "after"))
 for key in before:
     ratio = after[key] / before[key] if before[key] else float("nan")
     print(f"BENCH control-socket {key}: before={before[key]:.1f} after={after[key]:.1f} ratio={ratio:.2f}")
