@@ -137,10 +137,9 @@ final class ControlServer: Sendable {
                         AcceptBackoffHandler(shouldForwardIOErrorCaught: false) { _ in ControlAcceptGuard.acceptBackoff })
                 })
             }
+            // Reads of 64 B…64 KB (NIO's adaptive default), at most 4 per wake-up.
             .childChannelOption(.autoRead, value: false)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .childChannelOption(.maxMessagesPerRead, value: 4)
-            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 64 * 1024))
             .childChannelOption(.writeBufferWaterMark, value: .init(low: limits.pauseReadingAboveOutputBytes / 2,
                                                                     high: limits.pauseReadingAboveOutputBytes + 1))
             .childChannelInitializer { channel in
