@@ -8,8 +8,8 @@ import NIOCore
 ///
 /// ```swift
 /// switch registry.admit() {
-/// case .serve: registry.register(connection)
-/// case .refuse(let error): refuse(channel, error)
+/// case .serve: registry.register(connection) { channelHandler.stop(context: context) }
+/// case .refuse(let error): try pipeline.addHandler(ControlRefusalHandler(error))
 /// }
 /// ```
 final class ControlConnectionRegistry {
