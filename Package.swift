@@ -30,6 +30,8 @@ let package = Package(
         // (swift-log, which it brings, pinned to the version it resolves): docs/adr/0024. Never linked into the worker.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
+        // The daemon's control socket only (docs/adr/0025): never the worker, never SharedStore.
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
     ],
     targets: [
         // MARK: C libraries from Debian packages
@@ -82,6 +84,8 @@ let package = Package(
                 "CSystemd",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]),
         // What talks to a running daemon over its control socket: the CLI, tests, benchmarks, a UI.
         .target(
@@ -126,7 +130,8 @@ let package = Package(
         .testTarget(
             name: "MainProcessTests",
             dependencies: ["MainProcess", "SottoDaemon", "SottoClient", "ControlProtocol", "SharedStore", "TestSupport",
-                           .product(name: "Logging", package: "swift-log")]),
+                           .product(name: "Logging", package: "swift-log"),
+                           .product(name: "NIOCore", package: "swift-nio")]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
             name: "SystemdTests",

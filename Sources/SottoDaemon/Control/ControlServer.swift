@@ -1,451 +1,182 @@
 import ControlProtocol
 import Foundation
+import NIOCore
+import NIOPosix
 import SharedStore
+import Synchronization
 
-/// The daemon's control socket (`$XDG_RUNTIME_DIR/sotto/control.sock`, mode 0600): accepts
-/// CLI clients, checks each peer's uid with `SO_PEERCRED`, and serves JSON-RPC lines.
-///
-/// One thread runs a `poll()` loop over every connection (non-blocking sockets); requests
-/// are handled as tasks, one at a time per connection and in order. Everything it holds is
-/// bounded by `ControlLimits` (docs/adr/0010): past a bound it answers `-32003 daemon busy`
-/// and closes, evicting first the oldest connection that never sent a request, and it
-/// never dies of EMFILE (a reserve descriptor lets it refuse, then it backs off).
+/// The daemon's control socket (`$XDG_RUNTIME_DIR/sotto/control.sock`, mode 0600), served
+/// by SwiftNIO on one event-loop thread (docs/adr/0025): accepts CLI clients, checks each
+/// peer's uid with `SO_PEERCRED`, and serves JSON-RPC lines through `ControlChannelHandler`.
+/// Everything it holds is bounded by `ControlLimits` (docs/adr/0010): past a bound it
+/// answers `-32003 daemon busy` and closes, and it never dies of EMFILE.
 ///
 /// ```swift
 /// let server = try ControlServer.listen(path: runtime.controlSocketPath, limits: limits,
 ///                                       stats: stats, handler: dispatcher)
-/// server.start()
+/// try await server.start()
 /// …
-/// server.stop()
+/// await server.stop()   // stop accepting, answer what is in flight, close
 /// ```
-final class ControlServer: @unchecked Sendable {
+final class ControlServer: Sendable {
     let path: String
     let limits: ControlLimits
     let stats: ControlStats
     private let listenFD: Int32
     private let handler: any ControlRequestHandler
-    private let wakeReadFD: Int32
-    private let wakeWriteFD: Int32
+    private let group: MultiThreadedEventLoopGroup
+    /// Every channel of the server lives on this one loop, so the registry needs no lock.
+    private let eventLoop: any EventLoop
+    private let registry: NIOLoopBoundBox<ControlConnectionRegistry>
+    private let state = Mutex(State.bound)
 
-    // Shared with other threads: under `lock`.
-    private let lock = NSLock()
-    private var mailbox: [ControlConnection] = []
-    private var stopping = false
-    private var started = false
-    private let finished = DispatchSemaphore(value: 0)
-
-    // The loop thread's alone.
-    private var connections: [Int32: ControlConnection] = [:]
-    /// Connections in accept order, for eviction; entries that became known or closed are
-    /// skipped (and dropped) when met.
-    private var strangers: [ControlConnection] = []
-    private var strangersStart = 0
-    private var nextSerial: UInt64 = 0
-    private var chargedBytes = 0
-    private var reserveFD: Int32 = -1
-    /// `limits.maxConnections`, lowered for good when the process ran out of descriptors:
-    /// the control socket then leaves `fileLimitHeadroom` of them to the rest of the daemon.
-    private var maxConnections: Int
-    private var acceptPausedUntilNs: UInt64?
-    private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
-
-    static let acceptBatch = 64
-    static let fileLimitHeadroom = 64
-    static let acceptBackoffNs: UInt64 = 100_000_000
-
-    private init(path: String, listenFD: Int32, wakeFDs: (Int32, Int32), limits: ControlLimits, stats: ControlStats,
-                 handler: any ControlRequestHandler) {
-        self.path = path
-        self.listenFD = listenFD
-        (self.wakeReadFD, self.wakeWriteFD) = wakeFDs
-        self.limits = limits
-        self.stats = stats
-        self.handler = handler
-        self.maxConnections = limits.maxConnections
-        stats.update { $0.maxConnections = limits.maxConnections }
+    /// Who owns the listening socket.
+    private enum State {
+        /// `listen` bound it; nobody serves it yet.
+        case bound
+        /// NIO took it (and closes it with the channel); nil if taking it failed.
+        case serving((any Channel)?)
+        case stopped
     }
+
+    /// How long `stop` lets connections finish their request before closing them anyway.
+    static let stopGrace = TimeAmount.seconds(5)
 
     enum Failure: Error, CustomStringConvertible {
         case socket(String)
         var description: String { if case .socket(let text) = self { return text }; return "" }
     }
 
+    // MARK: - Lifecycle
+
+    /// Binds the socket (replacing a stale one: the daemon holds the instance lock) and
+    /// listens; clients queue in the backlog until `start`.
     static func listen(path: String, limits: ControlLimits, stats: ControlStats = ControlStats(),
                        handler: any ControlRequestHandler) throws -> ControlServer {
-        // A stale socket from a previous run is replaced: the daemon holds the instance lock.
         let fd = UnixSocket.bind(path, type: Int32(SOCK_STREAM.rawValue))
         guard fd >= 0 else { throw Failure.socket("bind \(path): \(String(cString: strerror(errno)))") }
-        var pipeFDs: [Int32] = [-1, -1]
-        guard Glibc.listen(fd, SOMAXCONN) == 0, pipe(&pipeFDs) == 0 else {
+        guard Glibc.listen(fd, SOMAXCONN) == 0 else {
             let code = errno
             close(fd)
-            throw Failure.socket("listen \(path): errno \(code)")
+            throw Failure.socket("listen \(path): \(String(cString: strerror(code)))")
         }
-        for descriptor in [fd] + pipeFDs {
-            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-        }
-        return ControlServer(path: path, listenFD: fd, wakeFDs: (pipeFDs[0], pipeFDs[1]), limits: limits, stats: stats,
-                             handler: handler)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        return ControlServer(path: path, listenFD: fd, limits: limits, stats: stats, handler: handler)
     }
 
-    func start() {
-        lock.lock()
-        started = true
-        lock.unlock()
-        reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
-        }
-        thread.name = "control-loop"
-        thread.start()
+    private init(path: String, listenFD: Int32, limits: ControlLimits, stats: ControlStats,
+                 handler: any ControlRequestHandler) {
+        self.path = path
+        self.listenFD = listenFD
+        self.limits = limits
+        self.stats = stats
+        self.handler = handler
+        self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        self.eventLoop = group.next()
+        self.registry = NIOLoopBoundBox.makeBoxSendingValue(ControlConnectionRegistry(limits: limits, stats: stats),
+                                                           eventLoop: eventLoop)
     }
 
-    /// Stops accepting, closes every client connection, removes the socket file.
-    func stop() {
-        lock.lock()
-        stopping = true
-        let running = started
-        lock.unlock()
-        if running {
-            wake()
-            finished.wait()
-        } else {
-            shutDown()
+    /// Starts serving the bound socket. Once only.
+    func start() async throws {
+        let first = state.withLock { state in
+            guard case .bound = state else { return false }
+            state = .serving(nil)
+            return true
         }
+        guard first else { throw Failure.socket("the control socket at \(path) was already started or stopped") }
+        let channel = try await bootstrap().withBoundSocket(listenFD).get()
+        // NIO listens again with its default backlog of 128: restore the kernel's maximum
+        // so that a burst of clients queues instead of timing out in `connect`.
+        _ = Glibc.listen(listenFD, SOMAXCONN)
+        let stoppedMeanwhile = state.withLock { state in
+            guard case .serving = state else { return true }
+            state = .serving(channel)
+            return false
+        }
+        if stoppedMeanwhile { try? await channel.close() }
+    }
+
+    /// Stops accepting, lets every connection finish the request it is in and write its
+    /// replies (for at most `stopGrace`), closes them, and removes the socket file. The
+    /// second and later calls do nothing.
+    func stop() async {
+        let previous = state.withLock { state in
+            defer { state = .stopped }
+            return state
+        }
+        switch previous {
+        case .stopped:
+            return
+        case .bound:
+            close(listenFD)
+        case .serving(let channel):
+            try? await channel?.close()
+            let registry = self.registry
+            do {
+                try await eventLoop.flatSubmit { registry.value.closeAll(on: registry.eventLoop) }
+                    .withTimeout(Self.stopGrace, on: eventLoop).get()
+            } catch {
+                try? await eventLoop.submit { for connection in registry.value.openConnections { connection.close() } }.get()
+            }
+        }
+        try? await group.shutdownGracefully()
         unlink(path)
     }
 
-    // MARK: - Loop
+    // MARK: - NIO
 
-    private func run() {
-        var pollFDs: [pollfd] = []
-        var order: [ControlConnection] = []
-        while true {
-            guard takeMailbox() else { break }
-            pollFDs.removeAll(keepingCapacity: true)
-            order.removeAll(keepingCapacity: true)
-            let now = DispatchTime.now().uptimeNanoseconds
-            if let until = acceptPausedUntilNs, now >= until { acceptPausedUntilNs = nil }
-            pollFDs.append(pollfd(fd: wakeReadFD, events: Int16(POLLIN), revents: 0))
-            pollFDs.append(pollfd(fd: acceptPausedUntilNs == nil ? listenFD : -1, events: Int16(POLLIN), revents: 0))
-            for connection in connections.values {
-                var events: Int32 = 0
-                if wantsInput(connection) { events |= Int32(POLLIN) }
-                if connection.pendingOutputBytes > 0 { events |= Int32(POLLOUT) }
-                // A busy connection sits out (even its hang-up): it is looked at again once
-                // its request is answered, so a client gone mid-request cannot spin the loop.
-                guard events != 0 else { continue }
-                pollFDs.append(pollfd(fd: connection.fd, events: Int16(events), revents: 0))
-                order.append(connection)
+    private func bootstrap() -> ServerBootstrap {
+        let (registry, handler, listenFD, limits) = (self.registry, self.handler, self.listenFD, self.limits)
+        return ServerBootstrap(group: eventLoop)
+            .serverChannelOption(.maxMessagesPerRead, value: 64)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture(withResultOf: {
+                    try channel.pipeline.syncOperations.addHandlers(
+                        ControlAcceptGuard(listenFD: listenFD, registry: registry.value),
+                        AcceptBackoffHandler(shouldForwardIOErrorCaught: false) { _ in ControlAcceptGuard.acceptBackoff })
+                })
             }
-            let timeoutMs = acceptPausedUntilNs.map { Int32(clamping: ($0 - min($0, now)) / 1_000_000 + 1) } ?? -1
-            let ready = poll(&pollFDs, nfds_t(pollFDs.count), timeoutMs)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                DaemonLog.error("control socket poll failed: errno \(errno)")
-                break
-            }
-            if pollFDs[0].revents != 0 { drainWakePipe() }
-            for (index, connection) in order.enumerated() {
-                let events = Int32(pollFDs[index + 2].revents)
-                guard events != 0, !connection.isClosed else { continue }
-                if events & Int32(POLLOUT) != 0 || events & Int32(POLLERR | POLLHUP) != 0 {
-                    guard connection.flush() else {
-                        closeConnection(connection)
-                        continue
-                    }
-                }
-                if events & Int32(POLLIN | POLLHUP | POLLERR) != 0 { readInput(connection) }
-                processLines(connection)  // lines held back while output was backed up
-                settle(connection)
-            }
-            if pollFDs[1].revents != 0 { acceptWaiting() }
-            publishStats()
-        }
-        shutDown()
-    }
-
-    /// Requests from other threads: a reply sent, a request finished, a backlog to check.
-    /// False once `stop()` was called.
-    private func takeMailbox() -> Bool {
-        lock.lock()
-        let changed = mailbox
-        mailbox.removeAll(keepingCapacity: true)
-        let stop = stopping
-        lock.unlock()
-        for connection in changed where connections[connection.fd] === connection {
-            if connection.takeRequestFinished() { connection.busy = false }
-            if connection.isOverflowing {
-                DaemonLog.warning("control client stopped reading (\(connection.pendingOutputBytes) bytes behind); disconnected")
-                closeConnection(connection)
-                continue
-            }
-            processLines(connection)
-            settle(connection)
-        }
-        return !stop
-    }
-
-    private func post(_ connection: ControlConnection) {
-        lock.lock()
-        mailbox.append(connection)
-        lock.unlock()
-        wake()
-    }
-
-    private func wake() {
-        var byte: UInt8 = 1
-        _ = write(wakeWriteFD, &byte, 1)  // a full pipe already means "wake up"
-    }
-
-    private func drainWakePipe() {
-        var bytes = [UInt8](repeating: 0, count: 512)
-        while read(wakeReadFD, &bytes, bytes.count) > 0 {}
-    }
-
-    private func wantsInput(_ connection: ControlConnection) -> Bool {
-        !connection.busy && !connection.inputEnded && connection.pendingOutputBytes <= limits.pauseReadingAboveOutputBytes
-    }
-
-    // MARK: - Accepting
-
-    private func acceptWaiting() {
-        for _ in 0..<Self.acceptBatch {
-            let fd = UnixSocket.accept(listenFD, nonBlocking: true)
-            if fd < 0 {
-                switch errno {
-                case EINTR, ECONNABORTED:
-                    continue
-                case EMFILE, ENFILE:
-                    stats.update { $0.fileLimitHits += 1 }
-                    if lowerMaxConnections() { continue }
-                    refuseWithReserve()
-                    return
-                default:  // EAGAIN: nobody waiting
-                    return
+            // Reads of 64 B…64 KB (NIO's adaptive default), at most 4 per wake-up.
+            .childChannelOption(.autoRead, value: false)
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: limits.pauseReadingAboveOutputBytes / 2,
+                                                                    high: limits.pauseReadingAboveOutputBytes + 1))
+            .childChannelInitializer { channel in
+                Self.peerUID(of: channel).flatMapThrowing { uid in
+                    try Self.admit(channel, peerUID: uid, registry: registry.value, handler: handler)
                 }
             }
-            guard UnixSocket.peerCredentials(fd)?.uid == geteuid() else {
-                refuse(fd, .refused("permission denied: peer is another user"))
-                continue
-            }
-            if connections.count >= maxConnections, !evictOldestStranger() {
-                refuse(fd, .unavailable("daemon busy: \(connections.count) control connections open; try again"))
-                continue
-            }
-            register(fd)
+    }
+
+    /// Serves `channel` or refuses it with a line: another user's client, or no room.
+    private static func admit(_ channel: any Channel, peerUID: uid_t?, registry: ControlConnectionRegistry,
+                              handler: any ControlRequestHandler) throws {
+        let pipeline = channel.pipeline.syncOperations
+        guard peerUID == geteuid() else {
+            registry.noteRefused()
+            try pipeline.addHandler(ControlRefusalHandler(.refused("permission denied: peer is another user")))
+            return
         }
-    }
-
-    private func register(_ fd: Int32) {
-        nextSerial += 1
-        let connection = ControlConnection(fd: fd, serial: nextSerial, maxPendingOutputBytes: limits.maxPendingOutputBytes) {
-            [weak self] connection in self?.post(connection)
+        if case .refuse(let error) = registry.admit() {
+            registry.noteRefused()
+            try pipeline.addHandler(ControlRefusalHandler(error))
+            return
         }
-        connections[fd] = connection
-        strangers.append(connection)
-        if strangers.count - strangersStart > 2 * limits.maxConnections {
-            strangers = strangers[strangersStart...].filter { !$0.known && connections[$0.fd] === $0 }
-            strangersStart = 0
-        }
+        let connection = ControlConnection(channel: channel, serial: registry.makeSerial(),
+                                           maxPendingOutputBytes: registry.limits.maxPendingOutputBytes)
+        let channelHandler = ControlChannelHandler(connection: connection, registry: registry, handler: handler)
+        try pipeline.addHandler(channelHandler)
+        let context = try pipeline.context(handler: channelHandler)
+        registry.register(connection) { channelHandler.stop(context: context) }
     }
 
-    /// Closes the oldest connection that has not sent a request, with a busy line. False
-    /// when every connection has (they are all in use).
-    private func evictOldestStranger() -> Bool {
-        while strangersStart < strangers.count {
-            let candidate = strangers[strangersStart]
-            strangersStart += 1
-            guard !candidate.known, connections[candidate.fd] === candidate else { continue }
-            compactStrangers()
-            stats.update { $0.evicted += 1 }
-            _ = candidate.send(JSONRPC.errorLine(id: nil, .unavailable("daemon busy: idle connection closed to make room; try again")))
-            closeConnection(candidate, drain: true)
-            return true
-        }
-        compactStrangers()
-        return false
-    }
-
-    private func compactStrangers() {
-        if strangersStart > 1024, strangersStart * 2 > strangers.count {
-            strangers.removeFirst(strangersStart)
-            strangersStart = 0
-        }
-    }
-
-    /// Out of descriptors: serve fewer connections from now on, leaving the rest of the
-    /// daemon (database, keystore, pushes) room, and evict idle ones down to that. False when
-    /// none could be evicted.
-    private func lowerMaxConnections() -> Bool {
-        let lowered = max(16, connections.count - Self.fileLimitHeadroom)
-        if lowered < maxConnections {
-            DaemonLog.warning("out of file descriptors with \(connections.count) control connections; serving at most \(lowered)")
-            maxConnections = lowered
-            stats.update { $0.maxConnections = lowered }
-        }
-        var evicted = false
-        while connections.count >= maxConnections, evictOldestStranger() { evicted = true }
-        return evicted
-    }
-
-    /// Out of descriptors with nobody to evict: the reserve one takes the waiting client
-    /// just long enough to refuse it; then accepting pauses a moment.
-    private func refuseWithReserve() {
-        if reserveFD >= 0 {
-            close(reserveFD)
-            let fd = UnixSocket.accept(listenFD, nonBlocking: true)
-            if fd >= 0 { refuse(fd, .unavailable("daemon busy: out of file descriptors; try again")) }
-            reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        }
-        acceptPausedUntilNs = DispatchTime.now().uptimeNanoseconds + Self.acceptBackoffNs
-    }
-
-    /// Answers a connection that is not served with one error line and closes it.
-    private func refuse(_ fd: Int32, _ error: JSONRPC.ErrorObject) {
-        stats.update { $0.refused += 1 }
-        let line = Array(JSONRPC.errorLine(id: nil, error).utf8)
-        _ = line.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-        Self.drainAndClose(fd)
-    }
-
-    /// Reads (and drops) a little of what the client already sent, so that closing does not
-    /// turn its unread request into a reset before it read our line.
-    private static func drainAndClose(_ fd: Int32) {
-        shutdown(fd, Int32(SHUT_WR))
-        var bytes = [UInt8](repeating: 0, count: 16 * 1024)
-        for _ in 0..<4 where recv(fd, &bytes, bytes.count, Int32(MSG_DONTWAIT)) > 0 {}
-        close(fd)
-    }
-
-    // MARK: - Reading requests
-
-    private func readInput(_ connection: ControlConnection) {
-        var budget = 4 * scratch.count  // then other connections get their turn
-        while budget > 0, wantsInput(connection) {
-            let n = scratch.withUnsafeMutableBytes { read(connection.fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                if errno != EAGAIN && errno != EWOULDBLOCK { closeConnection(connection) }
-                return
-            }
-            if n == 0 {
-                connection.inputEnded = true
-                return
-            }
-            budget -= n
-            append(scratch[0..<n], to: connection)
-            processLines(connection)
-            guard !connection.isClosed else { return }
-            if connection.input.count > limits.maxLineBytes {
-                connection.clearInput()
-                connection.discarding = true
-                charge(connection)
-                _ = connection.send(JSONRPC.errorLine(id: nil, .lineTooLong))
-            }
-            if connection.chargedBytes > 0, chargedBytes > limits.sharedBufferBytes {
-                stats.update { $0.refused += 1 }
-                _ = connection.send(JSONRPC.errorLine(id: nil, .unavailable("daemon busy: too many unfinished requests buffered; try again")))
-                closeConnection(connection, drain: true)
-                return
-            }
-        }
-    }
-
-    private func append(_ bytes: ArraySlice<UInt8>, to connection: ControlConnection) {
-        var bytes = bytes
-        if connection.discarding {
-            guard let newline = bytes.firstIndex(of: 0x0a) else { return }
-            connection.discarding = false
-            bytes = bytes[(newline + 1)...]
-        }
-        connection.input.append(contentsOf: bytes)
-        charge(connection)
-    }
-
-    /// Keeps the shared budget's count of `connection`'s buffered bytes up to date.
-    private func charge(_ connection: ControlConnection) {
-        let charged = max(0, connection.input.count - limits.smallBufferBytes)
-        chargedBytes += charged - connection.chargedBytes
-        connection.chargedBytes = charged
-        if connection.input.isEmpty, connection.input.capacity > 2 * limits.smallBufferBytes { connection.clearInput() }
-    }
-
-    /// Starts the next complete request, if the connection is free for one.
-    private func processLines(_ connection: ControlConnection) {
-        while !connection.busy, !connection.isClosed,
-              connection.pendingOutputBytes <= limits.pauseReadingAboveOutputBytes,
-              let newline = connection.newlineInInput() {
-            let line = Data(connection.removeLine(through: newline))
-            charge(connection)
-            guard line.count <= limits.maxLineBytes else {
-                connection.send(JSONRPC.errorLine(id: nil, .lineTooLong))
-                continue
-            }
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0d }) { continue }
-            switch JSONRPC.parse(line) {
-            case .invalid(let errorLine):
-                connection.send(errorLine)
-            case .request(let request):
-                connection.known = true
-                connection.busy = true
-                let handler = self.handler
-                Task { [weak self] in
-                    let reply = await handler.handle(request, on: connection)
-                    if request.hasID { connection.send(reply) }
-                    self?.finishRequest(connection)
-                }
-            }
-        }
-    }
-
-    private func finishRequest(_ connection: ControlConnection) {
-        // `busy` belongs to the loop thread: it is cleared there, in `takeMailbox`.
-        connection.noteRequestFinished()
-        post(connection)
-    }
-
-    /// Closes a connection whose client hung up once nothing is left to do for it.
-    private func settle(_ connection: ControlConnection) {
-        guard !connection.isClosed, connection.inputEnded, !connection.busy,
-              connection.newlineInInput() == nil, connection.pendingOutputBytes == 0 else { return }
-        closeConnection(connection)
-    }
-
-    private func closeConnection(_ connection: ControlConnection, drain: Bool = false) {
-        guard connections[connection.fd] === connection else { return }
-        connections[connection.fd] = nil
-        chargedBytes -= connection.chargedBytes
-        connection.chargedBytes = 0
-        connection.clearInput()
-        if drain {
-            _ = connection.flush()
-            shutdown(connection.fd, Int32(SHUT_WR))
-            var bytes = [UInt8](repeating: 0, count: 16 * 1024)
-            for _ in 0..<4 where recv(connection.fd, &bytes, bytes.count, Int32(MSG_DONTWAIT)) > 0 {}
-        }
-        connection.close()
-        handler.connectionClosed(connection)
-    }
-
-    private func publishStats() {
-        let open = connections.count
-        let buffered = connections.values.reduce(0) { $0 + $1.input.count }
-        stats.update {
-            $0.connections = open
-            $0.bufferedBytes = buffered
-        }
-    }
-
-    private func shutDown() {
-        close(listenFD)
-        for connection in Array(connections.values) { closeConnection(connection) }
-        if reserveFD >= 0 { close(reserveFD) }
-        close(wakeReadFD)
-        close(wakeWriteFD)
-        publishStats()
+    /// The uid of the process at the other end (`SO_PEERCRED`); nil when it cannot be read.
+    private static func peerUID(of channel: any Channel) -> EventLoopFuture<uid_t?> {
+        guard let provider = channel as? any SocketOptionProvider else { return channel.eventLoop.makeSucceededFuture(nil) }
+        let credentials: EventLoopFuture<UnixSocket.PeerCredentials> =
+            provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        return credentials.map { Optional($0.uid) }.recover { _ in nil }
     }
 }
 
@@ -454,4 +185,19 @@ protocol ControlRequestHandler: Sendable {
     /// Returns the full response line (result or error) for `request`.
     func handle(_ request: JSONRPC.Request, on connection: ControlConnection) async -> String
     func connectionClosed(_ connection: ControlConnection)
+}
+
+private struct TimedOut: Error {}
+
+extension EventLoopFuture where Value == Void {
+    /// This future, or a failure after `timeout`.
+    fileprivate func withTimeout(_ timeout: TimeAmount, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        let promise = eventLoop.makePromise(of: Void.self)
+        let timer = eventLoop.scheduleTask(in: timeout) { promise.fail(TimedOut()) }
+        whenComplete { result in
+            timer.cancel()
+            promise.completeWith(result)
+        }
+        return promise.futureResult
+    }
 }

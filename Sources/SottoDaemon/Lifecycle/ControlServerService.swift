@@ -12,8 +12,13 @@ struct ControlServerService: Service {
     let server: ControlServer
 
     func run() async throws {
-        server.start()
+        do {
+            try await server.start()
+        } catch {
+            await server.stop()
+            throw error
+        }
         try? await gracefulShutdown()  // thrown only when cancelled: stop either way
-        server.stop()  // joins the server's poll thread: a few ms, once, at shutdown
+        await server.stop()  // answers the requests in flight (at most ControlServer.stopGrace)
     }
 }

@@ -66,7 +66,7 @@ struct DaemonService: Service {
         let notifier = SystemdNotifier()
         guard !Task.isShuttingDownGracefully else {
             notifier.stopping()
-            started.closeSockets()
+            await started.closeSockets()
             DaemonLog.info("stopped before READY=1")
             return
         }

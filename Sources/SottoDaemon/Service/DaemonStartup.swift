@@ -26,8 +26,8 @@ struct DaemonStartup {
         let readyLine: String
 
         /// Closes both sockets without having served (a stop requested during start-up).
-        func closeSockets() {
-            control.stop()
+        func closeSockets() async {
+            await control.stop()
             events.stop()
         }
     }

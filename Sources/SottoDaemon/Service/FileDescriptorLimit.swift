@@ -2,7 +2,8 @@ import Glibc
 
 /// The daemon's open-file limit. systemd starts services with a soft limit of 1024 and a
 /// hard one of 524288; the soft 1024 only protects programs that use `select()`, and the
-/// daemon never does (its control socket uses `poll()`), so it raises soft to hard at start.
+/// daemon never does (its control socket is served by SwiftNIO on epoll), so it raises soft
+/// to hard at start.
 ///
 /// ```swift
 /// let fileLimit = FileDescriptorLimit.raiseSoftToHard()   // 524288 under systemd
