@@ -36,7 +36,7 @@ struct ControlServerTests {
             default:
                 break
             }
-            return JSONRPC.resultLine(id: request.id, ["method": request.method])
+            return JSONRPC.resultLine(id: request.id, ["method": .string(request.method)])
         }
 
         func connectionClosed(_ connection: ControlConnection) {
@@ -124,7 +124,7 @@ struct ControlServerTests {
             let reader = try ControlSocketClient(path: path, timeoutSeconds: 10)
             _ = try reader.result("hold")
             let sink = try #require(handler.held)
-            let writer = Thread { for seq in 0..<100 { sink.send(JSONRPC.notificationLine(method: "change", params: ["seq": seq])) } }
+            let writer = Thread { for seq in 0..<100 { sink.send(JSONRPC.notificationLine(ChangeNotification(seq: Int64(seq), kind: "message_inserted", writerPid: 1, createdAtMs: 0))) } }
             writer.start()
             for seq in 0..<100 {
                 #expect(try reader.nextNotification()["seq"] as? Int == seq)
@@ -134,7 +134,7 @@ struct ControlServerTests {
             let stalled = try ControlSocketClient(path: path, timeoutSeconds: 10)
             _ = try stalled.result("hold")
             let stalledSink = try #require(handler.held)
-            let line = JSONRPC.notificationLine(method: "change", params: ["padding": String(repeating: "x", count: 4000)])
+            let line = JSONRPC.notificationLine(ChangeNotification(seq: 1, kind: "message_inserted", writerPid: 1, createdAtMs: 0, text: String(repeating: "x", count: 4000)))
             var accepted = 0
             while stalledSink.send(line), accepted < 100_000 { accepted += 1 }
             #expect(accepted < 100_000, "send never said false")
