@@ -62,9 +62,11 @@ public final class MailboxConsumer {
         throw NatsCall.error(status, "create the consumer of \(mailbox)", jsError: jsError)
     }
 
-    /// Up to `max` messages that are ready now; empty when there are none. Waits at most
-    /// `waitMs` for the relay's answer.
-    public func fetch(max: Int, waitMs: Int64 = 5_000) throws(RelayError) -> [RelayMessage] {
+    /// Up to `max` messages that are ready now; empty when there are none. `waitMs` bounds
+    /// the call: nats-server 2.9 holds a no-wait request until it expires while the consumer
+    /// has messages awaiting an ack or a delayed redelivery, and answers at once otherwise
+    /// (measured: 0.6 ms empty; a request without an expiry times out in the client at once).
+    public func fetch(max: Int, waitMs: Int64 = 200) throws(RelayError) -> [RelayMessage] {
         guard let subscription else { return [] }
         var request = jsFetchRequest()
         jsFetchRequest_Init(&request)
