@@ -55,7 +55,12 @@ final class Receiver {
             }
             for mailbox in woken.mailboxes { slots[mailbox]?.due = true }
             if relay != nil {
-                for slot in slots.values where !slot.isOpen && now >= slot.openRetryAt { open(slot, now: now) }
+                var opened = 0
+                for slot in slots.values where !slot.isOpen && now >= slot.openRetryAt {
+                    open(slot, now: now)
+                    if slot.isOpen { opened += 1 }
+                }
+                if opened > 0, slots.values.allSatisfy(\.isOpen) { RelaydLog.info("all \(slots.count) mailboxes open") }
                 for mailbox in slots.keys.sorted(by: { $0.clientId < $1.clientId }) {
                     guard let slot = slots[mailbox], slot.isOpen, slot.isDue(at: MonotonicClock.nowMs()) else { continue }
                     drain(slot)

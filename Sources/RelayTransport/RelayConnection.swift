@@ -71,6 +71,9 @@ public final class RelayConnection: @unchecked Sendable {
             try NatsCall.check(natsOptions_SetUserCredentialsFromFiles(opts, path, nil), "credentials file")
         }
         try NatsCall.check(natsOptions_SetTimeout(opts, options.connectTimeoutMs), "connect timeout")
+        // One shared delivery thread pool: by default every subscription with a callback (one
+        // mailbox watch per identity) gets its own thread; 1,000 identities made 1,007 threads.
+        try NatsCall.check(natsOptions_UseGlobalMessageDelivery(opts, true), "global message delivery")
         try NatsCall.check(natsOptions_SetMaxReconnect(opts, -1), "reconnect")  // forever, once connected
         try NatsCall.check(natsOptions_SetReconnectWait(opts, options.reconnectWaitMs), "reconnect wait")
         try NatsCall.check(natsOptions_SetDisconnectedCB(opts, { _, closure in

@@ -53,7 +53,7 @@ struct RelayDeliveryTests {
     func killRelaydRepeatedly() throws {
         guard let rig = try RelayRig.make() else { return }
         defer { rig.tearDown() }
-        let count = 150
+        let count = 600
         var sent: [String] = []
         for index in 0..<count {
             let push = try rig.fixture.sealTextForRelay("crash \(index)")
@@ -62,14 +62,14 @@ struct RelayDeliveryTests {
         }
         try rig.startPushSocket(acceptYes: false)
         var generator = SystemRandomNumberGenerator()
-        var kills = 0
-        for _ in 0..<12 {
+        var midFlowKills = 0
+        for _ in 0..<15 {
             try rig.startRelayd(arguments: ["--ack-wait-ms", "1000", "--retry-min-ms", "100"])
-            usleep(UInt32.random(in: 20_000...400_000, using: &generator))  // the crash point, not a wait
+            usleep(UInt32.random(in: 5_000...120_000, using: &generator))  // the crash point, not a wait
             rig.killRelayd()
-            kills += 1
-            if try rig.storedMessageIds().count == count { break }
+            if try rig.storedMessageIds().count < count { midFlowKills += 1 }
         }
+        #expect(midFlowKills >= 5, "only \(midFlowKills) kills landed while messages were flowing")
         try rig.startRelayd(arguments: ["--ack-wait-ms", "1000", "--retry-min-ms", "100"])
         try waitUntil("every message stored", timeout: 120) { try rig.storedMessageIds().count >= count }
         let stored = try rig.storedMessageIds()
@@ -79,7 +79,7 @@ struct RelayDeliveryTests {
             let state = try rig.publisher().consumerState(rig.mailbox)
             return try rig.publisher().storedCount(rig.mailbox) == 0 && state?.pending == 0 && state?.ackPending == 0
         }
-        print("RELAY kill-relayd: \(kills) kills, \(count) messages stored once each")
+        print("RELAY kill-relayd: \(midFlowKills) kills mid-flow, \(count) messages stored once each")
     }
 
     @Test("a push the worker rejects for good is terminated, not redelivered; the next one still arrives")

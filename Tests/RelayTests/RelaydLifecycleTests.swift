@@ -92,3 +92,23 @@ struct RelaydLifecycleTests {
         #expect(try rig.publisher().consumerState(try Mailbox(clientId: unused.clientId)) != nil)
     }
 }
+
+/// `sotto relayd` is sotto-relayd from the same directory, in the foreground: its exit status
+/// and output are the receiver's.
+@Suite("sotto relayd")
+struct RelaydCommandTests {
+    @Test("`sotto relayd` runs sotto-relayd with the same environment and arguments")
+    func execs() throws {
+        let dir = try TemporaryDirectory(prefix: "sotto-relayd-cmd")
+        defer { dir.remove() }
+        let env = ["SOTTO_GROUP_DIR": dir.path + "/group", "SOTTO_RUNTIME_DIR": dir.path + "/run"]
+        let bad = try ChildProcess.run(try builtExecutable("sotto"), ["relayd"],
+                                       environment: env.merging(["SOTTO_RELAY": "nats://nowhere"]) { $1 })
+        #expect(bad.status == 78, "\(bad.stderr)")
+        #expect(bad.stderr.contains("sotto-relayd") && bad.stderr.contains("malformed relay URL"))
+        let help = try ChildProcess.run(try builtExecutable("sotto"), ["relayd", "--help"], environment: env)
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("usage: sotto-relayd"))
+        #expect(try ChildProcess.run(try builtExecutable("sotto"), ["relayd", "--bogus"], environment: env).status == 64)
+    }
+}
