@@ -158,6 +158,10 @@ let package = Package(
             dependencies: ["SharedStore", "TestSupport"],
             path: "Benchmarks/NotifyBench"),
         .executableTarget(
+            name: "RelayBench",
+            dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
+            path: "Benchmarks/RelayBench"),
+        .executableTarget(
             name: "WorkerBench",
             dependencies: ["SharedStore", "TestSupport"],
             path: "Benchmarks/WorkerBench",

@@ -50,8 +50,17 @@ final class Receiver {
             if changed || now >= nextRescanAt { rescan(now: now) }
             let woken = queue.take()
             if woken.all || now >= nextSweepAt {
-                for slot in slots.values { slot.due = true }
                 nextSweepAt = now + Self.sweepIntervalMs
+                for slot in slots.values { slot.due = true }
+                // A relay back from a restart may have lost its store (a fetch from a consumer
+                // that is gone only times out): reopen what it no longer has.
+                if let relay {
+                    for slot in slots.values where slot.isOpen && consumerIsGone(slot.mailbox, on: relay) {
+                        RelaydLog.warning("the relay lost the consumer of \(slot.mailbox); recreating it")
+                        slot.close()
+                        slot.openRetryAt = 0
+                    }
+                }
             }
             for mailbox in woken.mailboxes { slots[mailbox]?.due = true }
             if relay != nil {
@@ -168,6 +177,7 @@ final class Receiver {
             slot.close()
             slot.openRetryAt = now + 1_000
             RelaydLog.warning("cannot open \(slot.mailbox) (\(error)); retrying")
+            try? relay.ensureStream()  // a relay that lost its store has no stream either
         }
     }
 
@@ -183,6 +193,11 @@ final class Receiver {
             } catch {
                 RelaydLog.warning("fetch from \(slot.mailbox) failed (\(error)); retrying")
                 slot.notBefore = MonotonicClock.nowMs() + 1_000
+                // The relay lost the consumer (wiped, or deleted by its operator): open it afresh.
+                if let relay, relay.isConnected, consumerIsGone(slot.mailbox, on: relay) {
+                    slot.close()
+                    slot.openRetryAt = MonotonicClock.nowMs()
+                }
                 return
             }
             if batch.isEmpty {
@@ -199,6 +214,11 @@ final class Receiver {
                 }
             }
         }
+    }
+
+    /// True only when the relay answered that the consumer does not exist (not on an error).
+    private func consumerIsGone(_ mailbox: Mailbox, on relay: RelayConnection) -> Bool {
+        do throws(RelayError) { return try relay.consumerState(mailbox) == nil } catch { return false }
     }
 
     /// Delivers and settles one message; false when the mailbox should pause (a retry).

@@ -140,7 +140,8 @@ extension RelayConnection {
         var info: UnsafeMutablePointer<jsConsumerInfo>?
         var jsError = jsErrCode(0)
         let status = js_GetConsumerInfo(&info, jetStream, Mailbox.streamName, mailbox.durable, nil, &jsError)
-        if status == NATS_NOT_FOUND { return nil }
+        // No consumer, or no stream at all (a relay that lost its store).
+        if status == NATS_NOT_FOUND || jsError == JSConsumerNotFoundErr || jsError == JSStreamNotFoundErr { return nil }
         try NatsCall.check(status, "consumer info for \(mailbox)", jsError: jsError)
         guard let info else { return nil }
         defer { jsConsumerInfo_Destroy(info) }

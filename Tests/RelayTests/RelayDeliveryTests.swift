@@ -200,3 +200,27 @@ struct RelayDeliveryTests {
         #expect(rig.relaydOutput.contains { $0.contains("relay reconnected") })
     }
 }
+
+/// A relay that comes back empty (its store lost, or the stream and consumers deleted by its
+/// operator) is set up again by sotto-relayd: stream, consumer, delivery.
+@Suite("Relay wiped", .serialized, .enabled(if: NatsServer.isInstalled, "nats-server not installed (make deps)"))
+struct RelayWipedTests {
+    @Test("the relay restarts with an empty store: relayd recreates the stream and its consumer and delivers again")
+    func wipedRelay() throws {
+        guard let rig = try RelayRig.make() else { return }
+        defer { rig.tearDown() }
+        try rig.startPushSocket()
+        try rig.startRelayd(arguments: ["--ack-wait-ms", "2000", "--retry-min-ms", "100"])
+        let first = try rig.fixture.sealTextForRelay("before the wipe")
+        try rig.publish(first)
+        try waitUntil("first stored", timeout: 30) { try rig.fixture.message(id: first.messageId) != nil }
+
+        rig.server.kill9()
+        try FileManager.default.removeItem(atPath: rig.server.storeDirectory)
+        try rig.server.restart()
+        try waitUntil("the consumer recreated", timeout: 60) { try rig.publisher().consumerState(rig.mailbox) != nil }
+        let second = try rig.fixture.sealTextForRelay("after the wipe")
+        try rig.publish(second)
+        try waitUntil("second stored", timeout: 30) { try rig.fixture.message(id: second.messageId) != nil }
+    }
+}
