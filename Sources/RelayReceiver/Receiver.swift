@@ -9,7 +9,7 @@ import SharedStore
 ///
 /// | worker ack | relay |
 /// |---|---|
-/// | ok, also duplicate | AckSync |
+/// | ok, also duplicate | AckSync (on the ack thread, overlapping the next delivery) |
 /// | busy, timeout, internal, no ack, no socket | NakWithDelay, doubling from `retryMinMs` |
 /// | any other error | Term, and a log line |
 ///
@@ -21,6 +21,8 @@ final class Receiver {
     private let queue = WakeQueue()
     private let watcher: KeystoreWatcher
     private let delivery: PushDelivery
+    /// AckSync for stored messages, overlapped with the next delivery.
+    private let acks = AckPipeline()
     private var relay: RelayConnection?
     private var slots: [Mailbox: MailboxSlot] = [:]
 
@@ -227,7 +229,7 @@ final class Receiver {
         do {
             switch outcome {
             case .stored:
-                try message.ack()
+                acks.enqueue(message, label: "message of \(slot.mailbox)")
                 return true
             case .rejected(let code):
                 try message.terminate()
