@@ -133,6 +133,17 @@ extension RelayConnection {
         return count
     }
 
+    /// The name of the server that leads the mailbox stream (nil on a single node).
+    public func streamLeader() throws(RelayError) -> String? {
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var jsError = jsErrCode(0)
+        try NatsCall.check(js_GetStreamInfo(&info, jetStream, Mailbox.streamName, nil, &jsError), "stream info",
+                           jsError: jsError)
+        guard let info else { return nil }
+        defer { jsStreamInfo_Destroy(info) }
+        return info.pointee.Cluster?.pointee.Leader.map { String(cString: $0) }
+    }
+
     // MARK: - Consumers
 
     /// The mailbox's durable consumer, or nil if it has none.

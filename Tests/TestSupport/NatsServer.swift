@@ -16,6 +16,9 @@ public final class NatsServer: @unchecked Sendable {
 
     public let port: Int
     public let storeDirectory: String
+    /// Cluster options (`NatsCluster`), empty for a single node.
+    public let extraArguments: [String]
+    public let name: String
     private let lock = NSLock()
     private var process: LoggedProcess?
 
@@ -23,14 +26,18 @@ public final class NatsServer: @unchecked Sendable {
     /// The process id of the running server (nil when stopped).
     public var pid: pid_t? { lock.withLock { process?.pid } }
 
-    private init(port: Int, storeDirectory: String) {
+    private init(port: Int, storeDirectory: String, name: String?, extraArguments: [String]) {
         self.port = port
         self.storeDirectory = storeDirectory
+        self.name = name ?? "sotto-test-\(port)"
+        self.extraArguments = extraArguments
     }
 
     /// A server that is not started yet (a test that starts its client first).
-    public static func prepare(storeDirectory: String, port: Int? = nil) throws -> NatsServer {
-        NatsServer(port: try port ?? freeLoopbackPort(), storeDirectory: storeDirectory)
+    public static func prepare(storeDirectory: String, port: Int? = nil, name: String? = nil,
+                               extraArguments: [String] = []) throws -> NatsServer {
+        NatsServer(port: try port ?? freeLoopbackPort(), storeDirectory: storeDirectory, name: name,
+                   extraArguments: extraArguments)
     }
 
     /// Starts a server and waits until it accepts clients.
@@ -43,8 +50,8 @@ public final class NatsServer: @unchecked Sendable {
     /// Starts (again) on the same port and store directory; waits for "Server is ready".
     public func restart() throws {
         let launched = try LoggedProcess.launch(Self.executable, [
-            "-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDirectory, "-n", "sotto-test-\(port)",
-        ], environment: ["PATH": "/usr/bin:/bin"])
+            "-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDirectory, "-n", name,
+        ] + extraArguments, environment: ["PATH": "/usr/bin:/bin"])
         guard launched.waitForLine(containing: "Server is ready", timeout: 30) else {
             launched.signal(SIGKILL)
             _ = launched.waitForExit()
@@ -86,5 +93,42 @@ public final class NatsServer: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Three nats-server nodes on loopback routed to each other (one JetStream cluster), for R3
+/// streams: a publish is acked after two of three stored it.
+///
+/// ```swift
+/// let cluster = try NatsCluster.start(directory: dir.path)
+/// defer { cluster.stop() }
+/// cluster.nodes[0].url; cluster.node(named: leaderName)?.kill9()
+/// ```
+public final class NatsCluster: @unchecked Sendable {
+    public let nodes: [NatsServer]
+
+    private init(nodes: [NatsServer]) { self.nodes = nodes }
+
+    public static func start(directory: String) throws -> NatsCluster {
+        let clusterPorts = try (0..<3).map { _ in try NatsServer.freeLoopbackPort() }
+        let routes = clusterPorts.map { "nats://127.0.0.1:\($0)" }.joined(separator: ",")
+        let nodes = try (0..<3).map { index in
+            try NatsServer.prepare(storeDirectory: directory + "/node\(index)", name: "node\(index)", extraArguments: [
+                "--cluster_name", "sotto-test", "--cluster", "nats://127.0.0.1:\(clusterPorts[index])", "--routes", routes,
+            ])
+        }
+        do {
+            for node in nodes { try node.restart() }
+        } catch {
+            for node in nodes { node.stop() }
+            throw error
+        }
+        return NatsCluster(nodes: nodes)
+    }
+
+    public func node(named name: String) -> NatsServer? { nodes.first { $0.name == name } }
+
+    public func stop() {
+        for node in nodes { node.stop() }
     }
 }
