@@ -21,6 +21,7 @@ let package = Package(
     products: [
         .executable(name: "sotto", targets: ["MainProcess"]),
         .executable(name: "sotto-notify", targets: ["NotificationWorker"]),
+        .executable(name: "sotto-relayd", targets: ["RelayReceiver"]),
         .library(name: "SharedStore", targets: ["SharedStore"]),
     ],
     dependencies: [
@@ -47,6 +48,11 @@ let package = Package(
             name: "CSodium",
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]),
+        // The NATS C client, for the relay only (docs/adr/0026); never linked into the worker.
+        .systemLibrary(
+            name: "CNats",
+            pkgConfig: "libnats",
+            providers: [.apt(["libnats-dev"])]),
 
         // MARK: What both processes share. No Foundation, no GRDB: see docs/adr/0001. Only
         // SQLite's C module comes from the GRDB package (GRDBSQLite); neither process uses GRDB
@@ -92,7 +98,13 @@ let package = Package(
             name: "SottoClient",
             dependencies: ["SharedStore", "ControlProtocol"]),
 
-        // MARK: The two processes
+        // MARK: The relay (docs/adr/0026)
+        // What Sotto needs of NATS JetStream: relay URLs and credentials, mailboxes, consumers.
+        .target(
+            name: "RelayTransport",
+            dependencies: ["SharedStore", "CNats"]),
+
+        // MARK: The processes
         // `sotto`: argument parsing, installation, and the two libraries above.
         .executableTarget(
             name: "MainProcess",
@@ -106,6 +118,12 @@ let package = Package(
         .executableTarget(
             name: "NotificationWorker",
             dependencies: ["SharedStore"],
+            linkerSettings: staticStdlib),
+        // `sotto-relayd`: the device's always-on relay receiver; hands each mailbox message to
+        // push.sock like a remote sender and acks the relay after the worker's ack.
+        .executableTarget(
+            name: "RelayReceiver",
+            dependencies: ["RelayTransport", "SharedStore"],
             linkerSettings: staticStdlib),
 
         // MARK: Tests
@@ -136,6 +154,10 @@ let package = Package(
         .testTarget(
             name: "SystemdTests",
             dependencies: ["SharedStore", "TestSupport"]),
+        // The relay with real nats-server processes, sotto-relayd and workers (skips without nats-server).
+        .testTarget(
+            name: "RelayTests",
+            dependencies: ["RelayTransport", "SharedStore", "TestSupport"]),
         // Real processes on real files: `swift test --filter Stress`; `make stress` for the full profile.
         .testTarget(
             name: "StressTests",
@@ -162,6 +184,10 @@ let package = Package(
             name: "NotifyBench",
             dependencies: ["SharedStore", "TestSupport"],
             path: "Benchmarks/NotifyBench"),
+        .executableTarget(
+            name: "RelayBench",
+            dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
+            path: "Benchmarks/RelayBench"),
         .executableTarget(
             name: "WorkerBench",
             dependencies: ["SharedStore", "TestSupport"],

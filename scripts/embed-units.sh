@@ -16,7 +16,7 @@ out=Sources/MainProcess/Install/UnitTemplates.swift
     echo "/// \`\`\`"
     echo "enum UnitTemplates {"
     echo "    static let byName: [String: String] = ["
-    for unit in sotto.service sotto-push.socket sotto-push@.service; do
+    for unit in sotto.service sotto-push.socket sotto-push@.service sotto-relayd.service; do
         grep -q '"""#' "systemd/$unit" && { echo "systemd/$unit contains \"\"\"#" >&2; exit 1; }
         echo "        \"$unit\": #\"\"\""
         sed 's/^/        /; s/^        $//' "systemd/$unit"

@@ -13,11 +13,12 @@ import SottoDaemon
 /// let text = try installer.render(unitNamed: "sotto.service", binDirectory: "/opt/sotto/bin")
 /// ```
 struct UnitInstaller {
-    /// The units of the default (Accept=yes) installation.
-    static let unitNames = ["sotto.service", "sotto-push.socket", "sotto-push@.service"]
+    /// The units of the default (Accept=yes) installation. sotto-relayd.service is written but
+    /// not enabled: it is for a device that uses a relay (docs/relay.md).
+    static let unitNames = ["sotto.service", "sotto-push.socket", "sotto-push@.service", "sotto-relayd.service"]
     /// Every unit name Sotto has shipped (the Accept=no variant too): what uninstall removes.
     static let allUnitNames = unitNames + ["sotto-push.service"]
-    static let binaryNames = ["sotto", "sotto-notify"]
+    static let binaryNames = ["sotto", "sotto-notify", "sotto-relayd"]
     /// What the shipped units say; replaced by the real bin directory when rendering.
     static let placeholderBinDirectory = "%h/.local/bin"
     /// The group directory the units name (`SOTTO_GROUP_DIR=%h/.local/share/sotto`).

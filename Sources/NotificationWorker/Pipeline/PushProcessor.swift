@@ -57,13 +57,13 @@ final class PushProcessor {
         let opened: OpenedPush
         do {
             // The keystore is opened only once the payload has decoded: garbage costs no I/O.
-            opened = try PushOpener.open(payload) { (clientId) throws(KeystoreError) in
+            opened = try PushOpener.open(payload, identityForClientId: { (clientId) throws(KeystoreError) in
                 let identity = try self.openKeystore().identity(clientId: clientId)
                 // ADR 0016: the inbox's rows are deleted and its files about to be (or, after a
                 // crash, still to be) wiped: the identity no longer exists for a push.
                 if self.isTombstoned(clientId) { throw .missing }
                 return identity
-            }
+            }, topicForClientId: { (clientId) throws(PushError) in try self.onlyTopic(clientId: clientId) })
         } catch {
             WorkerLog.info("push rejected: \(error.code.rawValue)")
             return PushOutcome(ack: .error(error), afterAck: {})
@@ -86,7 +86,7 @@ final class PushProcessor {
             let conn = try database()
             outcome = try conn.immediateTransaction { () throws(IncomingWriteError) in
                 try IncomingMessageWriter.write(IncomingMessage(opened), recipientInboxId: opened.recipientInboxId,
-                                                topic: opened.payload.topic, now: WallClock.nowMs(), on: conn)
+                                                topic: opened.topic, now: WallClock.nowMs(), on: conn)
             }
         } catch let error as IncomingWriteError {
             return rejected(error)
@@ -133,6 +133,19 @@ final class PushProcessor {
     private func isTombstoned(_ clientId: String) -> Bool {
         guard let conn = try? database() else { return false }
         return (try? TombstoneRepository.contains(clientId: clientId, on: conn)) ?? false
+    }
+
+    /// The topic of the identity's one conversation, for a push that omits it (a relay's:
+    /// PROTOCOL §2). None (the unused inbox) or several: nil, which the opener rejects.
+    private func onlyTopic(clientId: String) throws(PushError) -> String? {
+        do throws(StoreError) {
+            let conversations = try ConversationRepository.forClient(clientId: clientId, on: try database())
+            return conversations.count == 1 ? conversations[0].topic : nil
+        } catch .busy {
+            throw PushError(.busy, "database locked past the busy timeout")
+        } catch {
+            throw PushError(.internal, "storage error")
+        }
     }
 
     /// The connection opened in the background (reused under Accept=no).

@@ -37,7 +37,8 @@ public enum ProtocolIds {
         return isId16(id) ? id : nil
     }
 
-    /// `unix:<absolute path>` (fits in `sun_path`) or `tcp:<host>:<port>`; no control characters.
+    /// `unix:<absolute path>` (fits in `sun_path`), `tcp:<host>:<port>`, or a relay
+    /// `nats://<host>:<port>` / `tls://<host>:<port>` (PROTOCOL §1); no control characters.
     public static func isEndpoint(_ text: String) -> Bool {
         let utf8 = Array(text.utf8)
         guard utf8.count <= 512, !utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) else { return false }
@@ -56,6 +57,34 @@ public enum ProtocolIds {
             else { return false }
             return !host.contains(UInt8(ascii: " "))
         }
+        if text.hasPrefix("nats://") { return relayHostPort(text.dropFirst("nats://".count)) != nil }
+        if text.hasPrefix("tls://") { return relayHostPort(text.dropFirst("tls://".count)) != nil }
         return false
+    }
+
+    /// The `HOST:PORT` of a relay endpoint, strictly: a DNS name or IPv4 address (letters,
+    /// digits, `-`, `.`; no empty label, none starting or ending with `-`), or `[IPv6]`; then
+    /// a decimal port 1…65535. Nothing else: no user info, path, query or spaces.
+    public static func relayHostPort(_ text: Substring) -> (host: String, port: Int)? {
+        let utf8 = Array(text.utf8)
+        guard let colon = utf8.lastIndex(of: UInt8(ascii: ":")) else { return nil }
+        let host = utf8[..<colon]
+        let port = utf8[(colon + 1)...]
+        guard (1...5).contains(port.count), port.allSatisfy({ (0x30...0x39).contains($0) }),
+              let number = Int(String(decoding: port, as: UTF8.self)), (1...65535).contains(number),
+              !host.isEmpty, host.count <= 255 else { return nil }
+        if host.first == UInt8(ascii: "[") {
+            guard host.last == UInt8(ascii: "]"), host.count > 2,
+                  host.dropFirst().dropLast().allSatisfy({ Hex.isDigit($0) || (0x41...0x46).contains($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") })
+            else { return nil }
+        } else {
+            for label in host.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
+                guard !label.isEmpty, label.count <= 63, label.first != UInt8(ascii: "-"), label.last != UInt8(ascii: "-"),
+                      label.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5a).contains($0)
+                                         || (0x61...0x7a).contains($0) || $0 == UInt8(ascii: "-") })
+                else { return nil }
+            }
+        }
+        return (String(decoding: host, as: UTF8.self), number)
     }
 }

@@ -1,9 +1,10 @@
 /// The push of PROTOCOL §2: at most 4096 bytes of JSON naming the recipient's clientId, the
-/// conversation topic and the sealed envelope.
+/// conversation topic (optional since version 1.1: a push through a relay omits it, and the
+/// recipient takes its identity's one conversation) and the sealed envelope.
 ///
 /// ```swift
 /// let push = try PushPayload.decode(bytes)         // throws PushError with the §2 code
-/// push.clientId; push.topic; push.envelope         // envelope already base64url-decoded
+/// push.clientId; push.topic; push.envelope         // topic nil when omitted; envelope base64url-decoded
 /// let again = push.encode()                        // compact JSON, envelope unpadded
 /// ```
 public struct PushPayload: Sendable, Equatable {
@@ -11,17 +12,18 @@ public struct PushPayload: Sendable, Equatable {
     public static let version: Int64 = 1
 
     public let clientId: String
-    public let topic: String
+    /// nil when the sender omitted it (a push through a relay: PROTOCOL §2).
+    public let topic: String?
     public let envelope: [UInt8]
 
-    public init(clientId: String, topic: String, envelope: [UInt8]) {
+    public init(clientId: String, topic: String?, envelope: [UInt8]) {
         self.clientId = clientId
         self.topic = topic
         self.envelope = envelope
     }
 
-    /// The conversation id the topic names.
-    public var conversationId: String { ProtocolIds.conversationId(fromTopic: topic) ?? "" }
+    /// The conversation id the topic names, nil when the topic was omitted.
+    public var conversationId: String? { topic.flatMap { ProtocolIds.conversationId(fromTopic: $0) } }
 
     public static func decode<Bytes: Collection>(_ bytes: Bytes) throws(PushError) -> PushPayload where Bytes.Element == UInt8 {
         guard bytes.count <= maxBytes else {
@@ -46,8 +48,13 @@ public struct PushPayload: Sendable, Equatable {
         guard let data = value["notificationData"], data.object != nil else {
             throw PushError(.malformedPayload, "notificationData is missing or not an object")
         }
-        guard let topic = data["topic"]?.string, ProtocolIds.conversationId(fromTopic: topic) != nil else {
-            throw PushError(.malformedPayload, "topic is missing or not /sotto/1/c/<32 hex>")
+        // Omitted (or null): the recipient takes its identity's conversation (PROTOCOL §2).
+        var topic: String?
+        if let value = data["topic"], !value.isNull {
+            guard let text = value.string, ProtocolIds.conversationId(fromTopic: text) != nil else {
+                throw PushError(.malformedPayload, "topic is not /sotto/1/c/<32 hex>")
+            }
+            topic = text
         }
         guard let envelopeText = data["envelope"]?.string else {
             throw PushError(.malformedPayload, "envelope is missing or not a string")
@@ -62,7 +69,8 @@ public struct PushPayload: Sendable, Equatable {
         JSONWriter.bytes([
             "version": .int(Self.version),
             "clientId": .string(clientId),
-            "notificationData": ["topic": .string(topic), "envelope": .string(Base64URL.encode(envelope))],
+            "notificationData": topic.map { ["topic": .string($0), "envelope": .string(Base64URL.encode(envelope))] }
+                ?? ["envelope": .string(Base64URL.encode(envelope))],
             "apiJWT": nil,
         ])
     }

@@ -10,7 +10,7 @@ import TestSupport
 @Suite("Systemd units")
 struct UnitVerifyTests {
     @Test("systemd-analyze verify accepts every unit without a word on stderr",
-          arguments: [("", ["sotto.service", "sotto-push.socket", "sotto-push@.service"]),
+          arguments: [("", ["sotto.service", "sotto-push.socket", "sotto-push@.service", "sotto-relayd.service"]),
                       ("accept-no", ["sotto-push.socket", "sotto-push.service"])])
     func verify(variant: String, units: [String]) throws {
         let binDirectory = URL(fileURLWithPath: try builtExecutable("sotto-notify")).deletingLastPathComponent().path

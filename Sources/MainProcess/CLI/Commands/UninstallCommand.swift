@@ -43,6 +43,8 @@ struct UninstallCommand: ParsableCommand {
             if !disable.succeeded, !disable.message.contains("does not exist") {
                 problems.append("systemctl --user disable --now: \(disable.message)")
             }
+            // Apart: an install older than the relay has no such unit, which must not fail the rest.
+            _ = Systemctl.run(["disable", "--now", "sotto-relayd.service"])
             let stop = Systemctl.run(["stop", "sotto-push@*.service", "sotto-push.service"])
             if !stop.succeeded, !stop.message.contains("not loaded") { problems.append("systemctl --user stop: \(stop.message)") }
         } else {

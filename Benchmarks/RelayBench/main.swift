@@ -1,0 +1,63 @@
+import Foundation
+import RelayTransport
+import SharedStore
+import TestSupport
+
+// Catch-up through a relay (issue #12): N pushes queued in a mailbox while sotto-relayd is
+// stopped, then drained into push.sock once it starts, beside the same N pushes sent straight
+// to push.sock by one sequential sender, both under Accept=yes (the default unit) and
+// Accept=no (the high-rate variant). Prints pushes/s and the ratio relay/direct.
+// Usage: RelayBench BIN_DIR [PUSHES]
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2 else { print("usage: RelayBench BIN_DIR [PUSHES]"); exit(64) }
+let binDirectory = arguments[1]
+let count = arguments.count > 2 ? Int(arguments[2]) ?? 1_000 : 1_000
+guard NatsServer.isInstalled else { print(NatsServer.skipMessage); exit(0) }
+guard let vectors = try Vectors.load() else { print("vectors file not found: set SOTTO_VECTORS"); exit(1) }
+
+/// Polls one count on one open connection every 5 ms (cheap beside the work measured).
+func waitFor(_ fixture: WorkerFixture, stored target: Int) throws {
+    let conn = try fixture.open()
+    while try conn.queryOne("SELECT count(*) FROM message")?.int64(0) ?? 0 < Int64(target) { usleep(5_000) }
+}
+
+/// One fresh device per run, so every run starts from the same database size.
+func run(relay: Bool, acceptYes: Bool) throws -> Double {
+    let fixture = try WorkerFixture(vectors: vectors)
+    defer { fixture.tmp.remove() }
+    let pushes = try (0..<count).map { try fixture.sealTextForRelay("catch-up \($0)") }
+    let worker = binDirectory + "/sotto-notify"
+    let socket = try PushSocketServer.start(
+        socketPath: fixture.runtimeDirectory + "/push.sock", accept: acceptYes,
+        command: acceptYes ? [worker] : [worker, "--idle-timeout", "600"], environment: fixture.environment)
+    defer { socket.stop() }
+    guard relay else {
+        let start = Date()
+        for push in pushes { _ = try PushClient.send(push.payload, to: socket.socketPath) }
+        try waitFor(fixture, stored: count)
+        return Double(count) / Date().timeIntervalSince(start)
+    }
+    let server = try NatsServer.start(storeDirectory: fixture.tmp.path + "/jetstream")
+    defer { server.stop() }
+    let publisher = try RelayConnection.connect(RelayConfiguration(url: try RelayURL.parse(server.url)))
+    defer { publisher.close() }
+    try publisher.ensureStream()
+    let mailbox = try Mailbox(clientId: fixture.recipient.clientId)
+    for push in pushes { _ = try publisher.publish(push.payload, to: mailbox, messageId: push.messageId) }
+    let start = Date()
+    let relayd = try LoggedProcess.launch(binDirectory + "/sotto-relayd", [],
+                                          environment: fixture.environment.merging(["SOTTO_RELAY": server.url]) { $1 })
+    defer { relayd.signal(SIGTERM); _ = relayd.waitForExit() }
+    try waitFor(fixture, stored: count)
+    return Double(count) / Date().timeIntervalSince(start)
+}
+
+print("RELAY catch-up: \(count) pushes, one device, release binaries from \(binDirectory)")
+for acceptYes in [true, false] {
+    let direct = try run(relay: false, acceptYes: acceptYes)
+    let relayed = try run(relay: true, acceptYes: acceptYes)
+    let mode = acceptYes ? "Accept=yes" : "Accept=no "
+    print(String(format: "RELAY catch-up %@: direct push.sock %7.0f pushes/s, through the relay %7.0f pushes/s (relay/direct %.2f)",
+                 mode, direct, relayed, relayed / direct))
+}

@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+
+/// `sotto relayd`: runs the relay receiver in the foreground by exec'ing `sotto-relayd` from
+/// the directory of this binary, with the same environment (`SOTTO_RELAY`, credentials,
+/// `SOTTO_GROUP_DIR`, `SOTTO_RUNTIME_DIR`) and any arguments passed through.
+///
+/// ```
+/// SOTTO_RELAY=nats://127.0.0.1:4222 sotto relayd --ack-wait-ms 40000
+/// ```
+struct RelaydCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "relayd",
+        abstract: "Run the relay receiver (sotto-relayd) in the foreground.",
+        discussion: """
+            Replaces this process with sotto-relayd from the same directory. It holds one
+            durable consumer per identity on the relay named by SOTTO_RELAY
+            (nats://HOST:PORT or tls://HOST:PORT; credentials in SOTTO_RELAY_CREDS or
+            SOTTO_RELAY_USER/SOTTO_RELAY_PASSWORD) and hands each message to push.sock.
+            Arguments after `relayd` go to sotto-relayd (try `sotto relayd --help`).
+
+            Exit status: that of sotto-relayd (78: malformed relay URL or credentials,
+            64: usage), or 1 if it cannot be started.
+            """)
+
+    @Argument(parsing: .captureForPassthrough, help: "Arguments for sotto-relayd.")
+    var arguments: [String] = []
+
+    func run() throws {
+        let path = UnitInstaller.executableDirectory().appendingPathComponent("sotto-relayd").path
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            FileHandle.standardError.write(Data("sotto relayd: \(path) is missing; build or install it first\n".utf8))
+            throw ExitCode(1)
+        }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        execv(path, argv)
+        FileHandle.standardError.write(Data("sotto relayd: cannot run \(path): \(String(cString: strerror(errno)))\n".utf8))
+        throw ExitCode(1)
+    }
+}

@@ -1,0 +1,91 @@
+import Glibc
+import RelayTransport
+import Synchronization
+
+/// AckSync on a thread of its own, so the relay's round trip for message N overlaps the
+/// worker storing message N+1 (docs/adr/0026: under Accept=no the ack was 60 % of a relayed
+/// push's cost). Each message is still acked with AckSync, only after the worker's ok; a
+/// crash with acks queued means redeliveries, which the worker's dedupe answers `duplicate`.
+/// At most `capacity` acks wait; `enqueue` blocks beyond that.
+///
+/// ```swift
+/// let acks = AckPipeline(capacity: 64)
+/// acks.enqueue(message, label: "message 7 of sotto.mb.…")   // after the worker's ok
+/// ```
+final class AckPipeline: Sendable {
+    /// A fetched message handed from the loop to the ack thread: never used by both at once.
+    private struct Handoff: @unchecked Sendable {
+        let message: RelayMessage
+        let label: String
+    }
+
+    private struct State {
+        var queue: [Handoff] = []
+        var head = 0
+        var count: Int { queue.count - head }
+    }
+
+    private let state = Mutex(State())
+    private let capacity: Int
+    /// Wakes the ack thread (one byte per message) and, the other way, a blocked `enqueue`.
+    private let work: (read: Int32, write: Int32)
+    private let room: (read: Int32, write: Int32)
+
+    init(capacity: Int = 64) {
+        self.capacity = capacity
+        work = Self.pipePair()
+        room = Self.pipePair()
+        // Never block the ack thread: a byte per ack piles up while nobody waits for room; a
+        // full pipe already holds the wakeup.
+        _ = fcntl(room.write, F_SETFL, O_NONBLOCK)
+        let box = Unmanaged.passRetained(self).toOpaque()  // the thread lives as long as the process
+        var thread = pthread_t()
+        pthread_create(&thread, nil, { raw in
+            Unmanaged<AckPipeline>.fromOpaque(raw!).takeUnretainedValue().run()
+            return nil
+        }, box)
+        pthread_detach(thread)
+    }
+
+    func enqueue(_ message: RelayMessage, label: String) {
+        while state.withLock({ $0.count >= capacity }) {
+            var byte: UInt8 = 0
+            _ = read(room.read, &byte, 1)
+        }
+        state.withLock { $0.queue.append(Handoff(message: message, label: label)) }
+        var byte: UInt8 = 1
+        _ = write(work.write, &byte, 1)
+    }
+
+    private func run() {
+        while true {
+            var byte: UInt8 = 0
+            guard read(work.read, &byte, 1) == 1 else { continue }
+            let next = state.withLock { state -> Handoff? in
+                guard state.count > 0 else { return nil }
+                let item = state.queue[state.head]
+                state.head += 1
+                if state.head > 256, state.head * 2 > state.queue.count {
+                    state.queue.removeFirst(state.head)
+                    state.head = 0
+                }
+                return item
+            }
+            guard let next else { continue }
+            do throws(RelayError) {
+                try next.message.ack()
+            } catch {
+                // Not acked: the relay redelivers it after the ack wait; the worker answers duplicate.
+                RelaydLog.warning("ack of \(next.label) failed (\(error)); it will be redelivered")
+            }
+            _ = write(room.write, &byte, 1)
+        }
+    }
+
+    private static func pipePair() -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [-1, -1]
+        _ = pipe(&fds)
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        return (fds[0], fds[1])
+    }
+}

@@ -1,0 +1,170 @@
+import CNats
+
+/// The JetStream ack of a publish: the stream stored the message (on a 3-node stream, a
+/// majority did) under `sequence`; `duplicate` when its `Nats-Msg-Id` was already seen
+/// within the stream's duplicate window, so it was not stored twice.
+///
+/// ```swift
+/// let ack = try relay.publish(payload, to: box, messageId: id)
+/// if ack.duplicate { /* already on the relay */ }
+/// ```
+public struct PublishAck: Sendable, Equatable {
+    public let sequence: UInt64
+    public let duplicate: Bool
+}
+
+/// How many messages a mailbox's consumer still has for its device.
+///
+/// ```swift
+/// let state = try relay.consumerState(box)   // nil: no consumer
+/// state?.pending; state?.ackPending
+/// ```
+public struct ConsumerState: Sendable, Equatable {
+    /// Stored and not yet delivered.
+    public let pending: UInt64
+    /// Delivered and not yet acked (or terminated).
+    public let ackPending: Int64
+    /// Delivered more than once.
+    public let redelivered: Int64
+}
+
+// MARK: - The mailbox stream (docs/adr/0026)
+
+extension RelayConnection {
+    /// How long the stream remembers a `Nats-Msg-Id` to drop a second publish of it: longer
+    /// than a sender's outbox retry (up to 5 min), so a retried publish is not stored twice.
+    public static let duplicateWindowNs: Int64 = 10 * 60 * 1_000_000_000
+
+    /// Creates the mailbox stream if it does not exist: subjects `sotto.mb.>`, file storage,
+    /// work-queue retention (a message is deleted once its consumer acks or terminates it), at
+    /// most one push (4096 bytes plus headers) per message. `replicas` is 3 on a 3-node relay.
+    public func ensureStream(replicas: Int = 1) throws(RelayError) {
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var jsError = jsErrCode(0)
+        let found = js_GetStreamInfo(&info, jetStream, Mailbox.streamName, nil, &jsError)
+        if found == NATS_OK {
+            jsStreamInfo_Destroy(info)
+            return
+        }
+        guard found == NATS_NOT_FOUND else { throw NatsCall.error(found, "look up the mailbox stream", jsError: jsError) }
+
+        var config = jsStreamConfig()
+        jsStreamConfig_Init(&config)
+        let status = Mailbox.streamName.withCString { name in
+            Mailbox.allSubjects.withCString { subject in
+                var subjects: [UnsafePointer<CChar>?] = [subject]
+                return subjects.withUnsafeMutableBufferPointer { list in
+                    config.Name = name
+                    config.Subjects = list.baseAddress
+                    config.SubjectsLen = 1
+                    config.Retention = js_WorkQueuePolicy
+                    config.Storage = js_FileStorage
+                    config.Replicas = Int64(replicas)
+                    config.Duplicates = Self.duplicateWindowNs
+                    config.MaxMsgSize = 8192
+                    jsError = jsErrCode(0)
+                    return js_AddStream(&info, jetStream, &config, nil, &jsError)
+                }
+            }
+        }
+        if status == NATS_OK { jsStreamInfo_Destroy(info); return }
+        // Another device created it in between: fine.
+        if js_GetStreamInfo(&info, jetStream, Mailbox.streamName, nil, nil) == NATS_OK {
+            jsStreamInfo_Destroy(info)
+            return
+        }
+        throw NatsCall.error(status, "create the mailbox stream", jsError: jsError)
+    }
+
+    /// Publishes one push into `mailbox` with `Nats-Msg-Id: messageId` and waits for the
+    /// stream's ack. Throws when no ack came (the relay is down or did not store it).
+    public func publish(_ payload: [UInt8], to mailbox: Mailbox, messageId: String) throws(RelayError) -> PublishAck {
+        var message: OpaquePointer?
+        let created = payload.withUnsafeBufferPointer { bytes in
+            natsMsg_Create(&message, mailbox.subject, nil,
+                           bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                           Int32(bytes.count))
+        }
+        try NatsCall.check(created, "create a message")
+        guard let message else { throw .call(operation: "create a message", status: "no memory", code: 0) }
+        defer { natsMsg_Destroy(message) }
+        try NatsCall.check(natsMsgHeader_Set(message, "Nats-Msg-Id", messageId), "set Nats-Msg-Id")
+        var ack: UnsafeMutablePointer<jsPubAck>?
+        var jsError = jsErrCode(0)
+        try NatsCall.check(js_PublishMsg(&ack, jetStream, message, nil, &jsError), "publish to \(mailbox)", jsError: jsError)
+        guard let ack else { throw .call(operation: "publish", status: "no ack", code: 0) }
+        defer { jsPubAck_Destroy(ack) }
+        return PublishAck(sequence: ack.pointee.Sequence, duplicate: ack.pointee.Duplicate)
+    }
+
+    /// Deletes every message stored for `mailbox` (after an explode or an inbox deletion, so
+    /// no ciphertext of it stays on the relay).
+    public func purge(_ mailbox: Mailbox) throws(RelayError) {
+        var options = jsOptions()
+        jsOptions_Init(&options)
+        options.Wait = apiWaitMs
+        var jsError = jsErrCode(0)
+        let status = mailbox.subject.withCString { subject in
+            options.Stream.Purge.Subject = subject
+            return js_PurgeStream(jetStream, Mailbox.streamName, &options, &jsError)
+        }
+        try NatsCall.check(status, "purge \(mailbox)", jsError: jsError)
+    }
+
+    /// Messages stored in the stream for `mailbox` (all mailboxes when nil).
+    public func storedCount(_ mailbox: Mailbox? = nil) throws(RelayError) -> UInt64 {
+        var options = jsOptions()
+        jsOptions_Init(&options)
+        options.Wait = apiWaitMs
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var jsError = jsErrCode(0)
+        let subject = mailbox?.subject ?? Mailbox.allSubjects
+        let status = subject.withCString { filter in
+            options.Stream.Info.SubjectsFilter = filter
+            return js_GetStreamInfo(&info, jetStream, Mailbox.streamName, &options, &jsError)
+        }
+        try NatsCall.check(status, "stream info", jsError: jsError)
+        guard let info else { return 0 }
+        defer { jsStreamInfo_Destroy(info) }
+        guard mailbox != nil else { return info.pointee.State.Msgs }
+        guard let subjects = info.pointee.State.Subjects else { return 0 }
+        var count: UInt64 = 0
+        for index in 0..<Int(subjects.pointee.Count) { count += subjects.pointee.List[index].Msgs }
+        return count
+    }
+
+    /// The name of the server that leads the mailbox stream (nil on a single node).
+    public func streamLeader() throws(RelayError) -> String? {
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var jsError = jsErrCode(0)
+        try NatsCall.check(js_GetStreamInfo(&info, jetStream, Mailbox.streamName, nil, &jsError), "stream info",
+                           jsError: jsError)
+        guard let info else { return nil }
+        defer { jsStreamInfo_Destroy(info) }
+        return info.pointee.Cluster?.pointee.Leader.map { String(cString: $0) }
+    }
+
+    // MARK: - Consumers
+
+    /// The mailbox's durable consumer, or nil if it has none.
+    public func consumerState(_ mailbox: Mailbox) throws(RelayError) -> ConsumerState? {
+        var info: UnsafeMutablePointer<jsConsumerInfo>?
+        var jsError = jsErrCode(0)
+        let status = js_GetConsumerInfo(&info, jetStream, Mailbox.streamName, mailbox.durable, nil, &jsError)
+        // No consumer, or no stream at all (a relay that lost its store).
+        if status == NATS_NOT_FOUND || jsError == JSConsumerNotFoundErr || jsError == JSStreamNotFoundErr { return nil }
+        try NatsCall.check(status, "consumer info for \(mailbox)", jsError: jsError)
+        guard let info else { return nil }
+        defer { jsConsumerInfo_Destroy(info) }
+        return ConsumerState(pending: info.pointee.NumPending, ackPending: info.pointee.NumAckPending,
+                             redelivered: info.pointee.NumRedelivered)
+    }
+
+    /// Deletes the mailbox's durable consumer; one that does not exist is not an error.
+    public func deleteConsumer(_ mailbox: Mailbox) throws(RelayError) {
+        var jsError = jsErrCode(0)
+        let status = js_DeleteConsumer(jetStream, Mailbox.streamName, mailbox.durable, nil, &jsError)
+        if status == NATS_NOT_FOUND { return }
+        try NatsCall.check(status, "delete the consumer of \(mailbox)", jsError: jsError)
+    }
+}

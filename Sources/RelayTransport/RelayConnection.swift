@@ -1,0 +1,124 @@
+import CNats
+import Glibc
+import Synchronization
+
+/// One connection to a relay (a NATS server with JetStream) through the official C client,
+/// which reconnects by itself, forever, after the first connection succeeded. Connection
+/// events (lost, back) reach `onEvent` on the client's own thread.
+///
+/// ```swift
+/// let relay = try RelayConnection.connect(config, name: "sotto-relayd") { event in log(event) }
+/// try relay.ensureStream()
+/// let ack = try relay.publish(payload, to: Mailbox(clientId: id), messageId: messageId)
+/// relay.close()
+/// ```
+public final class RelayConnection: @unchecked Sendable {
+    // @unchecked: the C client's natsConnection and jsCtx may be used from any thread (nats.c
+    // locks internally); they are created in `connect` and destroyed once, by `close`, which
+    // the `closed` flag guards.
+
+    /// What the client reports about the connection.
+    public enum Event: Sendable, Equatable {
+        case disconnected
+        case reconnected
+    }
+
+    /// Tuning, chiefly for tests (a short connect timeout finds a dead relay quickly).
+    public struct Options: Sendable {
+        public var name = "sotto"
+        public var connectTimeoutMs: Int64 = 2_000
+        public var reconnectWaitMs: Int64 = 500
+        /// How long a JetStream API call (publish ack, consumer create, ack sync) may take.
+        public var apiWaitMs: Int64 = 5_000
+        public init() {}
+    }
+
+    let connection: OpaquePointer
+    let jetStream: OpaquePointer
+    let apiWaitMs: Int64
+    private let events: EventBox
+    private let closed = Mutex(false)
+
+    private init(connection: OpaquePointer, jetStream: OpaquePointer, apiWaitMs: Int64, events: EventBox) {
+        self.connection = connection
+        self.jetStream = jetStream
+        self.apiWaitMs = apiWaitMs
+        self.events = events
+    }
+
+    deinit { close() }
+
+    /// Connects once (a relay that is down throws `.call`; the caller retries with its own
+    /// backoff). Credentials files are checked again here: they may have changed since start.
+    public static func connect(_ config: RelayConfiguration, options: Options = Options(),
+                               onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws(RelayError) -> RelayConnection {
+        if case .credsFile(let path) = config.credentials { try CredsFile.check(path: path) }
+        var opts: OpaquePointer?
+        try NatsCall.check(natsOptions_Create(&opts), "options")
+        guard let opts else { throw .call(operation: "options", status: "no memory", code: 0) }
+        defer { natsOptions_Destroy(opts) }
+
+        let events = EventBox(onEvent)
+        let closure = Unmanaged.passUnretained(events).toOpaque()
+        try NatsCall.check(natsOptions_SetURL(opts, config.url.clientURL), "relay URL")
+        try NatsCall.check(natsOptions_SetName(opts, options.name), "client name")
+        if config.url.isTLS { try NatsCall.check(natsOptions_SetSecure(opts, true), "TLS") }
+        switch config.credentials {
+        case .none: break
+        case .userPassword(let user, let password):
+            try NatsCall.check(natsOptions_SetUserInfo(opts, user, password), "user and password")
+        case .credsFile(let path):
+            try NatsCall.check(natsOptions_SetUserCredentialsFromFiles(opts, path, nil), "credentials file")
+        }
+        try NatsCall.check(natsOptions_SetTimeout(opts, options.connectTimeoutMs), "connect timeout")
+        // One shared delivery thread pool: by default every subscription with a callback (one
+        // mailbox watch per identity) gets its own thread; 1,000 identities made 1,007 threads.
+        try NatsCall.check(natsOptions_UseGlobalMessageDelivery(opts, true), "global message delivery")
+        try NatsCall.check(natsOptions_SetMaxReconnect(opts, -1), "reconnect")  // forever, once connected
+        try NatsCall.check(natsOptions_SetReconnectWait(opts, options.reconnectWaitMs), "reconnect wait")
+        try NatsCall.check(natsOptions_SetDisconnectedCB(opts, { _, closure in
+            guard let closure else { return }
+            Unmanaged<EventBox>.fromOpaque(closure).takeUnretainedValue().handler(.disconnected)
+        }, closure), "disconnect handler")
+        try NatsCall.check(natsOptions_SetReconnectedCB(opts, { _, closure in
+            guard let closure else { return }
+            Unmanaged<EventBox>.fromOpaque(closure).takeUnretainedValue().handler(.reconnected)
+        }, closure), "reconnect handler")
+
+        var nc: OpaquePointer?
+        try NatsCall.check(natsConnection_Connect(&nc, opts), "connect to \(config.url)")
+        guard let nc else { throw .call(operation: "connect", status: "no connection", code: 0) }
+        var jsOpts = jsOptions()
+        jsOptions_Init(&jsOpts)
+        jsOpts.Wait = options.apiWaitMs
+        var js: OpaquePointer?
+        let status = natsConnection_JetStream(&js, nc, &jsOpts)
+        guard status == NATS_OK, let js else {
+            natsConnection_Destroy(nc)
+            throw NatsCall.error(status, "JetStream context")
+        }
+        return RelayConnection(connection: nc, jetStream: js, apiWaitMs: options.apiWaitMs, events: events)
+    }
+
+    /// Whether the client is connected right now (false while it reconnects).
+    public var isConnected: Bool { natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED }
+
+    /// Closes the connection and frees the client's objects; later calls do nothing.
+    public func close() {
+        let first = closed.withLock { wasClosed in
+            defer { wasClosed = true }
+            return !wasClosed
+        }
+        guard first else { return }
+        jsCtx_Destroy(jetStream)
+        natsConnection_Close(connection)
+        natsConnection_Destroy(connection)
+    }
+}
+
+/// Holds the event handler for the C callbacks (passed to them unretained; the connection
+/// keeps it alive).
+final class EventBox: Sendable {
+    let handler: @Sendable (RelayConnection.Event) -> Void
+    init(_ handler: @escaping @Sendable (RelayConnection.Event) -> Void) { self.handler = handler }
+}

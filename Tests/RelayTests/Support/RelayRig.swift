@@ -1,0 +1,156 @@
+import Foundation
+import RelayTransport
+import SharedStore
+import TestSupport
+
+/// One device behind a relay, all real: a nats-server with JetStream on loopback, the
+/// device's group directory (`WorkerFixture`: its identity, conversation and a sender key),
+/// its push.sock served by systemd-socket-activate starting the real `sotto-notify`, and the
+/// real `sotto-relayd` between the two. A publisher connection plays the remote senders.
+///
+/// ```swift
+/// guard let rig = try RelayRig.make() else { return }   // nil: nats-server not installed
+/// defer { rig.tearDown() }
+/// try rig.startPushSocket(); try rig.startRelayd()
+/// try rig.publish(try rig.fixture.sealTextForRelay("hi"))
+/// ```
+final class RelayRig: @unchecked Sendable {
+    let fixture: WorkerFixture
+    let server: NatsServer
+    let mailbox: Mailbox
+    private(set) var relayd: LoggedProcess?
+    private var pushSocket: PushSocketServer?
+    private var publisherConnection: RelayConnection?
+    private var relaydLog: [String] = []
+
+    var pushSocketPath: String { fixture.runtimeDirectory + "/push.sock" }
+
+    private init(fixture: WorkerFixture, server: NatsServer) throws {
+        self.fixture = fixture
+        self.server = server
+        mailbox = try Mailbox(clientId: fixture.recipient.clientId)
+    }
+
+    /// nil when nats-server is not installed (the caller skips with `NatsServer.skipMessage`).
+    /// `startServer: false` leaves the relay down (started later with `server.restart()`).
+    static func make(startServer: Bool = true) throws -> RelayRig? {
+        guard NatsServer.isInstalled else {
+            print(NatsServer.skipMessage)
+            return nil
+        }
+        guard let vectors = try Vectors.load() else { throw RelayRigFailure("vectors file not found: set SOTTO_VECTORS") }
+        let fixture = try WorkerFixture(vectors: vectors)
+        let server = try NatsServer.prepare(storeDirectory: fixture.tmp.path + "/jetstream")
+        if startServer { try server.restart() }
+        return try RelayRig(fixture: fixture, server: server)
+    }
+
+    // MARK: - The device
+
+    /// push.sock with the real worker behind it: Accept=yes (one worker per push, the
+    /// default unit) or Accept=no (one warm worker, the high-rate variant).
+    func startPushSocket(acceptYes: Bool = true, extraEnvironment: [String: String] = [:]) throws {
+        let worker = try builtExecutable("sotto-notify")
+        pushSocket = try PushSocketServer.start(
+            socketPath: pushSocketPath, accept: acceptYes,
+            command: acceptYes ? [worker] : [worker, "--idle-timeout", "600"],
+            environment: fixture.environment.merging(extraEnvironment) { $1 })
+    }
+
+    func stopPushSocket() {
+        pushSocket?.stop()
+        pushSocket = nil
+    }
+
+    var relaydEnvironment: [String: String] {
+        fixture.environment.merging(["SOTTO_RELAY": server.url, "PATH": "/usr/bin:/bin"]) { $1 }
+    }
+
+    /// Starts sotto-relayd and waits until it has opened the recipient's mailbox (the relay
+    /// may be down: then only until it started).
+    func startRelayd(arguments: [String] = ["--ack-wait-ms", "3000", "--retry-min-ms", "200"],
+                     waitForMailbox: Bool = true) throws {
+        let process = try LoggedProcess.launch(try builtExecutable("sotto-relayd"), arguments, environment: relaydEnvironment)
+        relayd = process
+        let ready = waitForMailbox ? "identity added: \(mailbox)" : "starting:"
+        guard process.waitForLine(containing: ready, timeout: 30) else {
+            throw RelayRigFailure("sotto-relayd did not start: \(process.output.suffix(8))")
+        }
+        if waitForMailbox {
+            try waitUntil("the consumer exists", timeout: 30) { try self.publisher().consumerState(self.mailbox) != nil }
+        }
+    }
+
+    /// SIGKILL sotto-relayd (a crash at whatever point it was).
+    func killRelayd() {
+        guard let relayd else { return }
+        relayd.signal(SIGKILL)
+        _ = relayd.waitForExit()
+        relaydLog += relayd.output
+        self.relayd = nil
+    }
+
+    func stopRelayd() {
+        guard let relayd else { return }
+        relayd.signal(SIGTERM)
+        _ = relayd.waitForExit()
+        relaydLog += relayd.output
+        self.relayd = nil
+    }
+
+    /// Every line sotto-relayd printed, across restarts.
+    var relaydOutput: [String] { relaydLog + (relayd?.output ?? []) }
+
+    // MARK: - The senders
+
+    /// A connection for publishing and inspecting the relay (reconnects by itself).
+    func publisher() throws -> RelayConnection {
+        if let publisherConnection { return publisherConnection }
+        var options = RelayConnection.Options()
+        options.name = "test-publisher"
+        let connection = try RelayConnection.connect(RelayConfiguration(url: try RelayURL.parse(server.url)), options: options)
+        try connection.ensureStream()
+        publisherConnection = connection
+        return connection
+    }
+
+    @discardableResult
+    func publish(_ push: WorkerFixture.Push) throws -> PublishAck {
+        try publisher().publish(push.payload, to: mailbox, messageId: push.messageId)
+    }
+
+    // MARK: - Observing
+
+    /// Message ids in the order the worker stored them.
+    func storedMessageIds() throws -> [String] {
+        try fixture.open().query("SELECT id FROM message ORDER BY rowid").map { try $0.string(0) }
+    }
+
+    func tearDown() {
+        stopRelayd()
+        stopPushSocket()
+        publisherConnection?.close()
+        server.stop()
+        fixture.tmp.remove()
+    }
+}
+
+struct RelayRigFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Polls `condition` until it holds or `timeout` seconds pass (then throws, saying what).
+func waitUntil(_ what: String, timeout: TimeInterval, _ condition: () throws -> Bool) throws {
+    let deadline = Date(timeIntervalSinceNow: timeout)
+    var lastError: Error?
+    while Date() < deadline {
+        do {
+            if try condition() { return }
+        } catch {
+            lastError = error
+        }
+        usleep(20_000)
+    }
+    throw RelayRigFailure("timed out after \(timeout) s waiting for \(what)\(lastError.map { " (last error: \($0))" } ?? "")")
+}

@@ -1,0 +1,134 @@
+import Foundation
+
+/// A real `nats-server -js` on loopback for one test: its own free port and store directory,
+/// started and stopped (or killed and restarted on the same port and store) by the test.
+///
+/// ```swift
+/// guard let server = try NatsServer.startIfInstalled(storeDirectory: dir.path + "/js") else { return }
+/// defer { server.stop() }
+/// server.url                     // "nats://127.0.0.1:PORT"
+/// server.kill9(); try server.restart()
+/// ```
+public final class NatsServer: @unchecked Sendable {
+    public static let executable = "/usr/sbin/nats-server"
+    public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
+    public static let skipMessage = "nats-server is not installed (make deps installs it): relay tests skipped"
+
+    public let port: Int
+    public let storeDirectory: String
+    /// Cluster options (`NatsCluster`), empty for a single node.
+    public let extraArguments: [String]
+    public let name: String
+    private let lock = NSLock()
+    private var process: LoggedProcess?
+
+    public var url: String { "nats://127.0.0.1:\(port)" }
+    /// The process id of the running server (nil when stopped).
+    public var pid: pid_t? { lock.withLock { process?.pid } }
+
+    private init(port: Int, storeDirectory: String, name: String?, extraArguments: [String]) {
+        self.port = port
+        self.storeDirectory = storeDirectory
+        self.name = name ?? "sotto-test-\(port)"
+        self.extraArguments = extraArguments
+    }
+
+    /// A server that is not started yet (a test that starts its client first).
+    public static func prepare(storeDirectory: String, port: Int? = nil, name: String? = nil,
+                               extraArguments: [String] = []) throws -> NatsServer {
+        NatsServer(port: try port ?? freeLoopbackPort(), storeDirectory: storeDirectory, name: name,
+                   extraArguments: extraArguments)
+    }
+
+    /// Starts a server and waits until it accepts clients.
+    public static func start(storeDirectory: String) throws -> NatsServer {
+        let server = try prepare(storeDirectory: storeDirectory)
+        try server.restart()
+        return server
+    }
+
+    /// Starts (again) on the same port and store directory; waits for "Server is ready".
+    public func restart() throws {
+        let launched = try LoggedProcess.launch(Self.executable, [
+            "-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDirectory, "-n", name,
+        ] + extraArguments, environment: ["PATH": "/usr/bin:/bin"])
+        guard launched.waitForLine(containing: "Server is ready", timeout: 30) else {
+            launched.signal(SIGKILL)
+            _ = launched.waitForExit()
+            throw LoggedProcess.Failure(description: "nats-server did not start: \(launched.output.suffix(5))")
+        }
+        lock.withLock { process = launched }
+    }
+
+    /// SIGKILL, as a crash: whatever the server had acked is on its store (page cache) already.
+    public func kill9() {
+        guard let running = lock.withLock({ () -> LoggedProcess? in defer { process = nil }; return process }) else { return }
+        running.signal(SIGKILL)
+        _ = running.waitForExit()
+    }
+
+    public func stop() {
+        guard let running = lock.withLock({ () -> LoggedProcess? in defer { process = nil }; return process }) else { return }
+        running.signal(SIGTERM)
+        _ = running.waitForExit()
+    }
+
+    public var log: [String] { lock.withLock { process?.output ?? [] } }
+
+    /// A port the kernel just handed out on 127.0.0.1 (bound, then released).
+    public static func freeLoopbackPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw LoggedProcess.Failure(description: "socket: errno \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw LoggedProcess.Failure(description: "bind: errno \(errno)") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Three nats-server nodes on loopback routed to each other (one JetStream cluster), for R3
+/// streams: a publish is acked after two of three stored it.
+///
+/// ```swift
+/// let cluster = try NatsCluster.start(directory: dir.path)
+/// defer { cluster.stop() }
+/// cluster.nodes[0].url; cluster.node(named: leaderName)?.kill9()
+/// ```
+public final class NatsCluster: @unchecked Sendable {
+    public let nodes: [NatsServer]
+
+    private init(nodes: [NatsServer]) { self.nodes = nodes }
+
+    public static func start(directory: String) throws -> NatsCluster {
+        let clusterPorts = try (0..<3).map { _ in try NatsServer.freeLoopbackPort() }
+        let routes = clusterPorts.map { "nats://127.0.0.1:\($0)" }.joined(separator: ",")
+        let nodes = try (0..<3).map { index in
+            try NatsServer.prepare(storeDirectory: directory + "/node\(index)", name: "node\(index)", extraArguments: [
+                "--cluster_name", "sotto-test", "--cluster", "nats://127.0.0.1:\(clusterPorts[index])", "--routes", routes,
+            ])
+        }
+        do {
+            for node in nodes { try node.restart() }
+        } catch {
+            for node in nodes { node.stop() }
+            throw error
+        }
+        return NatsCluster(nodes: nodes)
+    }
+
+    public func node(named name: String) -> NatsServer? { nodes.first { $0.name == name } }
+
+    public func stop() {
+        for node in nodes { node.stop() }
+    }
+}
