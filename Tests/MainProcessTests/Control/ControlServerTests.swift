@@ -124,9 +124,9 @@ struct ControlServerTests {
             let reader = try ControlSocketClient(path: path, timeoutSeconds: 10)
             _ = try reader.result("hold")
             let sink = try #require(handler.held)
-            let writer = Thread { for seq in 0..<100 { sink.send(JSONRPC.notificationLine(ChangeNotification(seq: Int64(seq), kind: "message_inserted", writerPid: 1, createdAtMs: 0))) } }
+            let writer = Thread { for seq in 1...100 { sink.send(JSONRPC.notificationLine(ChangeNotification(seq: Int64(seq), kind: "message_inserted", writerPid: 1, createdAtMs: 0))) } }
             writer.start()
-            for seq in 0..<100 {
+            for seq in 1...100 {
                 #expect(try reader.nextNotification()["seq"] as? Int == seq)
             }
 

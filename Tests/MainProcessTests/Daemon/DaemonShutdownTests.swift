@@ -171,7 +171,7 @@ private final class SlowAckEndpoint: @unchecked Sendable {
             count += 1
             lock.unlock()
             go.wait()
-            let line = Array("{\"ok\":true}\n".utf8)
+            let line = Array("{\"ok\":true,\"messageId\":\"00\",\"duplicate\":false}\n".utf8)
             _ = line.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
             Glibc.close(client)
         }
