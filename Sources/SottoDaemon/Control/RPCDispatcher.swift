@@ -17,14 +17,22 @@ import SharedStore
 /// | `joinConversation` | `code`, `profileName?` | `{conversationId, state, name?}` |
 /// | `react` | `conversation`, `message`, `emoji`, `remove?` | `{messageId, recipients}` |
 /// | `explode` | `conversation`, `atMs?` | `{conversationId, expiresAtMs, deleted, delivered, undelivered}` |
-/// | `subscribe` | `since?` | `{lastSeq, gap?}`, then `change` notifications (`gap`: changes the replay could not read) |
+/// | `subscribe` | `since?`, `conversation?` | `{lastSeq, gap?, conversationId?}`, then `change` notifications (`gap`: changes the replay could not read; with `conversation`, only its changes) |
+///
+/// Every request first catches the change feed up (one indexed change_log read when nothing
+/// is new), so a client that got a worker's ack, or a notification, and then reads sees that
+/// write; and catches up again before answering, so what the request committed is in the
+/// conversation stores and told to subscribers when the client gets the result
+/// (docs/adr/0022).
 struct RPCDispatcher: ControlRequestHandler {
     let daemon: DaemonContext
     var controlStats: ControlStats?
 
     func handle(_ request: JSONRPC.Request, on connection: ControlConnection) async -> String {
         do {
+            await daemon.feed.catchUp()
             let result = try await call(request, connection: connection)
+            await daemon.feed.catchUp()
             return JSONRPC.resultLine(id: request.id, result)
         } catch let error as JSONRPC.ErrorObject {
             return JSONRPC.errorLine(id: request.id, error)
@@ -125,8 +133,14 @@ struct RPCDispatcher: ControlRequestHandler {
         case "subscribe":
             let since = try request.optionalInt("since")
             if let since, since < 0 { throw JSONRPC.ErrorObject.invalidParams("'since' must be ≥ 0") }
-            let (lastSeq, gap) = await daemon.feed.subscribe(connection: connection, since: since)
+            var conversationId: String?
+            if let reference = try request.optionalString("conversation") {
+                conversationId = try await service.conversation(reference).id
+            }
+            let (lastSeq, gap) = await daemon.feed.subscribe(key: ObjectIdentifier(connection), since: since,
+                                                             conversationId: conversationId) { line in connection.send(line) }
             var result: [String: Any] = ["lastSeq": lastSeq]
+            if let conversationId { result["conversationId"] = conversationId }
             if let gap {
                 var object = gap.rpcObject
                 object["remedy"] = DatabaseDamage.remedy(group: daemon.group)

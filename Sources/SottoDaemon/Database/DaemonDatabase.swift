@@ -27,6 +27,8 @@ public final class DaemonDatabase: Sendable {
     public let profile: ConnectionProfile
     public let path: String
     public let directory: GroupDirectory
+    /// Fired after every successful ``write(_:)``: the change feed's trigger for own writes.
+    public let commits = CommitSignal()
 
     // MARK: Opening
 
@@ -97,8 +99,9 @@ public final class DaemonDatabase: Sendable {
     /// ValueObservations to re-fetch (they cannot see statements run through the C API).
     /// A thrown error rolls everything back; GRDB errors surface as ``StoreError``.
     public func write<T>(_ body: (StoreConnection) throws -> T) throws -> T {
+        let value: T
         do {
-            return try pool.write { db in
+            value = try pool.write { db in
                 let value = try body(StoreConnection(borrowing: db.sqliteConnection!))
                 try db.notifyChanges(in: .fullDatabase)
                 return value
@@ -106,12 +109,15 @@ public final class DaemonDatabase: Sendable {
         } catch {
             throw mapped(error)
         }
+        commits.fire()
+        return value
     }
 
     /// Async form of ``write(_:)`` for callers on an actor.
     public func write<T: Sendable>(_ body: @escaping @Sendable (StoreConnection) throws -> T) async throws -> T {
+        let value: T
         do {
-            return try await pool.write { db in
+            value = try await pool.write { db in
                 let value = try body(StoreConnection(borrowing: db.sqliteConnection!))
                 try db.notifyChanges(in: .fullDatabase)
                 return value
@@ -119,6 +125,8 @@ public final class DaemonDatabase: Sendable {
         } catch {
             throw mapped(error)
         }
+        commits.fire()
+        return value
     }
 
     /// Runs SharedStore repositories on a pool reader (a WAL snapshot).

@@ -42,8 +42,10 @@ public struct DaemonRunner {
         defer { lock.release() }
 
         let controlLimits: ControlLimits
+        let feedPoll: SafetyNetPoll
         do {
             controlLimits = try ControlLimits.forFileLimit(fileLimit, environment: environment)
+            feedPoll = try SafetyNetPoll(environment: environment)
         } catch {
             DaemonLog.error("\(error)")
             return 78  // EX_CONFIG
@@ -58,12 +60,17 @@ public struct DaemonRunner {
             return 70
         }
 
+        // Every commit reaches the feed without a poll: the daemon's own through the database's
+        // commit signal, a worker's through its datagram (catch up through its seq).
         let feed = context.feed
+        context.database.commits.onCommit { Task { await feed.catchUp() } }
         let events: EventsSocketListener
         let control: ControlServer
         do {
-            events = try EventsSocketListener.bind(path: runtime.eventsSocketPath) { _ in
-                Task { await feed.catchUp() }
+            events = try EventsSocketListener.bind(path: runtime.eventsSocketPath) { seq in
+                Task {
+                    if let seq { await feed.catchUp(through: seq) } else { await feed.catchUp() }
+                }
             }
             let controlStats = ControlStats()
             control = try ControlServer.listen(path: runtime.controlSocketPath, limits: controlLimits, stats: controlStats,
@@ -83,12 +90,7 @@ public struct DaemonRunner {
             Task { await context.expired.run() },
             Task { await context.walKeeper.run() },
             Task { _ = try? await context.unusedInboxes.replenish() },
-            Task {  // safety net under the datagrams: a lost one costs at most this long
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(250))
-                    await feed.catchUp()
-                }
-            },
+            Task { await feedPoll.run(feed) },  // a lost datagram costs at most its interval
         ]
         let watchdog = notifier.watchdogInterval.map { interval in
             Task {
