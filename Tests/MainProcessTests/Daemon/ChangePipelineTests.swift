@@ -66,7 +66,7 @@ extension DaemonProcessTests {
             let (pushes, sends) = (200, 100)
             let failures = Failures()
             let drivers = Self.drive(daemon: daemon, remote: remote, conversationId: conversationId,
-                                     pushes: pushes, pushThreads: 2, sends: sends, sendThreads: 1, failures: failures)
+                                     pushes: pushes, pushThreads: 4, sends: sends, sendThreads: 2, failures: failures)
             var seen = Set<String>()
             var missed: [String] = []
             while seen.count < pushes + sends, failures.all.isEmpty {
@@ -111,11 +111,11 @@ extension DaemonProcessTests {
             _ = try awaitChange("conversationCreated", conversationId)
             for index in 0..<20 {
                 let sent = try client.result("sendMessage", ["conversation": conversationId, "text": "own \(index)"])
+                try expectFeedCaughtUp("sendMessage \(index)")  // before any notification could have arrived
                 let change = try awaitChange("messageInserted", conversationId)
                 #expect(change["entityId"] as? String == sent["messageId"] as? String)
                 #expect(change["text"] as? String == "own \(index)")
                 #expect(change["outgoing"] as? Bool == true)
-                try expectFeedCaughtUp("sendMessage \(index)")
             }
             let first = try #require(try client.result("readMessages", ["conversation": conversationId, "limit": 1])["messages"]
                                         as? [[String: Any]]).first
@@ -124,7 +124,8 @@ extension DaemonProcessTests {
             #expect(try awaitChange("messageInserted", conversationId)["entityId"] as? String == reaction["messageId"] as? String)
             _ = try client.result("markRead", ["conversation": conversationId])
             _ = try awaitChange("localStateChanged", conversationId)
-            _ = try client.result("explode", ["conversation": conversationId])
+            // In an hour: an explosion due now deletes the conversation's change_log rows too.
+            _ = try client.result("explode", ["conversation": conversationId, "atMs": WallClock.nowMs() + 3_600_000])
             _ = try awaitChange("conversationExpiresChanged", conversationId)
             try expectFeedCaughtUp("explode")
         }
@@ -218,6 +219,13 @@ extension DaemonProcessTests {
             for value in ["-5", "often", "99999999999"] {
                 let home = try DaemonHome()
                 let daemon = try DaemonProcess.launch(home: home, environment: ["SOTTO_FEED_POLL_MS": value])
+                let deadline = Date().addingTimeInterval(30)
+                while daemon.process.isRunning, Date() < deadline { usleep(10_000) }  // polls the exit, with a deadline
+                if daemon.process.isRunning {
+                    Issue.record("the daemon started with SOTTO_FEED_POLL_MS=\(value)")
+                    daemon.kill()
+                    continue
+                }
                 #expect(daemon.waitForExit() == 78)
                 #expect(daemon.log.contains("SOTTO_FEED_POLL_MS=\(value) is not a number of milliseconds"), "\(daemon.log)")
             }
