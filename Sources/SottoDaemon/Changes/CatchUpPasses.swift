@@ -1,18 +1,26 @@
-/// The bookkeeping that makes the change feed's catch-ups single-flight: each call takes a
-/// ticket; one caller runs passes while others wait; a waiter is resumed by the first pass
-/// that *started* after it took its ticket, so its commit was visible to that pass's reads.
-/// Not Sendable on purpose: it lives in ``ChangeFeed``.
+/// The bookkeeping that makes the change feed's catch-ups single-flight: one caller runs
+/// passes while the others wait. A waiter needs the feed to reach `target` (the newest seq
+/// committed when it asked): it is resumed as soon as the feed is there, or, at the latest,
+/// when a pass that *started* after it asked has finished (a target that does not exist, such
+/// as a forged datagram's, then ends the wait too). Not Sendable on purpose: it lives in
+/// ``ChangeFeed``.
 ///
 /// ```swift
 /// let ticket = passes.request()
-/// guard passes.tryStart() else { await withCheckedContinuation { passes.wait(ticket: ticket, $0) }; return }
-/// while let covering = passes.nextPass() { await drain(); passes.finish(covering) }
+/// guard passes.tryStart() else { await withCheckedContinuation { passes.wait(ticket: ticket, target: seq, $0) }; return }
+/// while let covering = passes.nextPass() { await drain(); passes.finish(covering, reached: lastSeq) }
 /// ```
 struct CatchUpPasses {
+    private struct Waiter {
+        let ticket: UInt64
+        let target: Int64
+        let continuation: CheckedContinuation<Void, Never>
+    }
+
     private var requested: UInt64 = 0
     private var finished: UInt64 = 0
     private var running = false
-    private var waiters: [(ticket: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+    private var waiters: [Waiter] = []
 
     var waitingCount: Int { waiters.count }
 
@@ -29,11 +37,11 @@ struct CatchUpPasses {
         return true
     }
 
-    mutating func wait(ticket: UInt64, _ continuation: CheckedContinuation<Void, Never>) {
+    mutating func wait(ticket: UInt64, target: Int64, _ continuation: CheckedContinuation<Void, Never>) {
         if finished >= ticket {
             continuation.resume()
         } else {
-            waiters.append((ticket, continuation))
+            waiters.append(Waiter(ticket: ticket, target: target, continuation: continuation))
         }
     }
 
@@ -45,11 +53,21 @@ struct CatchUpPasses {
         return nil
     }
 
-    mutating func finish(_ covering: UInt64) {
+    /// The feed applied and told everything up to `seq`: waiters that needed no more go on.
+    mutating func reached(_ seq: Int64) {
+        resumeWaiters { $0.target <= seq }
+    }
+
+    mutating func finish(_ covering: UInt64, reached seq: Int64) {
         finished = covering
-        var waiting: [(ticket: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+        resumeWaiters { $0.ticket <= covering || $0.target <= seq }
+    }
+
+    private mutating func resumeWaiters(where satisfied: (Waiter) -> Bool) {
+        guard waiters.contains(where: satisfied) else { return }
+        var waiting: [Waiter] = []
         for waiter in waiters {
-            if waiter.ticket <= finished { waiter.continuation.resume() } else { waiting.append(waiter) }
+            if satisfied(waiter) { waiter.continuation.resume() } else { waiting.append(waiter) }
         }
         waiters = waiting
     }

@@ -6,9 +6,10 @@ import SharedStore
 /// consumer applies it (conversation stores, inbox wake-ups) → then subscribers get it, with
 /// its seq, in seq order, with no gap and no duplicate.
 ///
-/// Catch-ups are single-flight: whoever asks while one runs waits for a pass that started
-/// after it asked, so `await feed.catchUp()` returns only once everything committed before
-/// the call is applied and delivered (read-after-write and read-after-ack rest on this).
+/// Catch-ups are single-flight: whoever asks while one runs waits until the feed reached the
+/// newest seq committed when it asked (at the latest, until a pass that started after it
+/// asked ends), so `await feed.catchUp()` returns only once everything committed before the
+/// call is applied and delivered (read-after-write and read-after-ack rest on this).
 /// `subscribe(since:)` replays what a client missed, then goes live; both happen on this
 /// actor against `lastSeq`, which moves only after a batch is applied and delivered.
 ///
@@ -37,24 +38,32 @@ actor ChangeFeed {
 
     // MARK: Catching up
 
-    /// Returns once every change committed before the call is applied and delivered.
+    /// Returns once every change committed before the call is applied and delivered. When
+    /// nothing is new this is one indexed read (the newest seq) and no waiting.
     func catchUp() async {
+        let newest: Int64
+        do {
+            newest = try database.read { conn in try ChangeLogRepository.latestSeq(on: conn) }
+        } catch {
+            newest = .max  // cannot tell: a pass will say what it can read
+        }
+        await catchUp(through: newest)
+    }
+
+    /// Returns once the feed applied and told every change up to `seq`, or a pass that started
+    /// after the call found nothing more (what a worker's datagram asks for: its seq is a hint,
+    /// the truth is read from change_log). Nothing to do when the feed is already there.
+    func catchUp(through seq: Int64) async {
+        if seq <= lastSeq { return }
         let ticket = passes.request()
         guard passes.tryStart() else {
-            await withCheckedContinuation { passes.wait(ticket: ticket, $0) }
+            await withCheckedContinuation { passes.wait(ticket: ticket, target: seq, $0) }
             return
         }
         while let covering = passes.nextPass() {
             await drain()
-            passes.finish(covering)
+            passes.finish(covering, reached: lastSeq)
         }
-    }
-
-    /// What a worker's datagram asks for: catch up until at least `seq` (nothing to do when
-    /// the feed is already there). The seq is a hint only: the truth is read from change_log.
-    func catchUp(through seq: Int64) async {
-        if seq <= lastSeq { return }
-        await catchUp()
     }
 
     /// Reads change_log after `lastSeq` until it reads nothing: the consumer's own writes
@@ -75,6 +84,7 @@ actor ChangeFeed {
             // Applied: now subscribers may hear of it (and whoever reads on hearing finds it).
             lastSeq = last.seq
             for change in batch { subscribers.deliver(change) }
+            passes.reached(lastSeq)
         }
     }
 
@@ -154,7 +164,7 @@ actor ChangeFeed {
     }
 
     var subscriberCount: Int { subscribers.count }
-    /// Callers waiting for a catch-up pass to cover them (for tests and `status`).
+    /// Callers waiting for a catch-up pass to cover them (tests watch it).
     var waitingCatchUps: Int { passes.waitingCount }
 
     func finishAll() {
