@@ -29,6 +29,7 @@ actor ChangeFeed {
     private var subscribers = FeedSubscribers()
     private var passes = CatchUpPasses()
     private static let batchSize = 500
+    private static let ownPid = Int64(getpid())
 
     init(database: DaemonDatabase, startingAt seq: Int64, consumer: @escaping Consumer) {
         self.database = database
@@ -79,7 +80,9 @@ actor ChangeFeed {
                 return
             }
             guard let last = batch.last else { return }
-            try? database.notifyExternalChanges()
+            // GRDB observers saw the daemon's own writes already; another process's need a nudge
+            // (it takes GRDB's writer, so it is skipped when it would only wait for nothing).
+            if batch.contains(where: { $0.writerPid != Self.ownPid }) { try? database.notifyExternalChanges() }
             await consumer(batch)
             // Applied: now subscribers may hear of it (and whoever reads on hearing finds it).
             lastSeq = last.seq

@@ -268,7 +268,21 @@ actor ConversationService {
     /// Applies committed changes (any process's, the daemon's own too) in seq order, before the
     /// change feed tells subscribers: new and updated messages go to the awake
     /// conversation's store; a message for a sleeping inbox wakes it (pushNotification).
-    func apply(_ changes: [DBChange]) async {
+    /// Kinds that need nothing here (an inbox or conversation created, a read marker) do not
+    /// queue on this actor: a request waiting for the feed would otherwise wait for its turn.
+    nonisolated func apply(_ changes: [DBChange]) async {
+        let relevant = changes.filter { change in
+            switch change.knownKind {
+            case .messageInserted, .messageStatusChanged, .membersChanged, .conversationExpiresChanged, .joinRequestReceived:
+                return change.conversationId != nil
+            default:
+                return false
+            }
+        }
+        if !relevant.isEmpty { await applyRelevant(relevant) }
+    }
+
+    private func applyRelevant(_ changes: [DBChange]) async {
         for change in changes {
             guard let conversationId = change.conversationId else { continue }
             switch change.knownKind {
