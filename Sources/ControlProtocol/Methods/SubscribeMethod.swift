@@ -3,7 +3,8 @@ import SharedStore
 // MARK: - subscribe
 
 /// `subscribe`: streams `change` notifications on this connection until it closes; with
-/// `since`, first replays every change after that seq (`sotto watch --since`).
+/// `since`, first replays every change after that seq (`sotto watch --since`); with
+/// `conversation` (an id or a unique prefix), only that conversation's changes.
 ///
 /// ```swift
 /// var changes = try client.subscribe(SubscribeParams(since: 120))
@@ -13,26 +14,35 @@ public struct SubscribeParams: ControlRequest {
     public typealias Result = SubscribeResult
     public static var method: ControlMethodName { .subscribe }
     public static var summary: String {
-        "Stream change notifications on this connection; with since, replay every change after that seq first."
+        "Stream change notifications on this connection; with since, replay every change after that seq first; with conversation, only its changes."
     }
     public static var schemaName: String { "SubscribeParams" }
     public static var fields: [WireField] {
-        [WireField("since", .integer(minimum: 0), optional: true, "replay the changes after this seq first (default: live changes only)")]
+        [
+            WireField("since", .integer(minimum: 0), optional: true, "replay the changes after this seq first (default: live changes only)"),
+            WireField("conversation", .string, optional: true, "only this conversation's changes (an id or a unique prefix; default: all)"),
+        ]
     }
 
     public var since: Int64?
+    public var conversation: String?
 
-    public init(since: Int64? = nil) { self.since = since }
+    public init(since: Int64? = nil, conversation: String? = nil) {
+        self.since = since
+        self.conversation = conversation
+    }
 
     public init(json: JSONValue) throws(WireError) {
-        let since = try WireFields(json).optionalInt("since")
+        let fields = try WireFields(json)
+        let since = try fields.optionalInt("since")
         if let since, since < 0 { throw WireError("'since' must be ≥ 0") }
-        self.init(since: since)
+        self.init(since: since, conversation: try fields.optionalString("conversation"))
     }
 
     public var json: JSONValue {
         var out = WireObjectBuilder()
         out["since"] = since.map(JSONValue.int)
+        out["conversation"] = conversation.map(JSONValue.string)
         return out.json
     }
 }
@@ -46,21 +56,26 @@ public struct SubscribeParams: ControlRequest {
 public struct SubscribeResult: WireCodable {
     public var lastSeq: Int64
     public var gap: FeedGap?
+    /// The conversation the subscription is limited to (the full id of `conversation`).
+    public var conversationId: String?
 
-    public init(lastSeq: Int64, gap: FeedGap? = nil) {
+    public init(lastSeq: Int64, gap: FeedGap? = nil, conversationId: String? = nil) {
         self.lastSeq = lastSeq
         self.gap = gap
+        self.conversationId = conversationId
     }
 
     public init(json: JSONValue) throws(WireError) {
         let fields = try WireFields(json)
-        self.init(lastSeq: try fields.int("lastSeq", minimum: 0), gap: try fields.optionalDecode("gap"))
+        self.init(lastSeq: try fields.int("lastSeq", minimum: 0), gap: try fields.optionalDecode("gap"),
+                  conversationId: try fields.optionalString("conversationId"))
     }
 
     public var json: JSONValue {
         var out = WireObjectBuilder()
         out["lastSeq"] = .int(lastSeq)
         out["gap"] = gap?.json
+        out["conversationId"] = conversationId.map(JSONValue.string)
         return out.json
     }
 
@@ -69,6 +84,7 @@ public struct SubscribeResult: WireCodable {
         [
             WireField("lastSeq", .integer(minimum: 0), "the feed's position: replayed changes go up to it"),
             WireField("gap", .object(FeedGap.self), optional: true, "changes the replay could not read (a damaged database page)"),
+            WireField("conversationId", .string, optional: true, "the conversation the subscription is limited to"),
         ]
     }
 }

@@ -2,28 +2,35 @@ import ControlProtocol
 import Foundation
 import SharedStore
 
-/// The daemon's view of `change_log`: it catches up on what any process committed (on a
-/// worker's datagram, on its own writes, and on a safety-net poll), hands each change to
-/// the daemon's consumer (conversation stores, inbox wake-ups) and streams it to control
-/// socket subscribers. `subscribe(since:)` replays what a client missed, then goes live,
-/// with no gap and no duplicate because both happen on this actor.
+/// The one path every committed change takes through the daemon (docs/adr/0022):
+/// a commit (a worker's or the daemon's own) → the feed reads `change_log` once → the
+/// consumer applies it (conversation stores, inbox wake-ups) → then subscribers get it, with
+/// its seq, in seq order, with no gap and no duplicate.
+///
+/// Catch-ups are single-flight: whoever asks while one runs waits until the feed reached the
+/// newest seq committed when it asked (at the latest, until a pass that started after it
+/// asked ends), so `await feed.catchUp()` returns only once everything committed before the
+/// call is applied and delivered (read-after-write and read-after-ack rest on this).
+/// `subscribe(since:)` replays what a client missed, then goes live; both happen on this
+/// actor against `lastSeq`, which moves only after a batch is applied and delivered.
 ///
 /// ```swift
-/// let feed = ChangeFeed(database: db, consumer: { changes in await core.apply(changes) })
-/// let stream = await feed.subscribe(since: 120)   // replays 121…, then live
-/// await feed.catchUp()
+/// let feed = ChangeFeed(database: db, startingAt: 0) { changes in await service.apply(changes) }
+/// let subscription = await feed.subscribe(since: 120, conversationId: nil)   // replays 121…, then live
+/// await feed.catchUp()                 // after a commit: applied and delivered when this returns
+/// await feed.catchUp(through: 130)     // a worker's datagram: nothing to do if already there
 /// ```
 actor ChangeFeed {
     typealias Consumer = @Sendable ([DBChange]) async -> Void
 
     private let database: DaemonDatabase
     private let consumer: Consumer
-    private(set) var lastSeq: Int64 = 0
-    private var subscribers: [UUID: AsyncStream<DBChange>.Continuation] = [:]
-    private var connectionSubscriptions: [ObjectIdentifier: UUID] = [:]
+    /// Every change up to here was applied by the consumer and handed to subscribers.
+    private(set) var lastSeq: Int64
+    private var subscribers = FeedSubscribers()
+    private var passes = CatchUpPasses()
     private static let batchSize = 500
-    /// A subscriber that falls this far behind is dropped (it can resubscribe with `since`).
-    static let subscriberBuffer = 10_000
+    private static let ownPid = Int64(getpid())
 
     init(database: DaemonDatabase, startingAt seq: Int64, consumer: @escaping Consumer) {
         self.database = database
@@ -31,8 +38,39 @@ actor ChangeFeed {
         self.consumer = consumer
     }
 
-    /// Reads every change after `lastSeq`, in order, and delivers it.
+    // MARK: Catching up
+
+    /// Returns once every change committed before the call is applied and delivered. When
+    /// nothing is new this is one indexed read (the newest seq) and no waiting.
     func catchUp() async {
+        let newest: Int64
+        do {
+            newest = try database.read { conn in try ChangeLogRepository.latestSeq(on: conn) }
+        } catch {
+            newest = .max  // cannot tell: a pass will say what it can read
+        }
+        await catchUp(through: newest)
+    }
+
+    /// Returns once the feed applied and told every change up to `seq`, or a pass that started
+    /// after the call found nothing more (what a worker's datagram asks for: its seq is a hint,
+    /// the truth is read from change_log). Nothing to do when the feed is already there.
+    func catchUp(through seq: Int64) async {
+        if seq <= lastSeq { return }
+        let ticket = passes.request()
+        guard passes.tryStart() else {
+            await withCheckedContinuation { passes.wait(ticket: ticket, target: seq, $0) }
+            return
+        }
+        while let covering = passes.nextPass() {
+            await drain()
+            passes.finish(covering, reached: lastSeq)
+        }
+    }
+
+    /// Reads change_log after `lastSeq` until it reads nothing: the consumer's own writes
+    /// (a join request accepted while applying) are taken in the same pass.
+    private func drain() async {
         while true {
             let from = lastSeq
             let batch: [DBChange]
@@ -43,39 +81,25 @@ actor ChangeFeed {
                 return
             }
             guard let last = batch.last else { return }
-            lastSeq = last.seq
-            // Deliver before the first suspension: catchUp is re-entered (a worker's datagram,
-            // the safety-net poll) while `consumer` runs, and a later batch must not reach
-            // subscribers before this one (the stress storm saw seqs out of order).
-            for change in batch { deliver(change) }
             await consumer(batch)
-            if batch.count < Self.batchSize { return }
+            // Applied: now subscribers may hear of it (and whoever reads on hearing finds it).
+            lastSeq = last.seq
+            for change in batch { subscribers.deliver(change) }
+            passes.reached(lastSeq)
         }
     }
 
-    /// Changes the replay could not read (a damaged page of change_log): reported to the
-    /// subscriber instead of skipped in silence.
-    struct Gap: Sendable, Equatable {
-        /// The last change delivered before the gap, and the first delivered after it (nil
-        /// when nothing after it could be read).
-        let afterSeq: Int64
-        let resumedAtSeq: Int64?
-        let reason: String
-
-        var rpcObject: [String: Any] {
-            var object: [String: Any] = ["afterSeq": afterSeq, "reason": reason]
-            if let resumedAtSeq { object["resumedAtSeq"] = resumedAtSeq }
-            return object
-        }
-    }
+    // MARK: Subscribing
 
     /// A stream of changes with `seq > since` (all of change_log that is still kept), then
-    /// every new change as it is committed. `since == nil`: live changes only. A replay that
-    /// meets a damaged page reads on from the newest change downwards, so only the damaged
-    /// page's changes are missing, and says where they are (`gap`).
-    func subscribe(since: Int64?) -> (id: UUID, stream: AsyncStream<DBChange>, gap: Gap?) {
-        let (stream, continuation) = AsyncStream<DBChange>.makeStream(bufferingPolicy: .bufferingOldest(Self.subscriberBuffer))
-        var gap: Gap?
+    /// every new change once it is applied. `since == nil`: live changes only. With a
+    /// `conversationId`, only that conversation's changes. A replay that meets a damaged page
+    /// reads on from the newest change downwards, so only the damaged page's changes are
+    /// missing, and says where they are (`gap`).
+    func subscribe(since: Int64?, conversationId: String? = nil) -> (id: UUID, stream: AsyncStream<DBChange>, gap: ChangeGap?) {
+        let (stream, continuation) = AsyncStream<DBChange>.makeStream(bufferingPolicy: .bufferingOldest(FeedSubscribers.buffer))
+        let wanted: (DBChange) -> Bool = { conversationId == nil || $0.conversationId == conversationId }
+        var gap: ChangeGap?
         if let since, since < lastSeq {
             var cursor = since
             while cursor < lastSeq {
@@ -84,18 +108,17 @@ actor ChangeFeed {
                 do {
                     batch = try database.read { conn in try ChangeLogRepository.since(seq: from, limit: Self.batchSize, on: conn) }
                 } catch {
-                    gap = replayAroundDamage(after: from, upTo: lastSeq, error: error, into: continuation)
+                    let (readable, found) = replayAroundDamage(after: from, upTo: lastSeq, error: error)
+                    for change in readable where wanted(change) { continuation.yield(change) }
+                    gap = found
                     break
                 }
-                guard !batch.isEmpty else { break }
-                for change in batch where change.seq <= lastSeq {
-                    continuation.yield(change)
-                }
-                cursor = batch.last!.seq
+                guard let last = batch.last else { break }
+                for change in batch where change.seq <= lastSeq && wanted(change) { continuation.yield(change) }
+                cursor = last.seq
             }
         }
-        let id = UUID()
-        subscribers[id] = continuation
+        let id = subscribers.add(continuation, conversationId: conversationId)
         continuation.onTermination = { [weak self] _ in
             Task { await self?.unsubscribe(id) }
         }
@@ -104,76 +127,56 @@ actor ChangeFeed {
 
     /// Reads on, on a connection of its own (a read whose transaction met damage fails whole,
     /// even for the rows read before it): forward up to the damaged page, then backward from
-    /// the newest change down to it. Yields what it read; returns where the gap is.
-    private func replayAroundDamage(after from: Int64, upTo: Int64, error: any Error,
-                                    into continuation: AsyncStream<DBChange>.Continuation) -> Gap {
+    /// the newest change down to it. Returns what it read and where the gap is.
+    private func replayAroundDamage(after from: Int64, upTo: Int64, error: any Error) -> ([DBChange], ChangeGap) {
         let conn = try? StoreConnection.open(path: database.path, profile: .worker)
         let head = conn.map { ChangeLogRepository.readable(after: from, upTo: upTo, newestFirst: false, on: $0).changes } ?? []
         let gapStart = head.last?.seq ?? from
         let tail = conn.map { ChangeLogRepository.readable(after: gapStart, upTo: upTo, newestFirst: true, on: $0).changes } ?? []
-        for change in head + tail { continuation.yield(change) }
         DaemonLog.error("change feed replay: changes after #\(gapStart)" + (tail.first.map { " before #\($0.seq)" } ?? "")
                         + " cannot be read: \(error)")
-        return Gap(afterSeq: gapStart, resumedAtSeq: tail.first?.seq, reason: "\(error)")
+        return (head + tail, ChangeGap(afterSeq: gapStart, resumedAtSeq: tail.first?.seq, reason: "\(error)"))
     }
 
-    /// Streams changes to a control-socket client as `change` notifications until it
-    /// disconnects. Returns the seq the feed is at (replayed changes are up to it) and the
-    /// gap the replay met, if any.
-    func subscribe(connection: ControlConnection, since: Int64?) -> (lastSeq: Int64, gap: Gap?) {
-        let key = ObjectIdentifier(connection)
-        if let previous = connectionSubscriptions[key] { unsubscribe(previous) }
-        let (id, stream, gap) = subscribe(since: since)
-        connectionSubscriptions[key] = id
+    /// Streams changes to one client connection as `change` notification lines until it
+    /// disconnects (`send` returns false). One subscription per connection (`key`): a second
+    /// `subscribe` replaces the first. Returns the seq the feed is at (replayed changes are up
+    /// to it) and the gap the replay met, if any.
+    func subscribe(key: ObjectIdentifier, since: Int64?, conversationId: String?,
+                   send: @escaping ChangeLineSink) -> (lastSeq: Int64, gap: ChangeGap?) {
+        if let previous = subscribers.connection(key) { unsubscribe(previous) }
+        let (id, stream, gap) = subscribe(since: since, conversationId: conversationId)
+        subscribers.bind(key, to: id)
         let database = self.database
         Task.detached {
             for await change in stream {
-                let params = Self.notificationParams(change, database: database)
-                guard connection.send(JSONRPC.notificationLine(params)) else { break }
+                guard send(ChangeNotification.line(change, database: database)) else { break }
             }
         }
         return (lastSeq, gap)
     }
 
-    /// A `change` notification's params; a new message also carries what `sotto watch`
-    /// prints for it: its text and its sender's profile name (when it has one).
-    static func notificationParams(_ change: DBChange, database: DaemonDatabase) -> ChangeNotification {
-        var notification = ChangeNotification(change)
-        guard change.knownKind == .messageInserted, let id = change.entityId,
-              let row = try? database.read({ conn in try MessageRepository.find(id: id, on: conn) }) else { return notification }
-        let message = TimelineMessage(row)
-        notification.text = message.text
-        notification.outgoing = message.isOutgoing
-        notification.senderInboxId = message.senderInboxId
-        if !message.isOutgoing, let name = try? database.read({ conn in
-            try MemberRepository.profileName(conversationId: row.conversationId, inboxId: row.senderInboxId, on: conn)
-        }), !name.isEmpty {
-            notification.senderName = name
-        }
-        return notification
-    }
-
     func unsubscribe(connection key: ObjectIdentifier) {
-        if let id = connectionSubscriptions.removeValue(forKey: key) { unsubscribe(id) }
+        if let id = subscribers.connection(key) { unsubscribe(id) }
     }
 
     func unsubscribe(_ id: UUID) {
-        subscribers.removeValue(forKey: id)?.finish()
+        subscribers.remove(id)
     }
 
     var subscriberCount: Int { subscribers.count }
+    /// Callers waiting for a catch-up pass to cover them (tests watch it).
+    var waitingCatchUps: Int { passes.waitingCount }
 
     func finishAll() {
-        for continuation in subscribers.values { continuation.finish() }
-        subscribers.removeAll()
-    }
-
-    private func deliver(_ change: DBChange) {
-        for (id, continuation) in subscribers {
-            if case .dropped = continuation.yield(change) {
-                DaemonLog.warning("subscriber fell \(Self.subscriberBuffer) changes behind; dropped")
-                subscribers.removeValue(forKey: id)?.finish()
-            }
-        }
+        subscribers.finishAll()
     }
 }
+
+/// Sends one line to a subscriber (a control-socket connection, or anything else that
+/// carries lines); false when it is gone. Keeps the feed independent of the transport.
+///
+/// ```swift
+/// let sink: ChangeLineSink = { line in connection.send(line) }
+/// ```
+typealias ChangeLineSink = @Sendable (String) -> Bool

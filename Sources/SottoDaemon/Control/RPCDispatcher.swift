@@ -18,7 +18,9 @@ struct RPCDispatcher: ControlRequestHandler {
 
     func handle(_ request: JSONRPC.Request, on connection: ControlConnection) async -> String {
         do {
+            await daemon.feed.catchUp()
             let result = try await call(request, connection: connection)
+            await daemon.feed.catchUp()
             return JSONRPC.resultLine(id: request.id, result)
         } catch let error as JSONRPC.ErrorObject {
             return JSONRPC.errorLine(id: request.id, error)
@@ -128,11 +130,16 @@ struct RPCDispatcher: ControlRequestHandler {
             }
         case .subscribe:
             return try await answer(request, as: SubscribeParams.self) { params in
-                let (lastSeq, gap) = await daemon.feed.subscribe(connection: connection, since: params.since)
+                var conversationId: String?
+                if let reference = params.conversation {
+                    conversationId = try await daemon.service.conversation(reference).id
+                }
+                let (lastSeq, gap) = await daemon.feed.subscribe(key: ObjectIdentifier(connection), since: params.since,
+                                                                 conversationId: conversationId) { line in connection.send(line) }
                 return SubscribeResult(lastSeq: lastSeq, gap: gap.map {
                     FeedGap(afterSeq: $0.afterSeq, resumedAtSeq: $0.resumedAtSeq, reason: $0.reason,
                             remedy: DatabaseDamage.remedy(group: daemon.group))
-                })
+                }, conversationId: conversationId)
             }
         }
     }

@@ -1,8 +1,8 @@
-/// One change to one conversation's timeline, as its subscribers see it. Indexes are
-/// positions in the timeline right after the change, so a client can apply them in order.
+/// One change to one conversation's timeline, as a store intent reports it. Indexes are
+/// positions in the timeline right after the change, so changes can be replayed in order.
 ///
 /// ```swift
-/// for await change in subscription.changes {
+/// for change in await store.upsertByID(message) {
 ///     if case .appended(let message, let index) = change { rows.insert(message, at: index) }
 /// }
 /// ```

@@ -1,28 +1,18 @@
 /// The single source of truth for one awake conversation: its timeline, id index and unread
-/// count, written through intent methods only, and observed through per-conversation change
-/// streams. Writes to another conversation's store never reach this store's subscribers.
+/// count, written through intent methods only. The change feed applies every committed
+/// change to it before any subscriber hears of the change (docs/adr/0022), so a client that
+/// reads on a notification finds what it was told about. Each intent returns what it changed.
 ///
 /// ```swift
 /// let store = try ConversationStore(conversationId: "c1")
-/// let subscription = await store.subscribe()          // snapshot + changes, with no gap
-/// try await store.append(message)
-/// for await change in subscription.changes { render(change) }
+/// try await store.append(message)                       // .appended(index: 0)
+/// let changes = await store.markAllRead()               // [.unreadChanged(count: 0)]
 /// ```
 public actor ConversationStore {
-    /// The timeline as it was when subscribing, and every change after it, in order.
-    public struct Subscription: Sendable {
-        public var messages: [TimelineMessage]
-        public var unreadCount: Int
-        public var changes: AsyncStream<ConversationChange>
-    }
-
     public static let defaultCap = 10_000
 
     public nonisolated let conversationId: String
     private var timeline: ConversationTimeline
-    private var subscribers: [Int: AsyncStream<ConversationChange>.Continuation] = [:]
-    private var nextSubscriberId = 0
-    private var isClosed = false
 
     /// - Parameters:
     ///   - cap: most messages kept in memory; the oldest beyond it are dropped.
@@ -43,91 +33,57 @@ public actor ConversationStore {
     public var messages: [TimelineMessage] { Array(timeline.messages) }
     public func message(id: String) -> TimelineMessage? { timeline.message(id: id) }
 
-    /// A snapshot and the stream of every change after it. The stream ends when the
-    /// conversation sleeps (``close()``) or the subscriber stops iterating.
-    public func subscribe() -> Subscription {
-        let (stream, continuation) = AsyncStream.makeStream(of: ConversationChange.self)
-        if isClosed {
-            continuation.finish()
-        } else {
-            let id = nextSubscriberId
-            nextSubscriberId += 1
-            subscribers[id] = continuation
-            continuation.onTermination = { [weak self] _ in
-                Task { await self?.unsubscribe(id) }
-            }
-        }
-        return Subscription(messages: Array(timeline.messages), unreadCount: timeline.unreadCount, changes: stream)
-    }
-
-    public var subscriberCount: Int { subscribers.count }
-
     // MARK: Intents
 
     /// Adds a new message; a known id is ignored (`.duplicate`).
     @discardableResult
     public func append(_ message: TimelineMessage) throws(ConversationStoreError) -> AppendOutcome {
-        let before = timeline.unreadCount
-        let (outcome, changes) = try timeline.append(message)
-        publish(changes, unreadBefore: before)
-        return outcome
+        try timeline.append(message).0
     }
 
     /// Adds the message, or replaces the one with the same id.
-    public func upsertByID(_ message: TimelineMessage) throws(ConversationStoreError) {
+    @discardableResult
+    public func upsertByID(_ message: TimelineMessage) throws(ConversationStoreError) -> [ConversationChange] {
         let before = timeline.unreadCount
-        publish(try timeline.upsert(message), unreadBefore: before)
+        return withUnread(try timeline.upsert(message), before: before)
     }
 
-    /// Returns false when no message has this id.
+    /// The changes made (none when the message already had this status); nil when no
+    /// message has this id.
     @discardableResult
-    public func setDeliveryStatus(_ id: String, _ status: DeliveryStatus) -> Bool {
-        guard timeline.index(of: id) != nil else { return false }
-        publish(timeline.setDeliveryStatus(id: id, status), unreadBefore: timeline.unreadCount)
-        return true
+    public func setDeliveryStatus(_ id: String, _ status: DeliveryStatus) -> [ConversationChange]? {
+        guard timeline.index(of: id) != nil else { return nil }
+        return timeline.setDeliveryStatus(id: id, status)
     }
 
     /// Everything up to and including message `id` is read. Never moves the marker backwards.
-    public func markRead(upTo id: String) {
+    @discardableResult
+    public func markRead(upTo id: String) -> [ConversationChange] {
         let before = timeline.unreadCount
-        publish(timeline.markRead(upTo: id), unreadBefore: before)
+        return withUnread(timeline.markRead(upTo: id), before: before)
     }
 
-    public func markAllRead() {
+    @discardableResult
+    public func markAllRead() -> [ConversationChange] {
         let before = timeline.unreadCount
-        publish(timeline.markAllRead(), unreadBefore: before)
+        return withUnread(timeline.markAllRead(), before: before)
     }
 
     /// The newest incoming message becomes unread again (unread count 1).
-    public func markUnread() {
+    @discardableResult
+    public func markUnread() -> [ConversationChange] {
         let before = timeline.unreadCount
-        publish(timeline.markUnread(), unreadBefore: before)
+        return withUnread(timeline.markUnread(), before: before)
     }
 
-    public func clear() {
+    @discardableResult
+    public func clear() -> [ConversationChange] {
         let before = timeline.unreadCount
-        publish(timeline.clear(), unreadBefore: before)
+        return withUnread(timeline.clear(), before: before)
     }
 
-    /// Ends every subscriber's stream; the registry calls it when the conversation sleeps.
-    public func close() {
-        isClosed = true
-        let ending = subscribers.values
-        subscribers.removeAll()
-        for continuation in ending { continuation.finish() }
+    /// The timeline changes, then at most one `.unreadChanged` per intent.
+    private func withUnread(_ changes: [ConversationChange], before: Int) -> [ConversationChange] {
+        timeline.unreadCount == before ? changes : changes + [.unreadChanged(count: timeline.unreadCount)]
     }
-
-    // MARK: Subscribers
-
-    /// Sends the timeline changes, then at most one `.unreadChanged` per intent.
-    private func publish(_ changes: [ConversationChange], unreadBefore: Int) {
-        var changes = changes
-        if timeline.unreadCount != unreadBefore { changes.append(.unreadChanged(count: timeline.unreadCount)) }
-        guard !changes.isEmpty else { return }
-        for continuation in subscribers.values {
-            for change in changes { continuation.yield(change) }
-        }
-    }
-
-    private func unsubscribe(_ id: Int) { subscribers[id] = nil }
 }

@@ -1,5 +1,5 @@
 /// The conversation stores of awake conversations: one is created when a conversation wakes
-/// and dropped (its subscribers' streams ended) when it sleeps. Looking up a sleeping
+/// and dropped when it sleeps. Looking up a sleeping
 /// conversation returns nil rather than creating a store behind the lifecycle's back.
 ///
 /// ```swift
@@ -31,11 +31,9 @@ public actor ConversationStoreRegistry {
         return store
     }
 
-    /// Forgets the store and ends its subscribers' streams. Returns false if it was not open.
+    /// Forgets the store. Returns false if it was not open.
     @discardableResult
-    public func drop(_ conversationId: String) async -> Bool {
-        guard let store = stores.removeValue(forKey: conversationId) else { return false }
-        await store.close()
-        return true
+    public func drop(_ conversationId: String) -> Bool {
+        stores.removeValue(forKey: conversationId) != nil
     }
 }

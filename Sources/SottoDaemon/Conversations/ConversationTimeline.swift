@@ -1,7 +1,7 @@
 /// The ordered messages of one conversation with an id index kept in step, as a plain value
 /// type (``ConversationStore`` confines it to an actor). Every write returns the timeline
-/// changes it made, for subscribers; the unread count is read after the write (the store turns
-/// a difference into one `.unreadChanged`).
+/// changes it made; the unread count is read after the write (the store turns a difference
+/// into one `.unreadChanged`).
 ///
 /// Costs: appending the newest message is O(1) amortised; an out-of-order message is a binary
 /// search plus one array insert; lookups by id are a hash lookup plus a binary search (the

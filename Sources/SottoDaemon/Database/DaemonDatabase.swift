@@ -34,6 +34,8 @@ public final class DaemonDatabase: Sendable {
     /// Async writes wait here, not on a cooperative thread: a write may wait up to the busy
     /// timeout for a worker's commit.
     private let writeQueue = DispatchQueue(label: "sotto.database.write")
+    /// Fired after every successful ``write(_:)``: the change feed's trigger for own writes.
+    public let commits = CommitSignal()
 
     // MARK: Opening
 
@@ -56,14 +58,18 @@ public final class DaemonDatabase: Sendable {
 
     // MARK: Access
 
-    /// Runs SharedStore writers in one `BEGIN IMMEDIATE` transaction on the writer connection.
-    /// A thrown error rolls everything back.
+    /// Runs SharedStore writers in one `BEGIN IMMEDIATE` transaction on the writer connection,
+    /// then fires ``commits`` (the change feed's trigger for own writes). A thrown error rolls
+    /// everything back.
     public func write<T>(_ body: (StoreConnection) throws -> T) throws -> T {
+        let value: T
         do {
-            return try writer.withConnection { conn in try conn.writeTransaction { try body(conn) } }
+            value = try writer.withConnection { conn in try conn.writeTransaction { try body(conn) } }
         } catch {
             throw recorded(error)
         }
+        commits.fire()
+        return value
     }
 
     /// Async form of ``write(_:)`` for callers on an actor: the write runs on a queue of its

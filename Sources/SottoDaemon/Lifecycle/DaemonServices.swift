@@ -21,18 +21,18 @@ import ServiceLifecycle
 /// shutdown of the others; the group then rethrows its error.
 ///
 /// ```swift
-/// let parts = DaemonServices(context: context, control: control, events: events,
+/// let parts = DaemonServices(context: context, control: control, events: events, feedPoll: poll,
 ///                            notifier: SystemdNotifier(), environment: environment)
 /// try await parts.group(logger: DaemonLog.logger).run()
 /// ```
 struct DaemonServices {
     let parts: [DaemonPart]
 
-    init(context: DaemonContext, control: ControlServer, events: EventsSocketListener, notifier: SystemdNotifier,
-         environment: [String: String]) {
+    init(context: DaemonContext, control: ControlServer, events: EventsSocketListener, feedPoll: SafetyNetPoll,
+         notifier: SystemdNotifier, environment: [String: String]) {
         let ordered: [(String, any Service)] = [
             ("wal-keeper", context.walKeeper),
-            ("change-feed", ChangeFeedService(feed: context.feed, events: events)),
+            ("change-feed", ChangeFeedService(feed: context.feed, events: events, poll: feedPoll)),
             ("expired-conversations", context.expired),
             ("outbox", context.outbox),
             ("unused-inbox", UnusedInboxRefill(cache: context.unusedInboxes)),

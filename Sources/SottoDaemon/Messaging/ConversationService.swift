@@ -130,7 +130,8 @@ actor ConversationService {
     }
 
     /// Signs once, seals per member, stores the message with its outbox rows in one
-    /// transaction, and wakes the outbox sender.
+    /// transaction, and wakes the outbox sender. The conversation store gets the message
+    /// from the change feed, like every other change.
     func send(to reference: String, text: String, replyTo: String?) async throws -> (messageId: String, recipients: Int) {
         guard !text.isEmpty, text.utf8.count <= 2048 else { throw Failure.invalid("text must be 1 to 2048 bytes") }
         let conversation = try conversation(reference)
@@ -185,11 +186,9 @@ actor ConversationService {
             try alsoInTransaction?(conn)
         }
         CrashPoint.reach("send.committed")
+        // The message enters the conversation store once, through the change feed (the
+        // commit signalled it; the control request awaits the catch-up: docs/adr/0022).
         await lifecycle.recordActivity(conversation.inboxId, at: now)
-        if let store = await stores.store(for: conversation.id),
-           let row = try database.read({ conn in try MessageRepository.find(id: composed.outgoing.id, on: conn) }) {
-            _ = try? await store.append(TimelineMessage(row))  // the change feed's copy is deduplicated
-        }
         await outbox.kick()
         return (composed.outgoing.id, composed.pushes.count)
     }
@@ -219,9 +218,24 @@ actor ConversationService {
 
     // MARK: - Changes from any process
 
-    /// Applies committed changes in seq order: new and updated messages go to the awake
+    /// Applies committed changes (any process's, the daemon's own too) in seq order, before the
+    /// change feed tells subscribers: new and updated messages go to the awake
     /// conversation's store; a message for a sleeping inbox wakes it (pushNotification).
-    func apply(_ changes: [DBChange]) async {
+    /// Kinds that need nothing here (an inbox or conversation created, a read marker) do not
+    /// queue on this actor: a request waiting for the feed would otherwise wait for its turn.
+    nonisolated func apply(_ changes: [DBChange]) async {
+        let relevant = changes.filter { change in
+            switch change.knownKind {
+            case .messageInserted, .messageStatusChanged, .membersChanged, .conversationExpiresChanged, .joinRequestReceived:
+                return change.conversationId != nil
+            default:
+                return false
+            }
+        }
+        if !relevant.isEmpty { await applyRelevant(relevant) }
+    }
+
+    private func applyRelevant(_ changes: [DBChange]) async {
         for change in changes {
             guard let conversationId = change.conversationId else { continue }
             switch change.knownKind {

@@ -76,6 +76,7 @@ struct DaemonService: Service {
         notifier.ready(status: await started.context.statusLine())
         DaemonLog.info(started.readyLine)
         let parts = DaemonServices(context: started.context, control: started.control, events: started.events,
+                                   feedPoll: started.feedPoll,
                                    notifier: notifier, environment: environment)
         try await parts.group(logger: DaemonLog.logger).run()
         DaemonLog.info("stopped")

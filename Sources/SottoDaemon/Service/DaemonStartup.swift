@@ -23,6 +23,7 @@ struct DaemonStartup {
         let lock: InstanceLock
         let control: ControlServer
         let events: EventsSocketListener
+        let feedPoll: SafetyNetPoll
         let readyLine: String
 
         /// Closes both sockets without having served (a stop requested during start-up).
@@ -61,8 +62,10 @@ struct DaemonStartup {
     private func serve(group: GroupDirectory, runtime: RuntimeDirectory, fileLimit: Int,
                        lock: InstanceLock) async throws -> Started {
         let controlLimits: ControlLimits
+        let feedPoll: SafetyNetPoll
         do {
             controlLimits = try ControlLimits.forFileLimit(fileLimit, environment: environment)
+            feedPoll = try SafetyNetPoll(environment: environment)
         } catch {
             throw StartupFailure(exitCode: 78, description: "\(error)")  // EX_CONFIG
         }
@@ -75,12 +78,17 @@ struct DaemonStartup {
             throw StartupFailure(exitCode: 70, description: "start-up failed: \(error)")
         }
 
+        // Every commit reaches the feed without a poll: the daemon's own through the database's
+        // commit signal, a worker's through its datagram (catch up through its seq).
         let feed = context.feed
+        context.database.commits.onCommit { Task { await feed.catchUp() } }
         let events: EventsSocketListener
         let control: ControlServer
         do {
-            events = try EventsSocketListener.bind(path: runtime.eventsSocketPath) { _ in
-                Task { await feed.catchUp() }
+            events = try EventsSocketListener.bind(path: runtime.eventsSocketPath) { seq in
+                Task {
+                    if let seq { await feed.catchUp(through: seq) } else { await feed.catchUp() }
+                }
             }
             let controlStats = ControlStats()
             do {
@@ -97,7 +105,7 @@ struct DaemonStartup {
         // What workers wrote while the daemon was down, and requests stored meanwhile.
         await feed.catchUp()
         await context.joinRequests.handleAllPending()
-        return Started(context: context, lock: lock, control: control, events: events,
+        return Started(context: context, lock: lock, control: control, events: events, feedPoll: feedPoll,
                        readyLine: "ready: group \(group.path), control \(runtime.controlSocketPath) "
                            + "(at most \(controlLimits.maxConnections) clients; \(fileLimit) open files)")
     }

@@ -8,17 +8,6 @@ func message(_ id: String, at sentAtMs: Int64, in conversationId: String = "c1",
                     deliveryStatus: outgoing ? .pending : .received)
 }
 
-/// Reads exactly `count` changes from a stream (the test fails by hanging only if they never
-/// come; each one is produced before we start reading).
-func collect(_ count: Int, from stream: AsyncStream<ConversationChange>) async -> [ConversationChange] {
-    var changes: [ConversationChange] = []
-    for await change in stream {
-        changes.append(change)
-        if changes.count == count { break }
-    }
-    return changes
-}
-
 @Suite("ConversationStore")
 struct ConversationStoreTests {
     // MARK: Order and identity
@@ -43,42 +32,37 @@ struct ConversationStoreTests {
 
     @Test func duplicateIdsAreIgnored() async throws {
         let store = try ConversationStore(conversationId: "c1")
-        let subscription = await store.subscribe()
-        try await store.append(message("a", at: 1, text: "first"))
+        #expect(try await store.append(message("a", at: 1, text: "first")) == .appended(index: 0))
         #expect(try await store.append(message("a", at: 99, text: "again")) == .duplicate)
-        await store.clear()
-        let changes = await collect(4, from: subscription.changes)
-        #expect(changes == [.appended(message("a", at: 1, text: "first"), index: 0), .unreadChanged(count: 1),
-                            .cleared, .unreadChanged(count: 0)])   // nothing from the duplicate
+        #expect(await store.messages == [message("a", at: 1, text: "first")])
+        #expect(await store.unreadCount == 1)                            // counted once
+        #expect(await store.clear() == [.cleared, .unreadChanged(count: 0)])
     }
 
     @Test func upsertInsertsReplacesAndMoves() async throws {
         let store = try ConversationStore(conversationId: "c1")
         try await store.upsertByID(message("a", at: 1))
         try await store.upsertByID(message("b", at: 2))
-        let subscription = await store.subscribe()
-        try await store.upsertByID(message("a", at: 1, text: "edited"))
-        try await store.upsertByID(message("a", at: 3, text: "moved"))     // send time changed
-        #expect(await store.messages.map(\.text) == ["text of b", "moved"])
-        let changes = await collect(3, from: subscription.changes)
-        #expect(changes == [
+        #expect(try await store.upsertByID(message("a", at: 1, text: "edited")) == [
             .updated(message("a", at: 1, text: "edited"), index: 0),
+        ])
+        #expect(try await store.upsertByID(message("a", at: 3, text: "moved")) == [     // send time changed
             .removed(messageId: "a", index: 0),
             .appended(message("a", at: 3, text: "moved"), index: 1),
         ])
+        #expect(await store.messages.map(\.text) == ["text of b", "moved"])
     }
 
     @Test func deliveryStatusUpdatesInPlace() async throws {
         let store = try ConversationStore(conversationId: "c1")
-        try await store.append(message("out", at: 1, outgoing: true))
-        let subscription = await store.subscribe()
-        #expect(await store.setDeliveryStatus("out", .sent))
-        #expect(await store.setDeliveryStatus("out", .sent))             // same status: no event
-        #expect(await store.setDeliveryStatus("nope", .sent) == false)
+        var sent = message("out", at: 1, outgoing: true)
+        try await store.append(sent)
+        sent.deliveryStatus = .sent
+        #expect(await store.setDeliveryStatus("out", .sent) == [.updated(sent, index: 0)])
+        #expect(await store.setDeliveryStatus("out", .sent) == [])       // same status: no change
+        #expect(await store.setDeliveryStatus("nope", .sent) == nil)
         await store.setDeliveryStatus("out", .failed)
-        let changes = await collect(2, from: subscription.changes)
-        let statuses: [DeliveryStatus?] = changes.map { if case .updated(let m, _) = $0 { m.deliveryStatus } else { nil } }
-        #expect(statuses == [.sent, .failed])
+        #expect(await store.message(id: "out")?.deliveryStatus == .failed)
     }
 
     @Test func wrongConversationIsRefusedAndChangesNothing() async throws {
@@ -129,17 +113,15 @@ struct ConversationStoreTests {
 
     @Test func capDropsTheOldest() async throws {
         let store = try ConversationStore(conversationId: "c1", cap: 3)
-        let subscription = await store.subscribe()
-        for i in 1...5 { try await store.append(message("m\(i)", at: Int64(i))) }
+        for i in 1...3 { try await store.append(message("m\(i)", at: Int64(i))) }
+        // Full: the oldest leaves as the newest comes; the count stays 3, so no unread change.
+        #expect(try await store.upsertByID(message("m4", at: 4)) == [.removed(messageId: "m1", index: 0),
+                                                                     .appended(message("m4", at: 4), index: 2)])
+        #expect(try await store.append(message("m5", at: 5)) == .appended(index: 2))
         #expect(await store.messages.map(\.id) == ["m3", "m4", "m5"])
         #expect(await store.unreadCount == 3)                            // dropped unread ones uncounted
         #expect(try await store.append(message("old", at: 0)) == .olderThanCap)
         #expect(await store.message(id: "m1") == nil)
-        // 3 × (appended, unread) then 2 × (removed, appended): the count stays 3, so no unread event.
-        let changes = await collect(10, from: subscription.changes)
-        #expect(changes[6] == .removed(messageId: "m1", index: 0))
-        #expect(changes[7] == .appended(message("m4", at: 4), index: 2))
-        #expect(changes.last == .appended(message("m5", at: 5), index: 2))
     }
 
     @Test func longRunsPastTheCapStayConsistent() async throws {
@@ -155,14 +137,12 @@ struct ConversationStoreTests {
     @Test func clearEmptiesAndCountsTheRestAsRead() async throws {
         let store = try ConversationStore(conversationId: "c1")
         for i in 1...3 { try await store.append(message("m\(i)", at: Int64(i))) }
-        let subscription = await store.subscribe()
-        await store.clear()
+        #expect(await store.clear() == [.cleared, .unreadChanged(count: 0)])
         #expect(await store.count == 0)
         #expect(await store.unreadCount == 0)
         try await store.append(message("old", at: 2))                    // from before the clear
         try await store.append(message("new", at: 9))
         #expect(await store.unreadCount == 1)
-        #expect(await collect(2, from: subscription.changes) == [.cleared, .unreadChanged(count: 0)])
     }
 
     // MARK: Model check
