@@ -44,6 +44,7 @@ bench: build-release
 	./Benchmarks/worker-alone-bench.sh 3000
 	./Benchmarks/daemon-bench.sh
 	./Benchmarks/daemon-e2e-bench.sh
+	./Benchmarks/relay-bench.sh
 
 # Issue #7: the stress suite with the full profile (50,000 pushes) against release binaries;
 # each part prints one "STRESS <part>:" summary line, then 60 s of libFuzzer per parser
