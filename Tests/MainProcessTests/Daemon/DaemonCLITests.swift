@@ -96,5 +96,35 @@ extension DaemonProcessTests {
             #expect(try daemon.stop() == 0)
             #expect(watch.finish().status == 0)
         }
+
+        @Test("watch --conversation prints only that conversation's changes; an unknown one exits 65 with the daemon's reason")
+        func watchOneConversation() throws {
+            let home = try DaemonHome()
+            let daemon = try DaemonProcess.start(home: home)
+            defer { _ = try? daemon.stop() }
+            let watched = try #require(try daemon.result("newConversation", ["name": "Watched"])["conversationId"] as? String)
+            let other = try #require(try daemon.result("newConversation", ["name": "Other"])["conversationId"] as? String)
+            let watch = try ChildProcess.launch(try builtExecutable("sotto"),
+                                                ["watch", "--since", "0", "--json", "--conversation", String(watched.prefix(8))],
+                                                environment: home.environment)
+            _ = try daemon.result("sendMessage", ["conversation": other, "text": "not this one"])
+            _ = try daemon.result("sendMessage", ["conversation": watched, "text": "this one"])
+            var conversations: Set<String> = []
+            var sawText = false
+            while !sawText, let line = watch.readStdoutLine() {
+                let event = try jsonObject(line)
+                conversations.insert(event["conversationId"] as? String ?? "none")
+                sawText = event["text"] as? String == "this one"
+            }
+            #expect(sawText)
+            #expect(conversations == [watched])
+            #expect(try daemon.stop() == 0)
+            #expect(watch.finish().status == 0)
+
+            let restarted = try DaemonProcess.start(home: home)
+            defer { _ = try? restarted.stop() }
+            let unknown = try runCLI(["watch", "--conversation", "ffffffff"], home: home)
+            #expect(unknown.status == 65 && unknown.stderr.contains("ffffffff"), "\(unknown)")
+        }
     }
 }

@@ -4,7 +4,8 @@ import Foundation
 import SottoClient
 import SottoDaemon
 
-/// `sotto watch`: follow the change feed; with `--since`, replay what was missed first.
+/// `sotto watch`: follow the change feed; with `--since`, replay what was missed first; with
+/// `--conversation`, only that conversation's changes.
 struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch", abstract: "Print changes as they happen (new messages, reads, joins, explosions).")
@@ -12,12 +13,15 @@ struct WatchCommand: ParsableCommand {
     @Option(name: .long, help: "Replay changes after this change-feed sequence number first.")
     var since: Int64?
 
+    @Option(name: .long, help: "Only this conversation's changes (an id or a unique prefix).")
+    var conversation: String?
+
     @OptionGroup var client: ClientOptions
 
     func run() throws {
         do {
             let connection = try ControlClient.connect(path: client.controlSocketPath)
-            let (subscribed, reply) = try connection.callKeepingJSON(SubscribeParams(since: since))
+            let (subscribed, reply) = try connection.callKeepingJSON(SubscribeParams(since: since, conversation: conversation))
             if let gap = subscribed.gap {
                 // Never skip changes in silence: say which ones are missing and why.
                 let resumed = gap.resumedAtSeq.map { "#\($0)" } ?? "the end"
