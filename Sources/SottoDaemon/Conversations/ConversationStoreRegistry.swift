@@ -4,7 +4,7 @@
 ///
 /// ```swift
 /// let registry = ConversationStoreRegistry()
-/// let store = try await registry.open("c1", history: rowsFromDatabase)   // on wake
+/// let store = try await registry.open("c1") { try readHistory("c1") }   // on wake
 /// await registry.store(for: "c1")?.append(message)
 /// await registry.drop("c1")                                              // on sleep
 /// ```
@@ -29,6 +29,18 @@ public actor ConversationStoreRegistry {
                                           history: history, readMarker: readMarker)
         stores[conversationId] = store
         return store
+    }
+
+    /// Creates the store from the history `load` reads, or returns the one already open
+    /// (`load` not called). `load` runs on this actor, between the lookup and the insert, with
+    /// no suspension: a writer that commits a message and then finds no store here (and so
+    /// appends nothing) has committed before `load` reads, so the history holds its message;
+    /// one that looks after the insert finds the store and appends. Reading the history
+    /// before calling ``open(_:history:readMarker:)`` leaves a window where both miss it.
+    public func open(_ conversationId: String,
+                     loading load: () throws -> [TimelineMessage]) throws -> ConversationStore {
+        if let existing = stores[conversationId] { return existing }
+        return try open(conversationId, history: try load())
     }
 
     /// Forgets the store. Returns false if it was not open.

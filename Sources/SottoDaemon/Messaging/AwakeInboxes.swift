@@ -27,11 +27,16 @@ actor AwakeInboxes {
     func activate(_ inboxId: String) async throws {
         let identity = try keystore.identity(inboxId: inboxId)
         let conversations = try database.read { conn in try ConversationRepository.forInbox(inboxId: inboxId, on: conn) }
+        let database = self.database
+        let cap = stores.cap
         for conversation in conversations {
-            let rows = try database.read { conn in
-                try MessageRepository.page(conversationId: conversation.id, before: nil, limit: stores.cap, on: conn)
+            // The history is read inside the registry's open, so a message the change feed
+            // applies meanwhile is either in it or appended to the new store, never neither.
+            _ = try await stores.open(conversation.id) {
+                try database.read { conn in
+                    try MessageRepository.page(conversationId: conversation.id, before: nil, limit: cap, on: conn)
+                }.reversed().map(TimelineMessage.init)
             }
-            _ = try await stores.open(conversation.id, history: rows.reversed().map(TimelineMessage.init))
         }
         unlocked[inboxId] = identity
     }
