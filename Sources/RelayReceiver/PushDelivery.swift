@@ -37,26 +37,11 @@ struct PushDelivery {
         let fd = UnixSocket.connect(socketPath)
         guard fd >= 0 else { return .retry("push socket \(socketPath) unreachable: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: ackTimeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        guard UnixSocket.sendAll(fd, payload + [0x0a]) else { return .retry("write to push socket: errno \(errno)") }
-        shutdown(fd, Int32(SHUT_WR))
-
-        var line: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1024)
-        while line.count < 8192, !line.contains(0x0a) {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 { break }
-            line += chunk[0..<n]
-        }
-        if let newline = line.firstIndex(of: 0x0a) { line = Array(line[..<newline]) }
-        switch PushAck.parse(line) {
-        case .ok(_, let duplicate)?: return .stored(duplicate: duplicate)
-        case .error(let error)?:
+        switch PushExchange.run(fd, payload: payload, timeoutMs: Int32(ackTimeoutSeconds * 1000)) {
+        case .acked(.ok(_, let duplicate)): return .stored(duplicate: duplicate)
+        case .acked(.error(let error)):
             return error.code.retry ? .retry(error.code.rawValue) : .rejected(error.code.rawValue)
-        case nil: return .retry("no ack from the worker")
+        case .noAck(let why): return .retry("no ack from the worker: \(why)")
         }
     }
 }

@@ -41,35 +41,18 @@ enum PushDelivery {
         case .failure(let failure): return failure
         }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: Int(timeoutMs / 1000), tv_usec: Int((timeoutMs % 1000) * 1000))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-
-        guard UnixSocket.sendAll(fd, payload + [0x0a]) else { return .unreachable("write failed: errno \(errno)") }
-        shutdown(fd, Int32(SHUT_WR))
-
-        var reply: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1024)
-        while reply.count < 64 * 1024 {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return .unreachable("no ack: errno \(errno)")
-            }
-            if n == 0 { break }
-            reply += chunk[0..<n]
-            if reply.contains(0x0a) { break }
+        switch PushExchange.run(fd, payload: payload, timeoutMs: timeoutMs) {
+        case .acked(let ack): return .acked(Ack(ack))
+        case .noAck(let why): return .unreachable(why)
         }
-        return parseAck(reply)
     }
 
     /// The first line of what the endpoint answered, as an ack; `unreachable` when it is none.
     static func parseAck(_ reply: [UInt8]) -> Result {
-        guard let line = reply.split(separator: 0x0a).first,
-              let ack = PushAck.parse(Array(line)) else {
-            return .unreachable("no valid ack line")
+        switch PushExchange.parse(reply) {
+        case .acked(let ack): return .acked(Ack(ack))
+        case .noAck(let why): return .unreachable(why)
         }
-        return .acked(Ack(ack))
     }
 
     private enum Connected { case success(Int32), failure(Result) }
