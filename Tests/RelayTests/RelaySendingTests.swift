@@ -148,10 +148,15 @@ struct RelaySendingTests {
             let root = tmp.path + "/case\(index)"
             let environment = ["SOTTO_GROUP_DIR": root + "/group", "SOTTO_RUNTIME_DIR": root + "/run", "PATH": "/usr/bin:/bin"]
                 .merging(relay) { $1 }
-            let result = try ChildProcess.run(try builtExecutable("sotto"), ["daemon"], environment: environment)
-            #expect(result.status == 78, "case \(index): \(result.stderr)")
-            #expect(result.stderr.contains(expected), "case \(index): \(result.stderr)")
-            #expect(!result.stderr.contains("secret"), "case \(index) printed the password")
+            let daemon = try LoggedProcess.launch(try builtExecutable("sotto"), ["daemon"], environment: environment)
+            // A daemon that took the setting would serve forever: give it 20 s, then fail.
+            let stopped = (try? waitUntil("the daemon exits", timeout: 20) { !daemon.isRunning }) != nil
+            if !stopped { daemon.signal(SIGKILL) }
+            let status = daemon.waitForExit()
+            let stderr = daemon.output.joined(separator: "\n")
+            #expect(stopped && status == 78, "case \(index): \(stderr)")
+            #expect(stderr.contains(expected), "case \(index): \(stderr)")
+            #expect(!stderr.contains("secret"), "case \(index) printed the password")
             #expect(!FileManager.default.fileExists(atPath: root), "case \(index) wrote \(root)")
         }
     }
