@@ -58,7 +58,39 @@ func run(relay: Bool, acceptYes: Bool) throws -> Double {
     return Double(count) / Date().timeIntervalSince(start)
 }
 
+/// One Accept=yes worker start serving the largest batch (`PushBatchExchange.maxPushes`):
+/// wall time seen by the sender and the peak RSS the worker logs when it is done, against
+/// its 30 s / 24 MB budget (systemd/sotto-push@.service).
+func largestBatch() throws -> (ms: Double, rssKB: Int) {
+    let fixture = try WorkerFixture(vectors: vectors)
+    defer { fixture.tmp.remove() }
+    let pushes = try (0..<PushBatchExchange.maxPushes).map { try fixture.sealTextForRelay("budget \($0)") }
+    let socket = try PushSocketServer.start(socketPath: fixture.runtimeDirectory + "/push.sock", accept: true,
+                                            command: [binDirectory + "/sotto-notify"], environment: fixture.environment)
+    defer { socket.stop() }
+    let fd = try PushClient.connect(to: socket.socketPath)
+    let start = Date()
+    let answer = PushBatchExchange.run(fd, payloads: pushes.map(\.payload), timeoutMs: 35_000)
+    let ms = Date().timeIntervalSince(start) * 1000
+    close(fd)
+    guard case .acked(let acks) = answer, acks.allSatisfy({ if case .acked(.ok) = $0 { true } else { false } }) else {
+        throw PushClient.Failure(message: "the batch was not stored: \(answer)")
+    }
+    let deadline = Date(timeIntervalSinceNow: 10)
+    while Date() < deadline {
+        if let line = socket.log.split(separator: "\n").last(where: { $0.contains("done: peak RSS ") }),
+           let kb = Int(line.components(separatedBy: "peak RSS ").last?.prefix { $0.isNumber } ?? "") {
+            return (ms, kb)
+        }
+        usleep(10_000)
+    }
+    throw PushClient.Failure(message: "the worker logged no peak RSS")
+}
+
 print("RELAY catch-up: \(count) pushes, one device, release binaries from \(binDirectory)")
+let budget = try largestBatch()
+print(String(format: "RELAY one worker start, one batch of %d pushes: %.0f ms, peak RSS %d KiB (budget 30 s, 24576 KiB)",
+             PushBatchExchange.maxPushes, budget.ms, budget.rssKB))
 for acceptYes in [true, false] {
     let direct = try run(relay: false, acceptYes: acceptYes)
     let relayed = try run(relay: true, acceptYes: acceptYes)

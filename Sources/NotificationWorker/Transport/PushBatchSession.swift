@@ -33,5 +33,10 @@ struct PushBatchSession {
         connection.writeAck(outcome.ackLines)
         connection.endAck()
         outcome.afterAck()
+        // One line per batch for the budget (24 MB: systemd/sotto-push@.service).
+        var usage = rusage()
+        if getrusage(RUSAGE_SELF.rawValue, &usage) == 0 {
+            WorkerLog.info("batch of \(lines.count) done: peak RSS \(usage.ru_maxrss) KiB")
+        }
     }
 }
