@@ -78,7 +78,7 @@ func largestBatch() throws -> (ms: Double, rssKB: Int) {
     }
     let deadline = Date(timeIntervalSinceNow: 10)
     while Date() < deadline {
-        if let line = socket.log.split(separator: "\n").last(where: { $0.contains("done: peak RSS ") }),
+        if let line = socket.log.split(separator: "\n").last(where: { $0.contains("batch done, peak RSS ") }),
            let kb = Int(line.components(separatedBy: "peak RSS ").last?.prefix { $0.isNumber } ?? "") {
             return (ms, kb)
         }

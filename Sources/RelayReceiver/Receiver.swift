@@ -11,7 +11,7 @@ import SharedStore
 /// | worker ack | relay |
 /// |---|---|
 /// | ok, also duplicate | ack (on the ack thread, overlapping the next delivery; AckSync for the last of a batch) |
-/// | busy, timeout, internal, no ack, no socket | NakWithDelay, doubling from `retryMinMs` |
+/// | busy, timeout, internal, no ack, no socket | Nak (it and the rest of the batch), and the mailbox pauses, doubling from `retryMinMs` |
 /// | any other error | Term, and a log line |
 ///
 /// ```swift
@@ -22,7 +22,7 @@ final class Receiver {
     private let queue = WakeQueue()
     private let watcher: KeystoreWatcher
     private let delivery: PushDelivery
-    /// AckSync for stored messages, overlapped with the next delivery.
+    /// Acks for stored messages, overlapped with the next delivery.
     private let acks = AckPipeline()
     private var relay: RelayConnection?
     private var slots: [Mailbox: MailboxSlot] = [:]

@@ -36,7 +36,7 @@ struct PushBatchSession {
         // One line per batch for the budget (24 MB: systemd/sotto-push@.service).
         var usage = rusage()
         if getrusage(RUSAGE_SELF.rawValue, &usage) == 0 {
-            WorkerLog.info("batch of \(lines.count) done: peak RSS \(usage.ru_maxrss) KiB")
+            WorkerLog.info("batch done, peak RSS \(usage.ru_maxrss) KiB")
         }
     }
 }
