@@ -42,17 +42,25 @@ switch SocketActivation.detect() {
 case .connection(let readFD, let writeFD):
     alarm(30)
     let connection = PushConnection(readFD: readFD, writeFD: writeFD)
-    let outcome = processor.handle(connection.readPayload())
-    connection.writeAck(outcome.ackLine)
-    connection.endAck()
-    outcome.afterAck()
+    let (first, rest) = connection.readFirstLine()
+    if case .payload(let line) = first, let rest, PushBatchSession.opens(line, fd: readFD) {
+        // sotto-relayd's batch: many pushes, one commit (docs/push-batch.md).
+        PushBatchSession(connection: connection, processor: processor).run(startingWith: rest)
+    } else {
+        let outcome = processor.handle(first)
+        connection.writeAck(outcome.ackLine)
+        connection.endAck()
+        outcome.afterAck()
+    }
     connection.drain()
     close(writeFD)
     exit(0)
 case .listeners(let fds):
-    AcceptLoop(listeners: fds, idleTimeoutMs: Int64(options.idleTimeoutSeconds * 1000)) { payload in
+    AcceptLoop(listeners: fds, idleTimeoutMs: Int64(options.idleTimeoutSeconds * 1000), handle: { payload in
         processor.handle(.payload(payload))
-    }.run()
+    }, handleBatch: { fd, rest in
+        PushBatchSession(connection: PushConnection(readFD: fd, writeFD: fd), processor: processor).run(startingWith: rest)
+    }).run()
     exit(0)
 case .none:
     WorkerLog.error("not socket-activated and no --payload -; see --help")

@@ -2,20 +2,23 @@ import Glibc
 import RelayTransport
 import Synchronization
 
-/// AckSync on a thread of its own, so the relay's round trip for message N overlaps the
-/// worker storing message N+1 (docs/adr/0026: under Accept=no the ack was 60 % of a relayed
-/// push's cost). Each message is still acked with AckSync, only after the worker's ok; a
-/// crash with acks queued means redeliveries, which the worker's dedupe answers `duplicate`.
-/// At most `capacity` acks wait; `enqueue` blocks beyond that.
+/// Acks on a thread of its own, so the relay's round trips for one batch overlap the worker
+/// storing the next (docs/adr/0026: under Accept=no the ack was 60 % of a relayed push's
+/// cost). Each message is acked only after the worker's ok. Of a batch, every message but
+/// the last is acked without waiting for the relay's reply and the last with AckSync, which
+/// returns after the relay handled the earlier acks of the same connection (docs/adr/0027:
+/// one round trip per batch instead of one per message). A crash with acks queued, or an
+/// ack lost, means redeliveries, which the worker's dedupe answers `duplicate`.
+/// At most `capacity` batches wait; `enqueue` blocks beyond that.
 ///
 /// ```swift
 /// let acks = AckPipeline(capacity: 64)
-/// acks.enqueue(message, label: "message 7 of sotto.mb.…")   // after the worker's ok
+/// acks.enqueue([message], label: "message 7 of sotto.mb.…")   // after the worker's ok
 /// ```
 final class AckPipeline: Sendable {
     /// A fetched message handed from the loop to the ack thread: never used by both at once.
     private struct Handoff: @unchecked Sendable {
-        let message: RelayMessage
+        let messages: [RelayMessage]
         let label: String
     }
 
@@ -47,12 +50,12 @@ final class AckPipeline: Sendable {
         pthread_detach(thread)
     }
 
-    func enqueue(_ message: RelayMessage, label: String) {
+    func enqueue(_ messages: [RelayMessage], label: String) {
         while state.withLock({ $0.count >= capacity }) {
             var byte: UInt8 = 0
             _ = read(room.read, &byte, 1)
         }
-        state.withLock { $0.queue.append(Handoff(message: message, label: label)) }
+        state.withLock { $0.queue.append(Handoff(messages: messages, label: label)) }
         var byte: UInt8 = 1
         _ = write(work.write, &byte, 1)
     }
@@ -72,8 +75,13 @@ final class AckPipeline: Sendable {
                 return item
             }
             guard let next else { continue }
+            var unsent = 0
+            for message in next.messages.dropLast() {
+                do throws(RelayError) { try message.ackWithoutConfirmation() } catch { unsent += 1 }
+            }
+            if unsent > 0 { RelaydLog.warning("\(unsent) acks of \(next.label) not sent; they will be redelivered") }
             do throws(RelayError) {
-                try next.message.ack()
+                try next.messages.last?.ack()
             } catch {
                 // Not acked: the relay redelivers it after the ack wait; the worker answers duplicate.
                 RelaydLog.warning("ack of \(next.label) failed (\(error)); it will be redelivered")

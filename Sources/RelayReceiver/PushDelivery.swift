@@ -1,10 +1,12 @@
 import Glibc
 import SharedStore
 
-/// Hands one relay message to the device's push socket exactly as a remote sender does
-/// (PROTOCOL §2): connect to push.sock (socket activation starts sotto-notify), write the
-/// payload and LF, half-close, read the one ack line. The worker stays the only place a push
-/// is decrypted and written.
+/// Hands relay messages to the device's push socket. One message: exactly as a remote sender
+/// does (PROTOCOL §2): connect to push.sock (socket activation starts sotto-notify), write
+/// the payload and LF, half-close, read the one ack line. Several: one connection in
+/// Sotto's local batch extension (`PushBatchExchange`, docs/push-batch.md), which the worker
+/// stores with one commit and acks push by push; a worker that does not speak it is sent
+/// the pushes one by one. The worker stays the only place a push is decrypted and written.
 ///
 /// ```swift
 /// switch PushDelivery(socketPath: runtime.pushSocketPath).deliver(message.data) {
@@ -12,6 +14,7 @@ import SharedStore
 /// case .retry(let why): try message.nak(delayMs: backoff)
 /// case .rejected(let code): try message.terminate()
 /// }
+/// let outcomes = delivery.deliver(batch: payloads)   // one outcome per payload, in order
 /// ```
 struct PushDelivery {
     enum Outcome: Equatable {
@@ -28,16 +31,60 @@ struct PushDelivery {
     var ackTimeoutSeconds = 35
 
     func deliver(_ payload: [UInt8]) -> Outcome {
-        // Framing is ours to protect: an LF would end the push early; past the limit the
-        // worker refuses it anyway. Neither needs a worker to be started.
-        guard !payload.isEmpty else { return .rejected(PushErrorCode.malformedPayload.rawValue) }
-        guard payload.count <= PushPayload.maxBytes else { return .rejected(PushErrorCode.payloadTooLarge.rawValue) }
-        guard !payload.contains(0x0a) else { return .rejected(PushErrorCode.malformedPayload.rawValue) }
-
+        if let refusal = Self.framingRefusal(payload) { return refusal }
         let fd = UnixSocket.connect(socketPath)
         guard fd >= 0 else { return .retry("push socket \(socketPath) unreachable: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        switch PushExchange.run(fd, payload: payload, timeoutMs: Int32(ackTimeoutSeconds * 1000)) {
+        return Self.outcome(PushExchange.run(fd, payload: payload, timeoutMs: Int32(ackTimeoutSeconds * 1000)))
+    }
+
+    /// One outcome per payload, in order. Payloads that cannot be framed are refused without
+    /// a worker; the rest go in one batch (at most `PushBatchExchange.maxPushes`).
+    func deliver(batch payloads: [[UInt8]]) -> [Outcome] {
+        var outcomes: [Outcome?] = payloads.map(Self.framingRefusal)
+        let sendable = payloads.indices.filter { outcomes[$0] == nil }
+        guard !sendable.isEmpty else { return outcomes.map { $0! } }
+        if sendable.count == 1 {
+            outcomes[sendable[0]] = deliver(payloads[sendable[0]])
+            return outcomes.map { $0! }
+        }
+        precondition(sendable.count <= PushBatchExchange.maxPushes, "batch over \(PushBatchExchange.maxPushes)")
+        let fd = UnixSocket.connect(socketPath)
+        guard fd >= 0 else {
+            let why = "push socket \(socketPath) unreachable: \(String(cString: strerror(errno)))"
+            return outcomes.map { $0 ?? .retry(why) }
+        }
+        let answer = PushBatchExchange.run(fd, payloads: sendable.map { payloads[$0] },
+                                           timeoutMs: Int32(ackTimeoutSeconds * 1000))
+        close(fd)
+        switch answer {
+        case .acked(let acks):
+            for (index, ack) in zip(sendable, acks) { outcomes[index] = Self.outcome(ack) }
+        case .notSpoken:
+            RelaydLog.info("the worker does not take batches; delivering \(sendable.count) pushes one by one")
+            var held: String?
+            for index in sendable {
+                // After a retry the rest waits too, so the mailbox keeps its order.
+                if let held { outcomes[index] = .retry(held); continue }
+                let outcome = deliver(payloads[index])
+                outcomes[index] = outcome
+                if case .retry(let why) = outcome { held = why }
+            }
+        }
+        return outcomes.map { $0! }
+    }
+
+    /// Framing is ours to protect: an LF would end the push early; past the limit the worker
+    /// refuses it anyway. Neither needs a worker to be started.
+    private static func framingRefusal(_ payload: [UInt8]) -> Outcome? {
+        if payload.isEmpty { return .rejected(PushErrorCode.malformedPayload.rawValue) }
+        if payload.count > PushPayload.maxBytes { return .rejected(PushErrorCode.payloadTooLarge.rawValue) }
+        if payload.contains(0x0a) { return .rejected(PushErrorCode.malformedPayload.rawValue) }
+        return nil
+    }
+
+    private static func outcome(_ exchange: PushExchange.Outcome) -> Outcome {
+        switch exchange {
         case .acked(.ok(_, let duplicate)): return .stored(duplicate: duplicate)
         case .acked(.error(let error)):
             return error.code.retry ? .retry(error.code.rawValue) : .rejected(error.code.rawValue)

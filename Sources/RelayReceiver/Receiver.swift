@@ -5,12 +5,13 @@ import SharedStore
 /// sotto-relayd's loop, on one thread: keep a relay connection (waiting and retrying while
 /// the relay is down), keep one consumer per keystore identity (rescanning when inotify says
 /// the keystore changed), and drain each mailbox that may hold messages into push.sock,
-/// settling each message by the worker's ack (docs/adr/0026):
+/// settling each message by the worker's ack (docs/adr/0026). What one fetch returns goes to
+/// the worker as one batch (docs/adr/0027), acked push by push:
 ///
 /// | worker ack | relay |
 /// |---|---|
-/// | ok, also duplicate | AckSync (on the ack thread, overlapping the next delivery) |
-/// | busy, timeout, internal, no ack, no socket | NakWithDelay, doubling from `retryMinMs` |
+/// | ok, also duplicate | ack (on the ack thread, overlapping the next delivery; AckSync for the last of a batch) |
+/// | busy, timeout, internal, no ack, no socket | Nak (it and the rest of the batch), and the mailbox pauses, doubling from `retryMinMs` |
 /// | any other error | Term, and a log line |
 ///
 /// ```swift
@@ -21,7 +22,7 @@ final class Receiver {
     private let queue = WakeQueue()
     private let watcher: KeystoreWatcher
     private let delivery: PushDelivery
-    /// AckSync for stored messages, overlapped with the next delivery.
+    /// Acks for stored messages, overlapped with the next delivery.
     private let acks = AckPipeline()
     private var relay: RelayConnection?
     private var slots: [Mailbox: MailboxSlot] = [:]
@@ -31,7 +32,9 @@ final class Receiver {
     private var nextRescanAt: Int64 = 0
     private var nextSweepAt: Int64 = 0
     /// Messages per mailbox per turn, so one busy mailbox does not starve the others.
-    private let turnBudget = 256
+    private let turnBudget = 1_024
+    /// Messages per fetch, all delivered in one batch to one worker (docs/adr/0027).
+    private let fetchSize = PushBatchExchange.maxPushes
     private static let rescanIntervalMs: Int64 = 60_000
     private static let sweepIntervalMs: Int64 = 300_000
 
@@ -62,6 +65,7 @@ final class Receiver {
                         slot.close()
                         slot.openRetryAt = 0
                     }
+                    if woken.all { holdBackUnacked(on: relay, now: now) }
                 }
             }
             for mailbox in woken.mailboxes { slots[mailbox]?.due = true }
@@ -173,6 +177,10 @@ final class Receiver {
             slot.consumer = try MailboxConsumer(relay: relay, mailbox: slot.mailbox, ackWaitMs: options.ackWaitMs)
             slot.due = true
             if let state = try relay.consumerState(slot.mailbox), state.ackPending > 0 {
+                // A previous process died holding messages. Drain only once the relay
+                // redelivers them: a fetch before would get the messages after them first and
+                // break the mailbox's order (docs/adr/0027).
+                slot.notBefore = now + options.ackWaitMs + 500
                 slot.recheckAt = now + options.ackWaitMs + 500
             }
         } catch {
@@ -191,10 +199,11 @@ final class Receiver {
         while handled < turnBudget {
             let batch: [RelayMessage]
             do {
-                batch = try consumer.fetch(max: 32)
+                batch = try consumer.fetch(max: fetchSize)
             } catch {
                 RelaydLog.warning("fetch from \(slot.mailbox) failed (\(error)); retrying")
-                slot.notBefore = MonotonicClock.nowMs() + 1_000
+                // What the relay sent may be lost on the way: wait for its redelivery (order).
+                slot.notBefore = MonotonicClock.nowMs() + options.ackWaitMs + 500
                 // The relay lost the consumer (wiped, or deleted by its operator): open it afresh.
                 if let relay, relay.isConnected, consumerIsGone(slot.mailbox, on: relay) {
                     slot.close()
@@ -206,15 +215,17 @@ final class Receiver {
                 slot.due = false
                 return
             }
-            for (index, message) in batch.enumerated() {
-                handled += 1
-                guard settle(message, slot: slot) else {
-                    // Hold the rest of the batch back too, so a mailbox keeps its order.
-                    let delay = max(0, slot.notBefore - MonotonicClock.nowMs())
-                    for later in batch[(index + 1)...] { try? later.nak(delayMs: delay) }
-                    return
-                }
-            }
+            handled += batch.count
+            guard settle(batch, slot: slot) else { return }
+        }
+    }
+
+    /// After a reconnect: a mailbox with messages delivered but not acked (an ack lost with
+    /// the connection) waits until the relay redelivers them, so its order holds.
+    private func holdBackUnacked(on relay: RelayConnection, now: Int64) {
+        for slot in slots.values where slot.isOpen {
+            guard let state = try? relay.consumerState(slot.mailbox), state.ackPending > 0 else { continue }
+            slot.notBefore = max(slot.notBefore, now + options.ackWaitMs + 500)
         }
     }
 
@@ -223,32 +234,46 @@ final class Receiver {
         do throws(RelayError) { return try relay.consumerState(mailbox) == nil } catch { return false }
     }
 
-    /// Delivers and settles one message; false when the mailbox should pause (a retry).
-    private func settle(_ message: RelayMessage, slot: MailboxSlot) -> Bool {
-        let outcome = delivery.deliver(message.data)
-        do {
-            switch outcome {
-            case .stored:
-                acks.enqueue(message, label: "message of \(slot.mailbox)")
-                return true
-            case .rejected(let code):
-                try message.terminate()
-                RelaydLog.warning("terminated message \(message.streamSequence) of \(slot.mailbox): worker refused it (\(code))")
-                return true
-            case .retry(let why):
-                let delay = retryDelay(deliveries: message.deliveries)
-                try message.nak(delayMs: delay)
-                slot.notBefore = MonotonicClock.nowMs() + delay
-                RelaydLog.info("message \(message.streamSequence) of \(slot.mailbox) not stored (\(why)); redelivery in \(delay) ms")
-                return false
+    /// Delivers the fetched messages in one batch (one worker start, one commit: docs/adr/0027)
+    /// and settles each by its own ack; false when the mailbox should pause (a retry). The
+    /// worker writes nothing after a push it asks to retry, so every later message is nak'd
+    /// with the same delay and the mailbox keeps its order.
+    private func settle(_ batch: [RelayMessage], slot: MailboxSlot) -> Bool {
+        let outcomes = delivery.deliver(batch: batch.map(\.data))
+        var stored: [RelayMessage] = []
+        var paused = false
+        for (message, outcome) in zip(batch, outcomes) {
+            do {
+                switch outcome {
+                case .stored:
+                    stored.append(message)
+                case .rejected(let code):
+                    try message.terminate()
+                    RelaydLog.warning("terminated message \(message.streamSequence) of \(slot.mailbox): worker refused it (\(code))")
+                case .retry(let why):
+                    if !paused {
+                        let delay = retryDelay(deliveries: message.deliveries)
+                        slot.notBefore = MonotonicClock.nowMs() + delay
+                        paused = true
+                        RelaydLog.info("message \(message.streamSequence) of \(slot.mailbox) not stored (\(why)); redelivery in \(delay) ms")
+                    }
+                    // Nak'd for redelivery at once, and the mailbox itself pauses: the relay
+                    // then hands these out first, in order, before any later message. With the
+                    // delay on the relay's side a fetch at the end of the pause could come
+                    // before its timer and get later messages first (docs/adr/0027).
+                    try message.nak(delayMs: 0)
+                }
+            } catch {
+                // Not settled: the relay redelivers it after the ack wait; the worker's dedupe
+                // makes a second delivery harmless.
+                // Wait for that redelivery before fetching again, so the order holds.
+                RelaydLog.warning("settling message of \(slot.mailbox) failed (\(error))")
+                slot.notBefore = max(slot.notBefore, MonotonicClock.nowMs() + options.ackWaitMs + 500)
+                paused = true
             }
-        } catch {
-            // Not settled: the relay redelivers it after the ack wait; the worker's dedupe
-            // makes a second delivery harmless.
-            RelaydLog.warning("settling message of \(slot.mailbox) failed (\(error))")
-            slot.notBefore = MonotonicClock.nowMs() + 1_000
-            return false
         }
+        if !stored.isEmpty { acks.enqueue(stored, label: "\(stored.count) messages of \(slot.mailbox)") }
+        return !paused
     }
 
     private func retryDelay(deliveries: UInt64) -> Int64 {

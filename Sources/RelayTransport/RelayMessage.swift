@@ -54,6 +54,12 @@ public final class RelayMessage {
         try NatsCall.check(natsMsg_AckSync(message, &options, &jsError), "ack", jsError: jsError)
     }
 
+    /// Ack without waiting for the relay's confirmation (one publish). Used for all but the
+    /// last of a batch whose last is acked with `ack()`: a lost ack only means a redelivery.
+    public func ackWithoutConfirmation() throws(RelayError) {
+        try NatsCall.check(natsMsg_Ack(message, nil), "ack")
+    }
+
     /// Redeliver no sooner than `delayMs` from now.
     public func nak(delayMs: Int64) throws(RelayError) {
         try NatsCall.check(natsMsg_NakWithDelay(message, delayMs, nil), "nak")

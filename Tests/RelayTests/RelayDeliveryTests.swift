@@ -53,7 +53,8 @@ struct RelayDeliveryTests {
     func killRelaydRepeatedly() throws {
         guard let rig = try RelayRig.make() else { return }
         defer { rig.tearDown() }
-        let count = 600
+        // Enough that batches of 256 (docs/adr/0027) are still flowing when most kills land.
+        let count = 2_000
         var sent: [String] = []
         for index in 0..<count {
             let push = try rig.fixture.sealTextForRelay("crash \(index)")
@@ -65,7 +66,7 @@ struct RelayDeliveryTests {
         var midFlowKills = 0
         for _ in 0..<15 {
             try rig.startRelayd(arguments: ["--ack-wait-ms", "1000", "--retry-min-ms", "100"])
-            usleep(UInt32.random(in: 5_000...120_000, using: &generator))  // the crash point, not a wait
+            usleep(UInt32.random(in: 2_000...60_000, using: &generator))  // the crash point, not a wait
             rig.killRelayd()
             if try rig.storedMessageIds().count < count { midFlowKills += 1 }
         }

@@ -33,4 +33,31 @@ enum NotificationText {
         if let name = receipt.senderProfileName, !name.isEmpty { return name }
         return String(receipt.senderInboxId.prefix(8))
     }
+
+    /// The notifications for several messages stored by one commit (a batch from the relay):
+    /// one per summary (conversation), in order of first appearance, saying the latest body
+    /// and how many more came, so a catch-up of hundreds of messages posts a few
+    /// notifications, not hundreds. One message gives exactly `make`'s notification.
+    ///
+    /// ```swift
+    /// NotificationText.coalesced([(.text("a"), r1), (.text("b"), r2)])   // [("Trip", "Sam: b (+1 more)")]
+    /// ```
+    static func coalesced(_ stored: [(content: MessageContent, receipt: IncomingWriteReceipt)],
+                          limit: Int = 8) -> [(summary: String, body: String)] {
+        var order: [String] = []
+        var latest: [String: (body: String, count: Int)] = [:]
+        for (content, receipt) in stored {
+            guard let (summary, body) = make(for: content, receipt: receipt) else { continue }
+            if let seen = latest[summary] {
+                latest[summary] = (body, seen.count + 1)
+            } else {
+                order.append(summary)
+                latest[summary] = (body, 1)
+            }
+        }
+        return order.prefix(limit).map { summary in
+            let (body, count) = latest[summary]!
+            return (summary, count == 1 ? body : "\(body) (+\(count - 1) more)")
+        }
+    }
 }

@@ -55,38 +55,18 @@ final class PushProcessor {
 
     func handle(payload: [UInt8]) -> PushOutcome {
         let opened: OpenedPush
-        do {
-            // The keystore is opened only once the payload has decoded: garbage costs no I/O.
-            opened = try PushOpener.open(payload, identityForClientId: { (clientId) throws(KeystoreError) in
-                let identity = try self.openKeystore().identity(clientId: clientId)
-                // ADR 0016: the inbox's rows are deleted and its files about to be (or, after a
-                // crash, still to be) wiped: the identity no longer exists for a push.
-                if self.isTombstoned(clientId) { throw .missing }
-                return identity
-            }, topicForClientId: { (clientId) throws(PushError) in try self.onlyTopic(clientId: clientId) })
-        } catch {
-            WorkerLog.info("push rejected: \(error.code.rawValue)")
-            return PushOutcome(ack: .error(error), afterAck: {})
+        switch open(payload) {
+        case .success(let push): opened = push
+        case .failure(let error): return PushOutcome(ack: .error(error), afterAck: {})
         }
+        if let refusal = storageRefusal() { return refusal }
 
         let messageId = opened.message.id
         let outcome: IncomingWriteOutcome
-        // After authentication, so only a member learns why: never ack a push into a group
-        // directory open to others (one lstat per process) or a file known to be damaged (one
-        // lstat per push, a few µs: docs/adr/0018, 0019).
-        if let problem = directoryProblem {
-            WorkerLog.error("push refused: \(problem)")
-            return .rejected(.internal, "the device's data directory is not private; not stored, retry later")
-        }
-        if damage.isPresent {
-            WorkerLog.error("push refused: " + DatabaseDamage.message(group: group, cause: damage.reason() ?? "marked damaged"))
-            return .rejected(.internal, "the device's database is damaged; not stored, retry later")
-        }
         do {
             let conn = try database()
             outcome = try conn.immediateTransaction { () throws(IncomingWriteError) in
-                try IncomingMessageWriter.write(IncomingMessage(opened), recipientInboxId: opened.recipientInboxId,
-                                                topic: opened.topic, now: WallClock.nowMs(), on: conn)
+                try write(opened, on: conn)
             }
         } catch let error as IncomingWriteError {
             return rejected(error)
@@ -102,20 +82,71 @@ final class PushProcessor {
             return PushOutcome(ack: .ok(messageId: messageId, duplicate: true), afterAck: {})
         case .written(let receipt):
             WorkerLog.info("push stored message=\(messageId) seq=\(receipt.seq)")
-            let runtime = self.runtime
-            let content = opened.content
-            let (notifier, opener, walReset) = (self.notifier, databaseOpener, self.walReset)
             return PushOutcome(ack: .ok(messageId: messageId, duplicate: false)) {
-                DaemonSignal(socketPath: runtime.eventsSocketPath).send(seq: receipt.seq)
-                if let notification = NotificationText.make(for: content, receipt: receipt) {
-                    let result = notifier.post(summary: notification.summary, body: notification.body)
-                    if case .failed(let reason) = result { WorkerLog.info("notification not shown: \(reason)") }
-                }
-                // Last, after the ack: the WAL reset never delays a sender (docs/adr/0020).
-                if let wal = opener.closeIfWALIsDue(walReset), wal.after < wal.before {
-                    WorkerLog.info("alone: WAL checkpointed on close, \(wal.before) -> \(wal.after) bytes")
-                }
+                self.announce([StoredPush(receipt: receipt, content: opened.content)])
             }
+        }
+    }
+
+    // MARK: - The steps of a push (shared with batches: PushProcessor+Batch)
+
+    /// Decodes, finds the identity, opens and verifies: no database write. A refusal is logged.
+    func open(_ payload: [UInt8]) -> Result<OpenedPush, PushError> {
+        do {
+            // The keystore is opened only once the payload has decoded: garbage costs no I/O.
+            let opened = try PushOpener.open(payload, identityForClientId: { (clientId) throws(KeystoreError) in
+                let identity = try self.openKeystore().identity(clientId: clientId)
+                // ADR 0016: the inbox's rows are deleted and its files about to be (or, after a
+                // crash, still to be) wiped: the identity no longer exists for a push.
+                if self.isTombstoned(clientId) { throw .missing }
+                return identity
+            }, topicForClientId: { (clientId) throws(PushError) in try self.onlyTopic(clientId: clientId) })
+            return .success(opened)
+        } catch {
+            WorkerLog.info("push rejected: \(error.code.rawValue)")
+            return .failure(error)
+        }
+    }
+
+    /// After authentication, so only a member learns why: never ack a push into a group
+    /// directory open to others (one lstat per process) or a file known to be damaged (one
+    /// lstat per push, a few µs: docs/adr/0018, 0019).
+    func storageRefusal() -> PushOutcome? {
+        if let problem = directoryProblem {
+            WorkerLog.error("push refused: \(problem)")
+            return .rejected(.internal, "the device's data directory is not private; not stored, retry later")
+        }
+        if damage.isPresent {
+            WorkerLog.error("push refused: " + DatabaseDamage.message(group: group, cause: damage.reason() ?? "marked damaged"))
+            return .rejected(.internal, "the device's database is damaged; not stored, retry later")
+        }
+        return nil
+    }
+
+    /// Writes one opened push inside the caller's transaction.
+    func write(_ opened: OpenedPush, on conn: SQLiteConnection) throws(IncomingWriteError) -> IncomingWriteOutcome {
+        try IncomingMessageWriter.write(IncomingMessage(opened), recipientInboxId: opened.recipientInboxId,
+                                        topic: opened.topic, now: WallClock.nowMs(), on: conn)
+    }
+
+    /// A push written by this process: what the after-ack work needs.
+    struct StoredPush {
+        let receipt: IncomingWriteReceipt
+        let content: MessageContent
+    }
+
+    /// After the ack: one datagram to the daemon with the highest seq (its ChangeFeed reads
+    /// change_log up to there, so one per commit is enough), the desktop notifications, and
+    /// last the WAL reset, which never delays a sender (docs/adr/0020).
+    func announce(_ stored: [StoredPush]) {
+        guard let newest = stored.map(\.receipt.seq).max() else { return }
+        DaemonSignal(socketPath: runtime.eventsSocketPath).send(seq: newest)
+        for notification in NotificationText.coalesced(stored.map { ($0.content, $0.receipt) }) {
+            let result = notifier.post(summary: notification.summary, body: notification.body)
+            if case .failed(let reason) = result { WorkerLog.info("notification not shown: \(reason)") }
+        }
+        if let wal = databaseOpener.closeIfWALIsDue(walReset), wal.after < wal.before {
+            WorkerLog.info("alone: WAL checkpointed on close, \(wal.before) -> \(wal.after) bytes")
         }
     }
 
@@ -149,11 +180,11 @@ final class PushProcessor {
     }
 
     /// The connection opened in the background (reused under Accept=no).
-    private func database() throws(StoreError) -> SQLiteConnection {
+    func database() throws(StoreError) -> SQLiteConnection {
         try databaseOpener.connection()
     }
 
-    private func rejected(_ error: IncomingWriteError) -> PushOutcome {
+    func rejected(_ error: IncomingWriteError) -> PushOutcome {
         let code = PushErrorCode(rawValue: error.protocolCode) ?? .internal
         let detail: String
         switch error {

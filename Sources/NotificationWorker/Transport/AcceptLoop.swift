@@ -7,20 +7,28 @@ import SharedStore
 /// millisecond; see docs/adr/0002).
 ///
 /// ```swift
-/// AcceptLoop(listeners: [3], idleTimeoutMs: 10_000) { payload in handler.handle(payload) }.run()
+/// AcceptLoop(listeners: [3], idleTimeoutMs: 10_000, handle: { payload in handler.handle(payload) },
+///            handleBatch: { fd, rest in PushBatchSession(…).run(startingWith: rest) }).run()
 /// ```
+///
+/// A batch from sotto-relayd (`PushBatchSession`) is served blocking, start to end, like a
+/// push's ack: it takes a few hundred milliseconds at most (≤ 256 pushes, one commit).
 struct AcceptLoop {
     let listeners: [Int32]
     let idleTimeoutMs: Int64
     let maxConnections: Int
     let handle: ([UInt8]) -> PushOutcome
+    /// A connection whose first line opened a batch: its fd (blocking) and the bytes read
+    /// after that line. Writes the acks and half-closes.
+    let handleBatch: (Int32, [UInt8]) -> Void
 
     init(listeners: [Int32], idleTimeoutMs: Int64, maxConnections: Int = 256,
-         handle: @escaping ([UInt8]) -> PushOutcome) {
+         handle: @escaping ([UInt8]) -> PushOutcome, handleBatch: @escaping (Int32, [UInt8]) -> Void) {
         self.listeners = listeners
         self.idleTimeoutMs = idleTimeoutMs
         self.maxConnections = maxConnections
         self.handle = handle
+        self.handleBatch = handleBatch
     }
 
     private struct Client {
@@ -123,6 +131,12 @@ struct AcceptLoop {
                     }
                 case .tooLarge:
                     remaining.append(acked(client, PushOutcome.rejected(.payloadTooLarge, "payload over 4096 bytes").ackLine))
+                case .complete(let payload) where client.frame.rest != nil && PushBatchSession.opens(payload, fd: client.fd):
+                    setBlocking(client.fd)
+                    handleBatch(client.fd, client.frame.rest ?? [])
+                    setNonBlocking(client.fd)
+                    client.drainUntilMs = nowMs() + PushConnection.drainTimeoutMs
+                    remaining.append(client)
                 case .complete(let payload):
                     let outcome = handle(payload)
                     remaining.append(acked(client, outcome.ackLine))

@@ -31,20 +31,26 @@ struct PushConnection {
     let writeFD: Int32
 
     func readPayload(silenceTimeoutMs: Int32 = PushConnection.silenceTimeoutMs) -> ReadResult {
+        readFirstLine(silenceTimeoutMs: silenceTimeoutMs).result
+    }
+
+    /// The first frame, and the bytes read after its LF (a batch sender's pushes; none from a
+    /// §2 sender); `rest` is nil when the frame ended at end of stream, not at an LF.
+    func readFirstLine(silenceTimeoutMs: Int32 = PushConnection.silenceTimeoutMs) -> (result: ReadResult, rest: [UInt8]?) {
         var frame = PushFrame()
         var chunk = [UInt8](repeating: 0, count: 4097)
         while true {
             var pollfd = Glibc.pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
             let ready = poll(&pollfd, 1, silenceTimeoutMs)
-            if ready == 0 { return .timeout }
+            if ready == 0 { return (.timeout, nil) }
             if ready < 0 {
                 if errno == EINTR { continue }
-                return .failed(errno: errno)
+                return (.failed(errno: errno), nil)
             }
             let n = chunk.withUnsafeMutableBytes { read(readFD, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
-                return .failed(errno: errno)
+                return (.failed(errno: errno), nil)
             }
             if n == 0 {
                 frame.finish()
@@ -53,8 +59,8 @@ struct PushConnection {
             }
             switch frame.state {
             case .incomplete: continue
-            case .tooLarge: return .tooLarge
-            case .complete(let payload): return .payload(payload)
+            case .tooLarge: return (.tooLarge, nil)
+            case .complete(let payload): return (.payload(payload), frame.rest)
             }
         }
     }

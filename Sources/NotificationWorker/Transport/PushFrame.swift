@@ -17,9 +17,14 @@ struct PushFrame {
     }
 
     private(set) var state: State = .incomplete
+    /// The bytes that came after the LF in the chunk that completed the frame (a §2 sender
+    /// sends none; a batch sender, `PushBatchExchange`, sends its pushes); nil when no LF
+    /// ended the frame (end of stream, or still incomplete).
+    private(set) var rest: [UInt8]?
     private var buffer: [UInt8] = []
 
-    /// Feeds bytes from the socket. Bytes after a complete frame are ignored.
+    /// Feeds bytes from the socket. Bytes after a complete frame are kept in `rest` (only
+    /// those of the chunk that completed it).
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard case .incomplete = state else { return }
         if let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) {
@@ -27,6 +32,7 @@ struct PushFrame {
             buffer.append(contentsOf: bytes[..<newline])
             state = .complete(buffer)
             buffer = []
+            rest = Array(bytes[(newline + 1)...])
             return
         }
         guard buffer.count + bytes.count <= Self.maxPayloadBytes else { state = .tooLarge; return }

@@ -57,6 +57,9 @@ final class RelayRig: @unchecked Sendable {
             environment: fixture.environment.merging(extraEnvironment) { $1 })
     }
 
+    /// What the push socket's workers printed so far (empty when it is not running).
+    var pushSocketLog: String { pushSocket?.log ?? "" }
+
     func stopPushSocket() {
         pushSocket?.stop()
         pushSocket = nil
