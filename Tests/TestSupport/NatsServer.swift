@@ -23,6 +23,8 @@ public final class NatsServer: @unchecked Sendable {
     private var process: LoggedProcess?
 
     public var url: String { "nats://127.0.0.1:\(port)" }
+    /// The same server as a `tls://` relay (started with `--tls --tlscert … --tlskey …`).
+    public var tlsURL: String { "tls://127.0.0.1:\(port)" }
     /// The process id of the running server (nil when stopped).
     public var pid: pid_t? { lock.withLock { process?.pid } }
 
