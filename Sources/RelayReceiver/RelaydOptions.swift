@@ -23,7 +23,7 @@ struct RelaydOptions {
 
     /// The environment variables read (directories, relay, credentials).
     static let environmentNames = ["SOTTO_GROUP_DIR", "XDG_DATA_HOME", "HOME", "SOTTO_RUNTIME_DIR", "XDG_RUNTIME_DIR",
-                                   RelayConfiguration.relayVariable, RelayCredentials.credsVariable,
+                                   RelayConfiguration.relayVariable, RelayConfiguration.caVariable, RelayCredentials.credsVariable,
                                    RelayCredentials.userVariable, RelayCredentials.passwordVariable]
 
     enum Failure: Error {
@@ -43,8 +43,9 @@ struct RelaydOptions {
         remote sender would; acks the relay only after the device stored it.
 
         Environment: SOTTO_RELAY (the relay, unless --relay), SOTTO_RELAY_CREDS (a NATS
-        .creds file) or SOTTO_RELAY_USER + SOTTO_RELAY_PASSWORD, SOTTO_GROUP_DIR,
-        SOTTO_RUNTIME_DIR. Exit status 78: malformed relay URL or credentials.
+        .creds file) or SOTTO_RELAY_USER + SOTTO_RELAY_PASSWORD, SOTTO_RELAY_CA (a PEM
+        file of the CA a tls:// relay's certificate comes from), SOTTO_GROUP_DIR,
+        SOTTO_RUNTIME_DIR. Exit status 78: malformed relay URL, credentials or CA file.
         """
 
     static func parse(_ arguments: [String], environment: [String: String]) throws(Failure) -> RelaydOptions {

@@ -62,7 +62,7 @@ public final class RelayConnection: @unchecked Sendable {
         let closure = Unmanaged.passUnretained(events).toOpaque()
         try NatsCall.check(natsOptions_SetURL(opts, config.url.clientURL), "relay URL")
         try NatsCall.check(natsOptions_SetName(opts, options.name), "client name")
-        if config.url.isTLS { try NatsCall.check(natsOptions_SetSecure(opts, true), "TLS") }
+        if config.url.isTLS { try secure(opts, config) }
         switch config.credentials {
         case .none: break
         case .userPassword(let user, let password):
@@ -86,7 +86,12 @@ public final class RelayConnection: @unchecked Sendable {
         }, closure), "reconnect handler")
 
         var nc: OpaquePointer?
-        try NatsCall.check(natsConnection_Connect(&nc, opts), "connect to \(config.url)")
+        let connected = natsConnection_Connect(&nc, opts)
+        if connected == NATS_SSL_ERROR {
+            throw NatsCall.error(connected, "TLS handshake with \(config.url) (its certificate is not trusted, or does not "
+                                 + "name \(config.url.host); a private CA goes in \(RelayConfiguration.caVariable))")
+        }
+        try NatsCall.check(connected, "connect to \(config.url)")
         guard let nc else { throw .call(operation: "connect", status: "no connection", code: 0) }
         var jsOpts = jsOptions()
         jsOptions_Init(&jsOpts)
@@ -98,6 +103,20 @@ public final class RelayConnection: @unchecked Sendable {
             throw NatsCall.error(status, "JetStream context")
         }
         return RelayConnection(connection: nc, jetStream: js, apiWaitMs: options.apiWaitMs, events: events)
+    }
+
+    /// TLS for a `tls://` relay: its certificate must chain to the system's CAs or to the
+    /// configured CA file. The C client also checks that it names the URL's host (nats.c 3.4
+    /// does so by itself: "IP address mismatch" in the refusal).
+    private static func secure(_ opts: OpaquePointer, _ config: RelayConfiguration) throws(RelayError) {
+        try NatsCall.check(natsOptions_SetSecure(opts, true), "TLS")
+        if let caFile = config.caFile {
+            try CAFile.check(path: caFile)  // it may have changed since start
+            let loaded = natsOptions_LoadCATrustedCertificates(opts, caFile)
+            guard loaded == NATS_OK else {
+                throw .malformedCA("\(caFile): OpenSSL cannot load it (\(NatsCall.error(loaded, "load").description))")
+            }
+        }
     }
 
     /// Whether the client is connected right now (false while it reconnects).

@@ -12,6 +12,8 @@ public enum RelayError: Error, Sendable, Equatable, CustomStringConvertible {
     case malformedURL(String)
     /// A credentials option or file that cannot be used as it is.
     case malformedCredentials(String)
+    /// `SOTTO_RELAY_CA` that cannot be used as the relay's trusted CA file.
+    case malformedCA(String)
     /// The relay (or the client library) refused or failed a call: `operation` names what
     /// was being done, `status` is the C client's text, `code` JetStream's error code (0 if none).
     case call(operation: String, status: String, code: Int)
@@ -20,6 +22,7 @@ public enum RelayError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .malformedURL(let why): return "malformed relay URL: \(why)"
         case .malformedCredentials(let why): return "malformed relay credentials: \(why)"
+        case .malformedCA(let why): return "malformed relay CA file: \(why)"
         case .call(let operation, let status, let code):
             return code == 0 ? "\(operation): \(status)" : "\(operation): \(status) (JetStream error \(code))"
         }
@@ -29,7 +32,7 @@ public enum RelayError: Error, Sendable, Equatable, CustomStringConvertible {
     /// a relay that may answer later.
     public var isConfiguration: Bool {
         switch self {
-        case .malformedURL, .malformedCredentials: return true
+        case .malformedURL, .malformedCredentials, .malformedCA: return true
         case .call: return false
         }
     }
