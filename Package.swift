@@ -88,6 +88,7 @@ let package = Package(
                 "DaemonStore",
                 "ControlProtocol",
                 "CSystemd",
+                "RelayTransport",  // the outbox publishes to relays (docs/adr/0028)
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

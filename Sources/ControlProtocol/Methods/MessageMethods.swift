@@ -76,9 +76,13 @@ public struct MessageInfo: WireCodable {
     public var deliveryStatus: String
     public var referenceId: String?
     public var senderName: String?
+    /// Outgoing messages: where each member's push is (nil for incoming ones, and for
+    /// outgoing ones that had nobody to go to).
+    public var deliveries: [MessageDelivery]?
 
     public init(id: String, conversationId: String, senderInboxId: String, sentAtMs: Int64, contentType: String,
-                text: String, outgoing: Bool, deliveryStatus: String, referenceId: String? = nil, senderName: String? = nil) {
+                text: String, outgoing: Bool, deliveryStatus: String, referenceId: String? = nil, senderName: String? = nil,
+                deliveries: [MessageDelivery]? = nil) {
         self.id = id
         self.conversationId = conversationId
         self.senderInboxId = senderInboxId
@@ -89,6 +93,7 @@ public struct MessageInfo: WireCodable {
         self.deliveryStatus = deliveryStatus
         self.referenceId = referenceId
         self.senderName = senderName
+        self.deliveries = deliveries
     }
 
     public init(json: JSONValue) throws(WireError) {
@@ -97,7 +102,8 @@ public struct MessageInfo: WireCodable {
                   senderInboxId: try fields.string("senderInboxId"), sentAtMs: try fields.int("sentAtMs"),
                   contentType: try fields.string("contentType"), text: try fields.string("text"),
                   outgoing: try fields.bool("outgoing"), deliveryStatus: try fields.string("deliveryStatus"),
-                  referenceId: try fields.optionalString("referenceId"), senderName: try fields.optionalString("senderName"))
+                  referenceId: try fields.optionalString("referenceId"), senderName: try fields.optionalString("senderName"),
+                  deliveries: try fields.optionalArray("deliveries"))
     }
 
     public var json: JSONValue {
@@ -112,6 +118,7 @@ public struct MessageInfo: WireCodable {
         out["deliveryStatus"] = .string(deliveryStatus)
         out["referenceId"] = referenceId.map(JSONValue.string)
         out["senderName"] = senderName.map(JSONValue.string)
+        out["deliveries"] = deliveries.map(JSONValue.list)
         return out.json
     }
 
@@ -125,9 +132,59 @@ public struct MessageInfo: WireCodable {
             WireField("contentType", .string, "its content type, e.g. text"),
             WireField("text", .string, "its text for display (a fallback or [type] for content that is not text)"),
             WireField("outgoing", .boolean, "whether this device sent it"),
-            WireField("deliveryStatus", .string, "pending, sent or failed (outgoing); received (incoming)"),
+            WireField("deliveryStatus", .string,
+                      "outgoing: pending while a member's push waits, else failed if one failed, else relayed if one is "
+                      + "on a relay, else sent (every member's device acked it); incoming: received"),
             WireField("referenceId", .string, optional: true, "the message it replies or reacts to"),
             WireField("senderName", .string, optional: true, "the sender's profile name, for incoming messages when known"),
+            WireField("deliveries", .array(MessageDelivery.self), optional: true,
+                      "outgoing messages: each member's push, in member inbox id order"),
+        ]
+    }
+}
+
+/// Where one member's push of an outgoing message is (docs/adr/0028): `pending` (not
+/// delivered yet, retried with backoff), `relayed` (stored by the member's relay, which hands
+/// it to the device when it is online), `sent` (acked by the member's device), `failed`.
+///
+/// ```swift
+/// for delivery in message.deliveries ?? [] { print(delivery.member.prefix(8), delivery.state, delivery.lastError ?? "") }
+/// ```
+public struct MessageDelivery: WireCodable {
+    public var member: String
+    public var state: String
+    public var attempts: Int64
+    public var lastError: String?
+
+    public init(member: String, state: String, attempts: Int64, lastError: String? = nil) {
+        self.member = member
+        self.state = state
+        self.attempts = attempts
+        self.lastError = lastError
+    }
+
+    public init(json: JSONValue) throws(WireError) {
+        let fields = try WireFields(json)
+        self.init(member: try fields.string("member"), state: try fields.string("state"),
+                  attempts: try fields.int("attempts", minimum: 0), lastError: try fields.optionalString("lastError"))
+    }
+
+    public var json: JSONValue {
+        var out = WireObjectBuilder()
+        out["member"] = .string(member)
+        out["state"] = .string(state)
+        out["attempts"] = .int(attempts)
+        out["lastError"] = lastError.map(JSONValue.string)
+        return out.json
+    }
+
+    public static var schemaName: String { "MessageDelivery" }
+    public static var fields: [WireField] {
+        [
+            WireField("member", .string, "the member's inbox id"),
+            WireField("state", .string, "pending, relayed, sent or failed"),
+            WireField("attempts", .integer(minimum: 0), "delivery attempts so far"),
+            WireField("lastError", .string, optional: true, "why the last attempt did not deliver (pending or failed)"),
         ]
     }
 }

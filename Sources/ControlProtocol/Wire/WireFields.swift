@@ -117,6 +117,12 @@ public struct WireFields {
         return out
     }
 
+    /// nil when `key` is absent or null; otherwise an array of `T`, as `array`.
+    public func optionalArray<T: WireCodable>(_ key: String, of _: T.Type = T.self) throws(WireError) -> [T]? {
+        guard present(key) != nil else { return nil }
+        return try array(key, of: T.self)
+    }
+
     public func strings(_ key: String) throws(WireError) -> [String] {
         guard let items = present(key)?.array else { throw WireError("'\(key)' must be an array of strings") }
         var out: [String] = []

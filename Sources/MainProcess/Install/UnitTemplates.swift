@@ -25,6 +25,10 @@ enum UnitTemplates {
         # missing ReadWritePaths= path cannot be created (docs/adr/0012). `+`: outside the sandbox.
         ExecStartPre=+/usr/bin/mkdir -p %h/.local/share/sotto
         ExecStart=%h/.local/bin/sotto daemon
+        # The relay this device sends and receives through (docs/adr/0028), the same file as
+        # sotto-relayd.service: SOTTO_RELAY=nats://HOST:PORT (or tls://) and its credentials.
+        # Optional (`-`): without it the daemon delivers to direct endpoints only.
+        EnvironmentFile=-%h/.config/sotto/relay.env
         Environment=SOTTO_GROUP_DIR=%h/.local/share/sotto
         Environment=SOTTO_RUNTIME_DIR=%t/sotto
         # A watchdog SIGABRT must end the process at once, not after Swift's crash backtracer
@@ -33,6 +37,8 @@ enum UnitTemplates {
         WatchdogSec=30s
         Restart=on-failure
         RestartSec=2s
+        # 78 (EX_CONFIG): a malformed setting, e.g. SOTTO_RELAY, which a restart cannot fix.
+        RestartPreventExitStatus=78
         TimeoutStopSec=15s
         UMask=0077
         # Memory ceiling (docs/adr/0013): reclaim pressure above MemoryHigh, OOM-kill and restart

@@ -1,4 +1,5 @@
 import ControlProtocol
+import DaemonStore
 import Foundation
 import SharedStore
 
@@ -92,7 +93,13 @@ struct RPCDispatcher: ControlRequestHandler {
                 let names = try messages.first.map { first in
                     try daemon.database.read { conn in try MemberRepository.profileNames(of: first.conversationId, on: conn) }
                 } ?? [:]
-                return MessageList(messages: messages.map { MessageInfo($0, senderName: names[$0.senderInboxId]) })
+                let outgoing = messages.filter(\.isOutgoing).map(\.id)
+                let deliveries = outgoing.isEmpty ? [:] : try daemon.database.read { conn in
+                    try OutboxRepository.deliveries(messageIds: outgoing, on: conn)
+                }
+                return MessageList(messages: messages.map {
+                    MessageInfo($0, senderName: names[$0.senderInboxId], deliveries: deliveries[$0.id])
+                })
             }
         case .sendMessage:
             return try await answer(request, as: SendMessageParams.self) { params in

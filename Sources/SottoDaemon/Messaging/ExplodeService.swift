@@ -105,7 +105,7 @@ actor ExplodeService {
         while true {
             let counts = try? database.read { conn in try OutboxRepository.deliveryCounts(messageId: messageId, on: conn) }
             if let counts, counts.pending == 0 || WallClock.nowMs() >= deadline {
-                return (counts.sent, counts.pending + counts.failed)
+                return (counts.sent + counts.relayed, counts.pending + counts.failed)
             }
             if counts == nil, WallClock.nowMs() >= deadline { return (0, 0) }
             await outbox.kick()

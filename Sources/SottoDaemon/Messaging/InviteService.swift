@@ -99,7 +99,8 @@ actor InviteService {
         let signed = SignedMessage.sign(id: Hex.encode(SecureRandom.bytes(16)), conversationId: invite.conversationId,
                                         sentAtMs: now, contentType: ContentType.joinRequest, content: request,
                                         fallback: nil, signer: identity.privateKey)
-        let payload = MessageComposer.sealOne(signed, to: creatorKey, clientId: invite.creatorClientId, topic: invite.topic)
+        let payload = MessageComposer.sealOne(signed, to: creatorKey, clientId: invite.creatorClientId, topic: invite.topic,
+                                              endpoint: invite.creatorEndpoint)
         let outgoing = OutgoingMessage(id: signed.id, conversationId: invite.conversationId,
                                        senderInboxId: identity.inboxId, sentAtMs: now,
                                        contentType: ContentType.joinRequest, content: request,

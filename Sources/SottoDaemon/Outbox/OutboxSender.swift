@@ -1,27 +1,35 @@
 import Foundation
 import DaemonStore
+import RelayTransport
 import ServiceLifecycle
 import SharedStore
 
 /// Delivers what the outbox table holds: each due push to its member's endpoint, recording
-/// every attempt in the same database (so a restart loses nothing). An ok ack marks the
-/// push sent; a permanent error marks it failed; a retryable error or an unreachable
-/// endpoint schedules a retry with exponential backoff (1 s doubling to 5 min).
+/// every attempt in the same database (so a restart loses nothing). A device's ok ack marks
+/// the push sent; a relay's publish ack (a `nats://`/`tls://` endpoint) marks it relayed
+/// (docs/adr/0028); a permanent error marks it failed; a retryable error or an unreachable
+/// endpoint or relay schedules a retry with exponential backoff (1 s doubling to 5 min).
 ///
 /// ```swift
-/// let outbox = OutboxSender(database: db)   // run by the daemon's service group (DaemonServices)
-/// await outbox.kick()                       // after queueing a message
+/// let outbox = OutboxSender(database: db, relay: config)   // run by the daemon's service group (DaemonServices)
+/// await outbox.kick()                                      // after queueing a message
 /// ```
 actor OutboxSender: Service {
     static let firstRetryMs: Int64 = 1_000
     static let maxRetryMs: Int64 = 300_000
 
     private let database: DaemonDatabase
-    private let wakeSignal = WakeSignal()
+    private let wakeSignal: WakeSignal
+    private let relays: RelayConnections
     private(set) var attempts = 0
 
-    init(database: DaemonDatabase) {
+    /// `relay`: this device's own relay (`SOTTO_RELAY`), whose credentials are used for it alone.
+    init(database: DaemonDatabase, relay: RelayConfiguration? = nil) {
         self.database = database
+        let wakeSignal = WakeSignal()
+        self.wakeSignal = wakeSignal
+        // A relay that is back: what waits for it may be due already.
+        relays = RelayConnections(own: relay) { wakeSignal.wake() }
     }
 
     func kick() {
@@ -41,6 +49,9 @@ actor OutboxSender: Service {
         } onGracefulShutdown: { [wakeSignal] in
             wakeSignal.finish()
         }
+        // After the last publish returned: nothing uses a connection any more. Closing one that
+        // is reconnecting waits for the client's connect attempt (bounded by its timeout).
+        await Task.detached { [relays] in relays.closeAll() }.value
     }
 
     /// One pass over what is due now. Returns when the next pending push is due, if any.
@@ -53,22 +64,7 @@ actor OutboxSender: Service {
         for item in due {
             if Task.isShuttingDownGracefully { break }
             attempts += 1
-            let result = await Task.detached { PushDelivery.deliver(item.payload, to: item.endpoint) }.value
-            CrashPoint.reach("outbox.delivered")  // acked by the member, not yet recorded here
-            let backoff = min(Self.firstRetryMs << min(Int64(item.attempts), 20), Self.maxRetryMs)
-            let (state, nextAttempt, lastError): (DBOutboxItem.State, Int64, String?)
-            switch result {
-            case .acked(let ack) where ack.ok:
-                (state, nextAttempt, lastError) = (.sent, WallClock.nowMs(), nil)
-            case .acked(let ack) where ack.retry:
-                (state, nextAttempt, lastError) = (.pending, WallClock.nowMs() + backoff, ack.error ?? "retry")
-            case .acked(let ack):
-                (state, nextAttempt, lastError) = (.failed, WallClock.nowMs(), ack.error ?? "rejected")
-            case .unreachable(let reason):
-                (state, nextAttempt, lastError) = (.pending, WallClock.nowMs() + backoff, reason)
-            case .badEndpoint(let reason):
-                (state, nextAttempt, lastError) = (.failed, WallClock.nowMs(), reason)
-            }
+            let (state, nextAttempt, lastError) = await attempt(item)
             _ = try? await database.write { conn in
                 try OutgoingMessageWriter.recordAttempt(messageId: item.messageId, memberInboxId: item.memberInboxId,
                                                         state: state, nextAttemptAt: nextAttempt,
@@ -76,5 +72,39 @@ actor OutboxSender: Service {
             }
         }
         return try? database.read { conn in try OutboxRepository.nextPendingAttempt(on: conn) } ?? nil
+    }
+
+    // MARK: - One push
+
+    /// Delivers one push (to a device, or to a relay) off the actor's executor, and says how
+    /// its row is to be recorded.
+    private func attempt(_ item: DBOutboxItem) async -> (DBOutboxItem.State, Int64, String?) {
+        let backoff = min(Self.firstRetryMs << min(Int64(item.attempts), 20), Self.maxRetryMs)
+        if RelayPublisher.isRelayEndpoint(item.endpoint) {
+            let result = await Task.detached { [relays] in RelayPublisher.publish(item.payload, to: item.endpoint, via: relays) }.value
+            switch result {
+            case .relayed:
+                CrashPoint.reach("outbox.relayed")  // stored by the relay, not yet recorded here
+                return (.relayed, WallClock.nowMs(), nil)
+            case .unreachable(let reason):
+                return (.pending, WallClock.nowMs() + backoff, reason)
+            case .badEndpoint(let reason):
+                return (.failed, WallClock.nowMs(), reason)
+            }
+        }
+        let result = await Task.detached { PushDelivery.deliver(item.payload, to: item.endpoint) }.value
+        CrashPoint.reach("outbox.delivered")  // acked by the member, not yet recorded here
+        switch result {
+        case .acked(let ack) where ack.ok:
+            return (.sent, WallClock.nowMs(), nil)
+        case .acked(let ack) where ack.retry:
+            return (.pending, WallClock.nowMs() + backoff, ack.error ?? "retry")
+        case .acked(let ack):
+            return (.failed, WallClock.nowMs(), ack.error ?? "rejected")
+        case .unreachable(let reason):
+            return (.pending, WallClock.nowMs() + backoff, reason)
+        case .badEndpoint(let reason):
+            return (.failed, WallClock.nowMs(), reason)
+        }
     }
 }

@@ -1,6 +1,7 @@
 import ControlProtocol
 import Foundation
 import DaemonStore
+import RelayTransport
 import SharedStore
 
 /// Everything a running daemon holds, built once at start-up in dependency order (see
@@ -55,8 +56,11 @@ final class DaemonContext: Sendable {
     /// Builds everything in dependency order, each part with all it needs handed to its
     /// initializer (nothing is attached later): storage first, then what an awake inbox
     /// holds, the lifecycle manager over it, then the workers and services that use them.
+    /// `relay`: this device's relay (`SOTTO_RELAY`, checked by the caller); its URL is then
+    /// the endpoint in this device's invites and join requests, and the outbox publishes
+    /// with its credentials.
     static func start(group: GroupDirectory, runtime: RuntimeDirectory, capacity: Int,
-                      environment: [String: String]) async throws -> DaemonContext {
+                      environment: [String: String], relay: RelayConfiguration? = nil) async throws -> DaemonContext {
         // MARK: Storage
         try StartupIntegrityCheck.run(group: group, environment: environment)
         let database = try DaemonDatabase(directory: group, profile: .daemon(environment: environment))
@@ -67,7 +71,7 @@ final class DaemonContext: Sendable {
         }
         let damagedIdentities = try KeystoreCheck.run(keystore, environment: environment)
         let unusedInboxes = UnusedInboxCache(vault: KeystoreIdentityVault(keystore: keystore)) { Identity.generate() }
-        let endpoint = environment["SOTTO_ENDPOINT"] ?? "unix:" + runtime.pushSocketPath
+        let endpoint = relay?.url.endpoint ?? environment["SOTTO_ENDPOINT"] ?? "unix:" + runtime.pushSocketPath
         let budget = environment["SOTTO_EXPLODE_DELIVERY_MS"].flatMap(Int64.init) ?? 10_000
 
         // MARK: Inboxes: what an awake one holds, and who decides which are awake
@@ -82,7 +86,7 @@ final class DaemonContext: Sendable {
         let walKeeper = WALKeeper(database: database, walPath: group.databasePath + "-wal",
                                   policy: try WALKeeper.Policy(environment: environment,
                                                                normalBusyMs: database.profile.busyTimeoutMs))
-        let outbox = OutboxSender(database: database)
+        let outbox = OutboxSender(database: database, relay: relay)
         let joinRequests = JoinRequestHandler(database: database, protection: lifecycle, identities: identities, outbox: outbox)
         let expired = ExpiredConversationsWorker(database: database, keystore: keystore, lifecycle: lifecycle, awake: awake,
                                                  walKeeper: walKeeper, explodeDeliveryBudgetMs: budget)

@@ -1,4 +1,5 @@
 import Foundation
+import RelayTransport
 import SharedStore
 
 /// `sotto daemon`'s start-up, step by step, up to the moment it can serve: directories,
@@ -38,6 +39,14 @@ struct DaemonStartup {
     let environment: [String: String]
 
     func run() async throws -> Started {
+        // Before anything is created or written: a relay setting that cannot work is a
+        // configuration error (EX_CONFIG, as sotto-relayd), not a daemon that never delivers.
+        let relay: RelayConfiguration?
+        do throws(RelayError) {
+            relay = try RelayConfiguration.from(environment: environment)
+        } catch {
+            throw StartupFailure(exitCode: RelayError.configurationExitStatus, description: "\(error)")
+        }
         let group = GroupDirectory.resolve(explicit: groupDirectory, environment: environment)
         let runtime = RuntimeDirectory.resolve(environment: environment)
         let fileLimit = FileDescriptorLimit.raiseSoftToHard()
@@ -52,7 +61,7 @@ struct DaemonStartup {
             throw StartupFailure(exitCode: 75, description: "another sotto daemon is already running for \(group.path)")  // EX_TEMPFAIL
         }
         do {
-            return try await serve(group: group, runtime: runtime, fileLimit: fileLimit, lock: lock)
+            return try await serve(group: group, runtime: runtime, fileLimit: fileLimit, lock: lock, relay: relay)
         } catch {
             lock.release()
             throw error
@@ -60,7 +69,7 @@ struct DaemonStartup {
     }
 
     private func serve(group: GroupDirectory, runtime: RuntimeDirectory, fileLimit: Int,
-                       lock: InstanceLock) async throws -> Started {
+                       lock: InstanceLock, relay: RelayConfiguration?) async throws -> Started {
         let controlLimits: ControlLimits
         let feedPoll: SafetyNetPoll
         do {
@@ -72,7 +81,8 @@ struct DaemonStartup {
 
         let context: DaemonContext
         do {
-            context = try await DaemonContext.start(group: group, runtime: runtime, capacity: capacity, environment: environment)
+            context = try await DaemonContext.start(group: group, runtime: runtime, capacity: capacity,
+                                                    environment: environment, relay: relay)
             try await context.launchInboxes()
         } catch {
             throw StartupFailure(exitCode: 70, description: "start-up failed: \(error)")

@@ -31,10 +31,50 @@ struct SchemaAndPragmaTests {
         }
         try f.seedInbox(on: conn)
         #expect(throws: StoreError.schemaMissing) { try SchemaCheck.verify(conn) }
-        #expect(try Migrator.migrate(conn) == 1)
+        #expect(try Migrator.migrate(conn) == Int(Schema.currentVersion) - 1)
         try SchemaCheck.verify(conn)
         #expect(try conn.queryOne("SELECT count(*) FROM inbox")?.int64(0) == 1)
         #expect(try TombstoneRepository.all(on: conn).isEmpty)
+    }
+
+    @Test("a v2 file with outbox rows migrates to v3 (state relayed): every row kept, the index and the cascade too")
+    func migratesOutboxToV3KeepingRows() throws {
+        let f = try StoreFixture(seed: false)
+        let conn = try SQLiteConnection.open(path: f.directory.databasePath, profile: .worker, create: true)
+        try conn.immediateTransaction { () throws(StoreError) in
+            try conn.execute(Schema.migrations[0].sql)
+            try conn.execute(Schema.migrations[1].sql)
+            try conn.execute("PRAGMA user_version = 2")
+            try conn.execute("""
+                INSERT INTO inbox(inboxId, clientId, createdAt) VALUES ('i1', 'c1', 1);
+                INSERT INTO conversation(id, inboxId, clientId, topic, creatorInboxId, createdAt, state)
+                    VALUES ('v1', 'i1', 'c1', '/t', 'i1', 1, 'active');
+                INSERT INTO message(id, conversationId, senderInboxId, sentAt, receivedAt, contentType, content, isOutgoing, deliveryStatus)
+                    VALUES ('m1', 'v1', 'i1', 1, 1, 't', x'00', 1, 'pending'), ('m2', 'v1', 'i1', 2, 2, 't', x'00', 1, 'failed');
+                INSERT INTO outbox(messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt, lastError) VALUES
+                    ('m1', 'a', 'unix:/a', x'0102', 'pending', 3, 77, 'connect: refused'),
+                    ('m1', 'b', 'tcp:h:1', x'03', 'sent', 1, 5, NULL),
+                    ('m2', 'a', 'unix:/a', x'04', 'failed', 2, 9, 'bad_signature');
+                """)
+        }
+        let before = try conn.query("SELECT * FROM outbox ORDER BY messageId, memberInboxId").map { try $0.string(0) + $0.string(1) + $0.string(4) }
+        #expect(throws: StoreError.schemaMissing) { try SchemaCheck.verify(conn) }
+        #expect(try Migrator.migrate(conn) == 1)
+        try SchemaCheck.verify(conn)
+        #expect(try conn.query("SELECT * FROM outbox ORDER BY messageId, memberInboxId").map { try $0.string(0) + $0.string(1) + $0.string(4) } == before)
+        let m1 = try OutboxRepository.items(messageId: "m1", on: conn)
+        #expect(m1.map(\.payload) == [[1, 2], [3]])
+        #expect(m1.map(\.attempts) == [3, 1])
+        #expect(m1.map(\.lastError) == ["connect: refused", nil])
+        #expect(try conn.queryOne("SELECT count(*) FROM sqlite_schema WHERE name = 'outbox_due'")?.int64(0) == 1)
+        #expect(try conn.queryOne("SELECT count(*) FROM sqlite_schema WHERE name = 'outbox_v3'")?.int64(0) == 0)
+
+        // The new state is accepted, garbage still is not, and the cascade from message holds.
+        try conn.run("UPDATE outbox SET state = 'relayed' WHERE messageId = 'm1' AND memberInboxId = 'a'")
+        #expect(try OutboxRepository.items(messageId: "m1", on: conn).first?.state == .relayed)
+        #expect(throws: StoreError.self) { try conn.run("UPDATE outbox SET state = 'lost' WHERE messageId = 'm2'") }
+        try conn.run("DELETE FROM message WHERE id = 'm1'")
+        #expect(try conn.queryOne("SELECT count(*) FROM outbox")?.int64(0) == 1)
     }
 
     @Test func rawConnectionHasEveryPragma() throws {

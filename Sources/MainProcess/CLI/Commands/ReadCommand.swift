@@ -23,9 +23,23 @@ struct ReadCommand: ParsableCommand {
             return result.messages.map { message in
                 let sender = CLIOutput.sender(outgoing: message.outgoing, name: message.senderName, inboxId: message.senderInboxId)
                 let reference = message.referenceId.map { " ↪ \($0.prefix(8))" } ?? ""
-                return "\(CLIOutput.time(message.sentAtMs))  \(sender): \(message.text)\(reference) (\(message.deliveryStatus))  [\(message.id.prefix(8))]"
+                return "\(CLIOutput.time(message.sentAtMs))  \(sender): \(message.text)\(reference) (\(Self.status(message)))  [\(message.id.prefix(8))]"
             }.joined(separator: "\n")
         }
+    }
+
+    /// The message's status, with its members' states when they differ ("pending: 1 relayed,
+    /// 1 pending") and why a push waits or failed, shortened ("…; relay nats://…: connect …").
+    static func status(_ message: MessageInfo) -> String {
+        guard let deliveries = message.deliveries, !deliveries.isEmpty else { return message.deliveryStatus }
+        var text = message.deliveryStatus
+        let states = ["pending", "failed", "relayed", "sent"]
+        let counts = states.map { state in (state, deliveries.filter { $0.state == state }.count) }.filter { $0.1 > 0 }
+        if counts.count > 1 { text += ": " + counts.map { "\($0.1) \($0.0)" }.joined(separator: ", ") }
+        if let why = deliveries.first(where: { $0.state == "pending" || $0.state == "failed" })?.lastError {
+            text += "; " + (why.count > 80 ? why.prefix(79) + "…" : why)
+        }
+        return text
     }
 }
 

@@ -6,6 +6,10 @@
 public struct DBOutboxItem: Sendable, Equatable {
     public enum State: String, Sendable {
         case pending
+        /// Stored by the member's relay (its JetStream publish ack): the outbox is done with it;
+        /// the member's device fetches it when it is online (docs/adr/0028).
+        case relayed
+        /// Acked by the member's device itself (a direct `unix:` or `tcp:` endpoint).
         case sent
         case failed
     }

@@ -2,13 +2,14 @@
 /// version `i + 1`, which ``Migrator`` records in `PRAGMA user_version` in the same transaction.
 ///
 /// ```swift
-/// Schema.currentVersion          // 2
+/// Schema.currentVersion          // 3
 /// Schema.migrations[0].id        // "v1-initial"
 /// ```
 public enum Schema {
     public static let migrations: [(id: String, sql: String)] = [
         (id: "v1-initial", sql: v1),
         (id: "v2-inbox-tombstone", sql: v2),
+        (id: "v3-outbox-relayed", sql: v3),
     ]
 
     /// The version this build reads and writes.
@@ -141,5 +142,30 @@ public enum Schema {
             inboxId TEXT NOT NULL,
             deletedAt INTEGER NOT NULL
         ) WITHOUT ROWID;
+        """
+
+    // MARK: v3
+
+    // docs/adr/0028: a push the relay stored (its JetStream publish ack) is `relayed`, beside
+    // `sent` (acked by the member's device itself). SQLite cannot change a CHECK constraint in
+    // place, so the table is rebuilt: outbox only references message (nothing references
+    // outbox), so dropping the old table deletes nothing elsewhere; the rows are copied first.
+    static let v3 = """
+        CREATE TABLE outbox_v3 (
+            messageId TEXT NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+            memberInboxId TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            payload BLOB NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'relayed', 'sent', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            nextAttemptAt INTEGER NOT NULL,
+            lastError TEXT,
+            PRIMARY KEY (messageId, memberInboxId)
+        ) WITHOUT ROWID;
+        INSERT INTO outbox_v3(messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt, lastError)
+            SELECT messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt, lastError FROM outbox;
+        DROP TABLE outbox;
+        ALTER TABLE outbox_v3 RENAME TO outbox;
+        CREATE INDEX outbox_due ON outbox(state, nextAttemptAt);
         """
 }

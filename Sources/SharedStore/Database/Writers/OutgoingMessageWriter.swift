@@ -98,8 +98,10 @@ public enum OutgoingMessageWriter {
         }
     }
 
-    /// Records one push attempt and recomputes the message's status: sent when every push
-    /// is sent, failed when none is pending and one failed, else pending.
+    /// Records one push attempt and recomputes the message's status: pending while a push is
+    /// pending, else failed when one failed, else sent (every push acked by its device or
+    /// stored by its relay: `message.deliveryStatus` keeps its three values; the per-member
+    /// states tell `relayed` from `sent`, docs/adr/0028).
     @discardableResult
     public static func recordAttempt(messageId: String, memberInboxId: String, state: DBOutboxItem.State,
                                      nextAttemptAt: Int64, lastError: String?,

@@ -1,0 +1,101 @@
+import RelayTransport
+import SharedStore
+import Synchronization
+
+/// The daemon's connections to relays for sending (docs/adr/0028): one per relay URL, opened
+/// on the first push to it and kept; the C client reconnects a lost one by itself. This
+/// device's own credentials go only to its own relay (`SOTTO_RELAY`); any other relay a
+/// member uses is reached without credentials. A connect that failed is not tried again for
+/// `connectRetryMs`: the outbox's next push to that relay fails at once instead of waiting
+/// out another connect timeout. Blocking: call it off the actor executor.
+///
+/// ```swift
+/// let relays = RelayConnections(own: config) { outbox.wake() }   // told when a relay is back
+/// let connection = try relays.connection(to: try RelayURL.parse("nats://relay.example:4222"))
+/// relays.closeAll()                                             // at the daemon's shutdown
+/// ```
+final class RelayConnections: Sendable {
+    /// How long a failed connect is remembered before the next push tries again.
+    static let connectRetryMs: Int64 = 1_000
+
+    private struct State {
+        var open: [String: RelayConnection] = [:]
+        var failed: [String: (untilMs: Int64, error: RelayError)] = [:]
+        var closed = false
+    }
+
+    private let own: RelayConfiguration?
+    private let options: RelayConnection.Options
+    private let onReconnect: @Sendable () -> Void
+    private let state = Mutex(State())
+
+    init(own: RelayConfiguration?, options: RelayConnection.Options = RelayConnections.defaultOptions,
+         onReconnect: @escaping @Sendable () -> Void = {}) {
+        self.own = own
+        self.options = options
+        self.onReconnect = onReconnect
+    }
+
+    static var defaultOptions: RelayConnection.Options {
+        var options = RelayConnection.Options()
+        options.name = "sotto-daemon"
+        return options
+    }
+
+    // MARK: - Connections
+
+    /// The open connection to `url`, connecting (and creating the mailbox stream if the
+    /// relay has none yet) on first use. Throws the connect error, or the remembered one
+    /// within `connectRetryMs` of a failure, or `.call` after `closeAll`.
+    func connection(to url: RelayURL) throws(RelayError) -> RelayConnection {
+        let key = url.description
+        let now = WallClock.nowMs()
+        let known: Result<RelayConnection, RelayError>? = state.withLock { state in
+            if state.closed { return .failure(.call(operation: "connect to \(url)", status: "the daemon is stopping", code: 0)) }
+            if let open = state.open[key] { return .success(open) }
+            if let failed = state.failed[key], failed.untilMs > now { return .failure(failed.error) }
+            return nil
+        }
+        if let known { return try known.get() }
+
+        let config = own.map { $0.url == url ? $0 : RelayConfiguration(url: url) } ?? RelayConfiguration(url: url)
+        let connection: RelayConnection
+        do {
+            connection = try RelayConnection.connect(config, options: options) { [onReconnect] event in
+                switch event {
+                case .disconnected: DaemonLog.warning("relay \(url) connection lost; the outbox keeps its pushes pending")
+                case .reconnected:
+                    DaemonLog.info("relay \(url) reconnected")
+                    onReconnect()
+                }
+            }
+            try connection.ensureStream()  // a relay no receiver has used yet has no stream
+        } catch {
+            state.withLock { state in state.failed[key] = (WallClock.nowMs() + Self.connectRetryMs, error) }
+            throw error
+        }
+        let kept: RelayConnection? = state.withLock { state in
+            guard !state.closed else { return nil }
+            state.failed[key] = nil
+            if let raced = state.open[key] { return raced }
+            state.open[key] = connection
+            return connection
+        }
+        guard let kept else {
+            connection.close()
+            throw .call(operation: "connect to \(url)", status: "the daemon is stopping", code: 0)
+        }
+        if kept !== connection { connection.close() }
+        return kept
+    }
+
+    /// Closes every connection; later `connection(to:)` calls throw.
+    func closeAll() {
+        let open = state.withLock { state in
+            state.closed = true
+            defer { state.open = [:] }
+            return Array(state.open.values)
+        }
+        for connection in open { connection.close() }
+    }
+}

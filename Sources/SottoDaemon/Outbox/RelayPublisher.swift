@@ -1,0 +1,61 @@
+import RelayTransport
+import SharedStore
+
+/// Sends one push through a relay (docs/adr/0028): the member's endpoint is a relay URL
+/// (`nats://HOST:PORT` or `tls://HOST:PORT`), the push goes to the mailbox of the clientId it
+/// names (`sotto.mb.<clientId>`), and the relay's JetStream publish ack (the stream stored
+/// it) is the outcome. Blocking, with the connection's deadlines; the outbox calls it off
+/// the actor's executor, like `PushDelivery`.
+///
+/// ```swift
+/// if RelayPublisher.isRelayEndpoint(item.endpoint) {
+///     let outcome = RelayPublisher.publish(item.payload, to: item.endpoint, via: relays)
+///     if case .relayed = outcome { … mark relayed … }
+/// }
+/// ```
+enum RelayPublisher {
+    enum Outcome: Equatable, Sendable {
+        /// The relay stored it (`duplicate`: an earlier publish of the same push already had).
+        case relayed(duplicate: Bool)
+        /// The relay is down, still connecting, or gave no ack: retry later.
+        case unreachable(String)
+        /// The endpoint or the push can never be published: a permanent failure.
+        case badEndpoint(String)
+    }
+
+    /// Whether `endpoint` names a relay rather than a device's own socket.
+    static func isRelayEndpoint(_ endpoint: String) -> Bool {
+        endpoint.hasPrefix("nats://") || endpoint.hasPrefix("tls://")
+    }
+
+    /// The push's `Nats-Msg-Id`: hex SHA-256 of its sealed bytes. Each (message, member) push
+    /// is sealed once with its own ephemeral key and stored in its outbox row, so a republish
+    /// after a crash carries the same id and the stream drops it; and the relay learns
+    /// nothing it could link across members (not the message id, not an inbox id).
+    static func messageId(for payload: [UInt8]) -> String {
+        Hex.encode(SHA256.hash(payload))
+    }
+
+    static func publish(_ payload: [UInt8], to endpoint: String, via relays: RelayConnections) -> Outcome {
+        let url: RelayURL
+        let mailbox: Mailbox
+        do throws(RelayError) {
+            url = try RelayURL.parse(endpoint)
+        } catch {
+            return .badEndpoint("\(error)")
+        }
+        do {
+            mailbox = try Mailbox(clientId: try PushPayload.decode(payload).clientId)
+        } catch {
+            return .badEndpoint("the push names no mailbox: \(error)")
+        }
+        do throws(RelayError) {
+            let connection = try relays.connection(to: url)
+            guard connection.isConnected else { return .unreachable("relay \(url) is reconnecting") }
+            let ack = try connection.publish(payload, to: mailbox, messageId: messageId(for: payload))
+            return .relayed(duplicate: ack.duplicate)
+        } catch {
+            return .unreachable("relay \(url): \(error)")
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import RelayTransport
+import SharedStore
+import TestSupport
+
+/// Devices that send and receive through relays, all real (docs/adr/0028): each a `Device`
+/// (its own `sotto daemon`, push.sock with the real worker) started with `SOTTO_RELAY`, plus
+/// its own `sotto-relayd`; one nats-server for them all unless a device is given another URL.
+///
+/// ```swift
+/// guard let peers = try RelayPeers.make(["alice", "bob"]) else { return }   // nil: no nats-server
+/// defer { peers.tearDown() }
+/// let trip = try peers.conversation(creator: "alice", joiner: "bob")
+/// ```
+final class RelayPeers: @unchecked Sendable {
+    let tmp: TemporaryDirectory
+    let server: NatsServer
+    private(set) var devices: [String: Device] = [:]
+    private var relayds: [String: LoggedProcess] = [:]
+    private var relaydLog: [String: [String]] = [:]
+    private var inspector: RelayConnection?
+
+    private init(tmp: TemporaryDirectory, server: NatsServer) {
+        self.tmp = tmp
+        self.server = server
+    }
+
+    /// nil when nats-server is not installed. `startServer: false` leaves the relay down
+    /// (the daemons start anyway: a relay that is down is not a configuration error).
+    static func make(_ names: [String], startServer: Bool = true) throws -> RelayPeers? {
+        guard NatsServer.isInstalled else {
+            print(NatsServer.skipMessage)
+            return nil
+        }
+        let tmp = try TemporaryDirectory(prefix: "rs")
+        let server = try NatsServer.prepare(storeDirectory: tmp.path + "/jetstream")
+        if startServer { try server.restart() }
+        let peers = RelayPeers(tmp: tmp, server: server)
+        do {
+            for name in names {
+                peers.devices[name] = try Device.start(name, in: tmp.path, environment: ["SOTTO_RELAY": server.url])
+                if startServer { try peers.startRelayd(name) }
+            }
+        } catch {
+            peers.tearDown()
+            throw error
+        }
+        return peers
+    }
+
+    subscript(name: String) -> Device { devices[name]! }
+
+    // MARK: - sotto-relayd
+
+    /// Starts the device's sotto-relayd and waits until it is connected to the relay (or,
+    /// with `waitForRelay: false`, only until it started).
+    func startRelayd(_ name: String, waitForRelay: Bool = true) throws {
+        let device = self[name]
+        let environment = device.environment.merging(["SOTTO_RELAY": server.url, "PATH": "/usr/bin:/bin"]) { $1 }
+        let process = try LoggedProcess.launch(try builtExecutable("sotto-relayd"),
+                                               ["--ack-wait-ms", "3000", "--retry-min-ms", "200"], environment: environment)
+        relayds[name] = process
+        guard process.waitForLine(containing: waitForRelay ? "relay connected:" : "starting:", timeout: 30) else {
+            throw RelayRigFailure("\(name)'s sotto-relayd did not start: \(process.output.suffix(8))")
+        }
+    }
+
+    func stopRelayd(_ name: String) {
+        guard let process = relayds.removeValue(forKey: name) else { return }
+        process.signal(SIGTERM)
+        _ = process.waitForExit()
+        relaydLog[name, default: []] += process.output
+    }
+
+    /// Every line the device's sotto-relayd printed, across restarts.
+    func relaydOutput(_ name: String) -> [String] { relaydLog[name, default: []] + (relayds[name]?.output ?? []) }
+
+    // MARK: - Conversations
+
+    /// Creates a conversation on `creator`, invites `joiner` and waits until both see it
+    /// active with two members: the join request and the membership both went through the relay.
+    func conversation(creator: String, joiner: String, timeout: Int64 = 60_000) throws -> String {
+        let (alice, bob) = (self[creator], self[joiner])
+        guard let id = try alice.json(["new", "--name", "Relay"])["conversationId"] as? String,
+              let code = try alice.json(["invite", id, "--expires", "1h"])["code"] as? String else {
+            throw RelayRigFailure("new or invite returned no id")
+        }
+        let joined = try bob.json(["join", code, "--profile-name", joiner])
+        guard joined["conversationId"] as? String == id else { throw RelayRigFailure("join returned \(joined)") }
+        try bob.waitUntil("\(joiner) active", timeoutMs: timeout) { try bob.conversation(id)?["state"] as? String == "active" }
+        try alice.waitUntil("\(creator) lists 2 members", timeoutMs: timeout) { try alice.conversation(id)?["members"] as? Int == 2 }
+        return id
+    }
+
+    /// Sends `text` and returns the new message's id.
+    @discardableResult
+    func send(_ name: String, _ conversation: String, _ text: String) throws -> String {
+        guard let id = try self[name].json(["send", conversation, text])["messageId"] as? String else {
+            throw RelayRigFailure("send returned no messageId")
+        }
+        return id
+    }
+
+    /// The message with `id` as `sotto read --json` shows it on `name`.
+    func message(_ name: String, _ conversation: String, id: String) -> [String: Any]? {
+        self[name].messages(conversation).first { $0["id"] as? String == id }
+    }
+
+    /// Texts of the conversation's incoming messages on `name`, oldest first.
+    func receivedTexts(_ name: String, _ conversation: String) -> [String] {
+        self[name].messages(conversation).filter { $0["outgoing"] as? Bool == false && $0["contentType"] as? String == ContentType.text }
+            .compactMap { $0["text"] as? String }
+    }
+
+    /// Outbox rows of our own message `id` on `name`: (state, lastError) per member.
+    func outboxStates(_ name: String, messageId: String) throws -> [(state: String, lastError: String?)] {
+        try self[name].query("SELECT state, lastError FROM outbox WHERE messageId = ? ORDER BY memberInboxId", [.text(messageId)])
+            .map { (try $0.string(0), try $0.optionalString(1)) }
+    }
+
+    // MARK: - The relay
+
+    /// A connection for inspecting the relay (a fresh one after the server restarted).
+    func relay() throws -> RelayConnection {
+        if let inspector, inspector.isConnected { return inspector }
+        inspector?.close()
+        var options = RelayConnection.Options()
+        options.name = "test-inspector"
+        let connection = try RelayConnection.connect(RelayConfiguration(url: try RelayURL.parse(server.url)), options: options)
+        inspector = connection
+        return connection
+    }
+
+    /// What to print when a test fails: each device's outbox and the tail of its logs.
+    func diagnostics() -> String {
+        devices.keys.sorted().map { name in
+            let outbox = (try? self[name].query("SELECT messageId, endpoint, state, attempts, lastError FROM outbox"))?
+                .map { row in (0..<5).map { (try? row.optionalString($0)) ?? "?" }.map { $0 ?? "nil" }.joined(separator: " ") } ?? []
+            return "== \(name)\noutbox: \(outbox)\nrelayd: \(relaydOutput(name).suffix(15).joined(separator: "\n"))\n"
+                + "daemon: \(self[name].daemonLog.split(separator: "\n").suffix(15).joined(separator: "\n"))"
+        }.joined(separator: "\n")
+    }
+
+    /// Runs `body`; on a thrown error prints `diagnostics()` first.
+    func diagnosed<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch {
+            print(diagnostics())
+            throw error
+        }
+    }
+
+    func tearDown() {
+        for name in Array(relayds.keys) { stopRelayd(name) }
+        for device in devices.values { device.stop() }
+        inspector?.close()
+        server.stop()
+        tmp.remove()
+    }
+}
