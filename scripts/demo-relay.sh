@@ -51,6 +51,14 @@ start_device() {
   start_relayd "$1"
 }
 
+# invite_field CODE FIELD: one field of an invite code (`sotto1:` + base64url of signed JSON).
+invite_field() {
+  local data=${1#sotto1:}
+  data=$(tr -- '-_' '+/' <<<"$data")
+  while (( ${#data} % 4 )); do data+="="; done
+  base64 -d <<<"$data" | jq -r ".$2"
+}
+
 # in_order DEVICE CONVERSATION TEXT…: those texts appear in `sotto read` in that order.
 in_order() {
   local device=$1 conversation=$2; shift 2
@@ -69,9 +77,12 @@ start_device alice
 start_device bob
 
 step "alice creates a conversation; bob joins through the relay"
-CLUB=$(on alice new --name "Book club" --json | jq -r .conversationId)
+CLUB=$(on alice new --name "Book club" --profile-name Alice --json | jq -r .conversationId)
 CODE=$(on alice invite "$CLUB" --expires 1h --json | jq -r .code)
-say "alice: created $CLUB, invite ${CODE:0:40}… (her endpoint in it: $SOTTO_RELAY)"
+say "alice: created $CLUB, invite ${CODE:0:40}…"
+ENDPOINT=$(invite_field "$CODE" creatorEndpoint)
+[[ $ENDPOINT == "$SOTTO_RELAY" ]] || fail "alice's endpoint in her invite is $ENDPOINT, not the relay $SOTTO_RELAY"
+say "alice: her endpoint in the invite is the relay, $ENDPOINT (not her push socket)"
 on bob join "$CODE" --profile-name Bob >/dev/null
 say "bob: asked to join (his join request goes to alice's mailbox on the relay)"
 wait_until "alice accepted bob and bob's conversation is active" 30 state_is bob "$CLUB" active
@@ -103,7 +114,7 @@ for text in "${OFFLINE[@]}"; do
   wait_until "\"${text:0:3}\" is relayed (stored on the relay for bob)" 20 status_is alice "$CLUB" "$text" relayed
 done
 # Late enough that bob is back and has read the three before it goes off.
-on alice explode "$CLUB" --in 15s | sed "s/^/$(elapsed)  alice: /"
+on alice explode "$CLUB" --in 10s | sed "s/^/$(elapsed)  alice: /"
 wait_until "the relay holds the three messages and the explosion for bob" 20 relay_holds 4
 transcript alice "$CLUB"
 
@@ -117,7 +128,7 @@ wait_until "bob has all three in the order alice sent them" 5 in_order bob "$CLU
 wait_until "bob stored the explosion time" 20 expires_set bob "$CLUB"
 transcript bob "$CLUB"
 
-step "the explosion goes off on both devices"
+step "the explosion goes off on both devices at the time alice set"
 CONSUMERS=$(relay_figure consumers)
 wait_until "alice deleted the conversation at that time" 30 gone alice "$CLUB"
 wait_until "bob deleted it at that time" 30 gone bob "$CLUB"

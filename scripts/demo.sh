@@ -23,7 +23,7 @@ start_device alice
 start_device bob
 
 step "alice creates a conversation and an invite"
-TRIP=$(on alice new --name "Weekend trip" --json | jq -r .conversationId)
+TRIP=$(on alice new --name "Weekend trip" --profile-name Alice --json | jq -r .conversationId)
 say "alice: created conversation $TRIP"
 CODE=$(on alice invite "$TRIP" --expires 1h --json | jq -r .code)
 say "alice: invite code ${CODE:0:40}… (${#CODE} characters)"
@@ -55,7 +55,7 @@ transcript alice "$TRIP"
 transcript bob "$TRIP"
 
 step "a scheduled explosion: a second conversation that explodes in 3 s on both devices"
-SHORT=$(on alice new --name "Surprise party" --json | jq -r .conversationId)
+SHORT=$(on alice new --name "Surprise party" --profile-name Alice --json | jq -r .conversationId)
 CODE2=$(on alice invite "$SHORT" --json | jq -r .code)
 on bob join "$CODE2" --profile-name Bob >/dev/null
 wait_until "bob is in the second conversation" 20 state_is bob "$SHORT" active
