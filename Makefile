@@ -33,8 +33,11 @@ build-release: deps static-cxx
 test: build
 	$(SWIFT) test --skip-build
 
+# The demo in two parts: two devices reaching each other directly, then through a relay
+# (a nats-server the script starts) while one of them is offline.
 run: build-release
 	./scripts/demo.sh .build/release
+	./scripts/demo-relay.sh .build/release
 
 # Every benchmark, release builds, one after the other; each prints its figures and ratios.
 bench: build-release
@@ -45,6 +48,7 @@ bench: build-release
 	./Benchmarks/daemon-bench.sh
 	./Benchmarks/daemon-e2e-bench.sh
 	./Benchmarks/relay-bench.sh
+	./Benchmarks/relay-e2e-bench.sh 200
 
 # Issue #7: the stress suite with the full profile (50,000 pushes) against release binaries;
 # each part prints one "STRESS <part>:" summary line, then 60 s of libFuzzer per parser

@@ -190,6 +190,10 @@ let package = Package(
             dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
             path: "Benchmarks/RelayBench"),
         .executableTarget(
+            name: "RelayE2EBench",
+            dependencies: ["SharedStore", "ControlProtocol", "SottoClient", "TestSupport"],
+            path: "Benchmarks/RelayE2EBench"),
+        .executableTarget(
             name: "WorkerBench",
             dependencies: ["SharedStore", "TestSupport"],
             path: "Benchmarks/WorkerBench",

@@ -33,6 +33,11 @@ struct RelaydCommand: ParsableCommand {
             throw ExitCode(1)
         }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        // The signal mask survives execv, and this runs on a thread that blocks SIGTERM and
+        // SIGINT: sotto-relayd would then never see a stop or Ctrl-C. Hand it an empty mask.
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        pthread_sigmask(SIG_SETMASK, &unblocked, nil)
         execv(path, argv)
         FileHandle.standardError.write(Data("sotto relayd: cannot run \(path): \(String(cString: strerror(errno)))\n".utf8))
         throw ExitCode(1)

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# The Sotto demo (`make run`), part two: offline delivery through a relay (issue #12).
+# A real `nats-server -js` on loopback (a free port, a store in the work directory) is the
+# relay; alice and bob each run a daemon, their push socket (systemd-socket-activate running
+# sotto-notify) and `sotto relayd`, all with SOTTO_RELAY=nats://127.0.0.1:PORT, so each
+# device's endpoint in its invites is the relay, not its push socket. Bob goes offline (his
+# relayd, daemon and push socket stopped); alice sends three messages, which `sotto read`
+# shows `relayed`, and schedules an explosion; bob comes back, his relayd drains his mailbox
+# into his push socket (before his daemon is even up), he reads all three in order, and the
+# conversation explodes on both devices; the relay then holds nothing for it. Every step
+# waits on a condition with a deadline, never on a fixed sleep; everything stops at exit.
+#
+# usage: scripts/demo-relay.sh BIN_DIR      (BIN_DIR holds sotto, sotto-notify, sotto-relayd)
+set -euo pipefail
+source "$(dirname "$0")/demo-lib.sh" "${1:-.build/release}"
+
+[[ -x $BIN/sotto-relayd ]] || fail "$BIN/sotto-relayd is not built"
+NATS_SERVER=$(command -v nats-server || echo /usr/sbin/nats-server)
+[[ -x $NATS_SERVER ]] || fail "nats-server is missing (make deps installs it)"
+
+# ---- the relay ---------------------------------------------------------------------------
+
+# One JetStream node on loopback; -p -1 / -m -1: the kernel picks free client and monitoring
+# ports, read back from its log (no race with another process taking a port we probed).
+start_relay() {
+  mkdir -p "$WORK/relay-store"
+  spawn relay "$WORK/relay.log" "$NATS_SERVER" -js -a 127.0.0.1 -p -1 -m -1 -sd "$WORK/relay-store"
+  wait_until "the relay is ready" 30 grep -q "Server is ready" "$WORK/relay.log"
+  RELAY_PORT=$(sed -n 's/.*Listening for client connections on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/relay.log" | head -1)
+  MONITOR_PORT=$(sed -n 's/.*Starting http monitor on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/relay.log" | head -1)
+  [[ -n $RELAY_PORT && -n $MONITOR_PORT ]] || fail "cannot read the relay's ports from its log"
+}
+
+# relay_figure FIELD: one number from the relay's JetStream report (GET /jsz on its
+# monitoring port, through bash's /dev/tcp: no HTTP client needed): "messages" (stored, not
+# yet acked by any device) or "consumers" (one per identity of every device).
+relay_figure() {
+  local reply
+  exec 3<>"/dev/tcp/127.0.0.1/$MONITOR_PORT"
+  printf 'GET /jsz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+  reply=$(cat <&3)
+  exec 3<&-
+  sed '1,/^\r$/d' <<<"$reply" | jq -r ".$1"
+}
+relay_holds() { (( $(relay_figure messages) == $1 )); }
+relay_consumers_are() { (( $(relay_figure consumers) == $1 )); }
+
+start_device() {
+  start_daemon "$1"
+  start_push_socket "$1"
+  start_relayd "$1"
+}
+
+# invite_field CODE FIELD: one field of an invite code (`sotto1:` + base64url of signed JSON).
+invite_field() {
+  local data=${1#sotto1:}
+  data=$(tr -- '-_' '+/' <<<"$data")
+  while (( ${#data} % 4 )); do data+="="; done
+  base64 -d <<<"$data" | jq -r ".$2"
+}
+
+# in_order DEVICE CONVERSATION TEXT…: those texts appear in `sotto read` in that order.
+in_order() {
+  local device=$1 conversation=$2; shift 2
+  messages "$device" "$conversation" | jq -e --args '[.messages[].text | select(IN($ARGS.positional[]))] == $ARGS.positional' "$@"
+}
+
+# ---- the story ---------------------------------------------------------------------------
+
+step "starting a relay: nats-server with JetStream on loopback"
+start_relay
+export SOTTO_RELAY=nats://127.0.0.1:$RELAY_PORT
+say "relay: $SOTTO_RELAY (store $WORK/relay-store); every process below has SOTTO_RELAY=$SOTTO_RELAY"
+
+step "starting alice and bob: daemon, push socket and relayd each"
+start_device alice
+start_device bob
+
+step "alice creates a conversation; bob joins through the relay"
+CLUB=$(on alice new --name "Book club" --profile-name Alice --json | jq -r .conversationId)
+CODE=$(on alice invite "$CLUB" --expires 1h --json | jq -r .code)
+say "alice: created $CLUB, invite ${CODE:0:40}…"
+ENDPOINT=$(invite_field "$CODE" creatorEndpoint)
+[[ $ENDPOINT == "$SOTTO_RELAY" ]] || fail "alice's endpoint in her invite is $ENDPOINT, not the relay $SOTTO_RELAY"
+say "alice: her endpoint in the invite is the relay, $ENDPOINT (not her push socket)"
+on bob join "$CODE" --profile-name Bob >/dev/null
+say "bob: asked to join (his join request goes to alice's mailbox on the relay)"
+wait_until "alice accepted bob and bob's conversation is active" 30 state_is bob "$CLUB" active
+
+step "both online: a message each way through the relay"
+on alice send "$CLUB" "Welcome Bob! First book: Solaris" >/dev/null
+say "alice: Welcome Bob! First book: Solaris"
+wait_until "bob received it" 20 has_text bob "$CLUB" "Welcome Bob! First book: Solaris"
+on bob send "$CLUB" "Great choice, I'm in" >/dev/null
+say "bob: Great choice, I'm in"
+wait_until "alice received it" 20 has_text alice "$CLUB" "Great choice, I'm in"
+wait_until "bob's message shows as relayed" 20 status_is bob "$CLUB" "Great choice, I'm in" relayed
+
+# ---- offline delivery (needs the daemon's relay sending half: branch relay-send) ---------
+
+step "bob goes offline: his relayd, daemon and push socket stop"
+halt bob.relayd
+halt bob.daemon
+halt bob.push
+say "bob: offline; only the relay can take his messages now"
+
+step "alice sends three messages and schedules an explosion while bob is away"
+OFFLINE=("1/3 We meet Thursday at 7" "2/3 At the library, room B" "3/3 Finish chapter 4 first")
+for text in "${OFFLINE[@]}"; do
+  on alice send "$CLUB" "$text" >/dev/null
+  say "alice: $text"
+done
+for text in "${OFFLINE[@]}"; do
+  wait_until "\"${text:0:3}\" is relayed (stored on the relay for bob)" 20 status_is alice "$CLUB" "$text" relayed
+done
+# Late enough that bob is back and has read the three before it goes off.
+on alice explode "$CLUB" --in 10s | sed "s/^/$(elapsed)  alice: /"
+wait_until "the relay holds the three messages and the explosion for bob" 20 relay_holds 4
+transcript alice "$CLUB"
+
+step "bob comes back: push socket and relayd first, his daemon last"
+start_push_socket bob
+start_relayd bob
+wait_until "bob's relayd handed his whole mailbox to sotto-notify (the relay holds nothing)" 30 relay_holds 0
+start_daemon bob
+for text in "${OFFLINE[@]}"; do wait_until "bob has \"${text:0:3}\"" 20 has_text bob "$CLUB" "$text"; done
+wait_until "bob has all three in the order alice sent them" 5 in_order bob "$CLUB" "${OFFLINE[@]}"
+wait_until "bob stored the explosion time" 20 expires_set bob "$CLUB"
+transcript bob "$CLUB"
+
+step "the explosion goes off on both devices at the time alice set"
+CONSUMERS=$(relay_figure consumers)
+wait_until "alice deleted the conversation at that time" 30 gone alice "$CLUB"
+wait_until "bob deleted it at that time" 30 gone bob "$CLUB"
+no_plaintext "We meet Thursday at 7" alice bob
+say "no plaintext of the conversation is left in either device's group directory"
+wait_until "each relayd deleted the exploded identity's consumer and purged its mailbox ($CONSUMERS → $(( CONSUMERS - 2 )) consumers)" 40 \
+  relay_consumers_are $(( CONSUMERS - 2 ))
+say "the relay holds $(relay_figure messages) messages and $(relay_figure consumers) consumers (the two unused inboxes)"
+
+step "done"
+on alice ls
+on bob ls
