@@ -190,6 +190,10 @@ let package = Package(
             dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
             path: "Benchmarks/RelayBench"),
         .executableTarget(
+            name: "RelaySendBench",
+            dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
+            path: "Benchmarks/RelaySendBench"),
+        .executableTarget(
             name: "WorkerBench",
             dependencies: ["SharedStore", "TestSupport"],
             path: "Benchmarks/WorkerBench",
