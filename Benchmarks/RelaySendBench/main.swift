@@ -80,7 +80,16 @@ defer { tmp.remove() }
 let server = try NatsServer.start(storeDirectory: tmp.path + "/js")
 defer { server.stop() }
 
-// MARK: 1. Publish round trip
+// MARK: 1. Connect, and the publish round trip
+var connects: [Double] = []
+for _ in 0..<20 {
+    let start = nowMs()
+    let connection = try RelayConnection.connect(RelayConfiguration(url: try RelayURL.parse(server.url)))
+    try connection.ensureStream()
+    connects.append(nowMs() - start)
+    connection.close()
+}
+print(line("connect + ensure the stream (what a connection per relay URL saves per push)", connects))
 let relay = try RelayConnection.connect(RelayConfiguration(url: try RelayURL.parse(server.url)))
 try relay.ensureStream()
 let box = try Mailbox(clientId: "3f0c7a52-8d1e-4b7a-9a55-2f4f0c1d9e10")

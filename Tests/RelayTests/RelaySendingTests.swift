@@ -88,6 +88,16 @@ struct RelaySendingTests {
             let human = try peers["alice"].cli(["read", trip])
             #expect(human.stdout.contains("while the relay is down (pending; relay \(peers.server.url)"))
 
+            // A relay that is down does not hold up the daemon's stop (its connection is
+            // reconnecting), and the pending push survives the restart.
+            let alice = peers["alice"]
+            let pid = try #require(alice.daemonPID)
+            kill(pid, SIGTERM)
+            try alice.waitUntil("alice's daemon stopped after SIGTERM", timeoutMs: 20_000) { !alice.daemonIsRunning }
+            #expect(alice.daemonKillSignal == nil)
+            alice.stopDaemon()
+            try alice.startDaemon()
+
             try peers.server.restart()
             try peers["alice"].waitUntil("relayed", timeoutMs: 60_000) {
                 try peers.outboxStates("alice", messageId: id).map(\.state) == ["relayed"]
