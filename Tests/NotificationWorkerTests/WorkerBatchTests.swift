@@ -142,6 +142,35 @@ struct WorkerBatchTests {
         #expect(try f.snapshot() == before)
     }
 
+    @Test("A push to retry in the middle (its identity file is corrupt: internal): the ones before are stored, every later one is busy and not stored, so the order holds")
+    func retryHoldsBackTheRest() throws {
+        let f = try fixture()
+        let pushes = try (0..<4).map { try f.sealTextForRelay("around a retry \($0)") }
+        let brokenClientId = SecureRandom.uuidV4()
+        let brokenPath = f.group.keystorePath + "/" + brokenClientId + ".identity"
+        #expect(FileManager.default.createFile(atPath: brokenPath, contents: Data(repeating: 0x41, count: 200),
+                                               attributes: [.posixPermissions: 0o600]))
+        let envelope = Envelope.seal(Array("x".utf8), recipient: PrivateKey.generate().publicKey,
+                                     clientId: brokenClientId, topic: f.recipient.topic)
+        let toRetry = PushPayload(clientId: brokenClientId, topic: f.recipient.topic, envelope: envelope).encode()
+        let socket = try server(f, acceptYes: true)
+        defer { socket.stop() }
+
+        let acks = try sendBatch([pushes[0].payload, pushes[1].payload, toRetry, pushes[2].payload,
+                                  Array("garbage".utf8), pushes[3].payload], to: socket.socketPath)
+        #expect(acks[0] == .ok(messageId: pushes[0].messageId, duplicate: false))
+        #expect(acks[1] == .ok(messageId: pushes[1].messageId, duplicate: false))
+        #expect(acks[2].flatMap(WorkerRun.errorCode) == "internal")
+        for index in 3..<6 { #expect(acks[index].flatMap(WorkerRun.errorCode) == "busy", "\(index): \(String(describing: acks[index]))") }
+        #expect(try storedIds(f) == [pushes[0].messageId, pushes[1].messageId])
+
+        // The identity repaired (here: gone, so the push is refused for good): the rest follows in order.
+        unlink(brokenPath)
+        let retried = try sendBatch([toRetry, pushes[2].payload, pushes[3].payload], to: socket.socketPath)
+        #expect(retried[0].flatMap(WorkerRun.errorCode) == "unknown_client")
+        #expect(try storedIds(f) == pushes.map(\.messageId))
+    }
+
     @Test("More lines than a batch takes: the first 256 are acked and stored, the rest get no ack and are not stored")
     func overTheLimit() throws {
         let f = try fixture()
