@@ -67,7 +67,11 @@ struct WorkerBatchAfterCommitTests {
         let outcomes = try sendBatch(pushes.map(\.payload), to: socket.socketPath)
         #expect(outcomes.allSatisfy { if case .acked(.ok) = $0 { true } else { false } })
 
-        // A marker call: every Notify the worker sent is printed before it.
+        // The notification is sent after the acks: wait for the worker's last line, logged
+        // after it, then a marker call, before which every Notify is printed.
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !socket.log.contains("batch done"), Date() < deadline { usleep(10_000) }
+        #expect(socket.log.contains("batch done"))
         _ = try ChildProcess.run("/usr/bin/dbus-send", ["--print-reply", "--reply-timeout=200", "--address=\(address)",
             "--dest=org.freedesktop.Notifications", "/org/freedesktop/Notifications",
             "org.freedesktop.Notifications.GetCapabilities", "string:end-of-test"])
