@@ -142,6 +142,67 @@ struct WorkerBatchTests {
         #expect(try f.snapshot() == before)
     }
 
+    @Test("A push to retry in the middle (its identity file is corrupt: internal): the ones before are stored, every later one is busy and not stored, so the order holds")
+    func retryHoldsBackTheRest() throws {
+        let f = try fixture()
+        let pushes = try (0..<4).map { try f.sealTextForRelay("around a retry \($0)") }
+        let brokenClientId = SecureRandom.uuidV4()
+        let brokenPath = f.group.keystorePath + "/" + brokenClientId + ".identity"
+        #expect(FileManager.default.createFile(atPath: brokenPath, contents: Data(repeating: 0x41, count: 200),
+                                               attributes: [.posixPermissions: 0o600]))
+        let envelope = Envelope.seal(Array("x".utf8), recipient: PrivateKey.generate().publicKey,
+                                     clientId: brokenClientId, topic: f.recipient.topic)
+        let toRetry = PushPayload(clientId: brokenClientId, topic: f.recipient.topic, envelope: envelope).encode()
+        let socket = try server(f, acceptYes: true)
+        defer { socket.stop() }
+
+        let acks = try sendBatch([pushes[0].payload, pushes[1].payload, toRetry, pushes[2].payload,
+                                  Array("garbage".utf8), pushes[3].payload], to: socket.socketPath)
+        #expect(acks[0] == .ok(messageId: pushes[0].messageId, duplicate: false))
+        #expect(acks[1] == .ok(messageId: pushes[1].messageId, duplicate: false))
+        #expect(acks[2].flatMap(WorkerRun.errorCode) == "internal")
+        for index in 3..<6 { #expect(acks[index].flatMap(WorkerRun.errorCode) == "busy", "\(index): \(String(describing: acks[index]))") }
+        #expect(try storedIds(f) == [pushes[0].messageId, pushes[1].messageId])
+
+        // The identity repaired (here: gone, so the push is refused for good): the rest follows in order.
+        unlink(brokenPath)
+        let retried = try sendBatch([toRetry, pushes[2].payload, pushes[3].payload], to: socket.socketPath)
+        #expect(retried[0].flatMap(WorkerRun.errorCode) == "unknown_client")
+        #expect(try storedIds(f) == pushes.map(\.messageId))
+    }
+
+    @Test("Random garbage lines around two valid pushes: every garbage line gets a refusal, the two are stored, nothing else is written",
+          arguments: [true, false])
+    func garbageLines(acceptYes: Bool) throws {
+        let f = try fixture()
+        var generator = SystemRandomNumberGenerator()
+        let good = try (0..<2).map { try f.sealTextForRelay("among garbage \($0)") }
+        var lines: [[UInt8]] = [Array("{}".utf8), Array("{\"version\":1}".utf8), [0x0d], [0x00], [UInt8](repeating: 0x7b, count: 4_096)]
+        for _ in 0..<40 {
+            lines.append((0..<Int.random(in: 1...900, using: &generator)).map { _ in
+                var byte = UInt8.random(in: 0...255, using: &generator)
+                if byte == 0x0a { byte = 0x0b }   // one line each
+                return byte
+            })
+        }
+        lines.insert(good[0].payload, at: 10)
+        lines.append(good[1].payload)
+        let changesBefore = try f.snapshot()["change_log"] ?? 0
+        let socket = try server(f, acceptYes: acceptYes)
+        defer { socket.stop() }
+        let acks = try sendBatch(lines, to: socket.socketPath)
+        #expect(acks.count == lines.count)
+        for (index, ack) in acks.enumerated() {
+            if index == 10 || index == lines.count - 1 { continue }
+            let code = ack.flatMap(WorkerRun.errorCode)
+            #expect(code != nil && code != "busy" && code != "internal", "line \(index): \(String(describing: ack))")
+        }
+        #expect(acks[10] == .ok(messageId: good[0].messageId, duplicate: false))
+        #expect(acks.last == .ok(messageId: good[1].messageId, duplicate: false))
+        #expect(try storedIds(f) == good.map(\.messageId))
+        #expect(try f.snapshot()["change_log"] == changesBefore + 2)
+    }
+
     @Test("More lines than a batch takes: the first 256 are acked and stored, the rest get no ack and are not stored")
     func overTheLimit() throws {
         let f = try fixture()
