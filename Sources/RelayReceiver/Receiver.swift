@@ -161,8 +161,10 @@ final class Receiver {
         guard let relay else { return }  // done once the relay is back
         slot.close()
         do {
-            try relay.deleteConsumer(slot.mailbox)
+            // Purge first: a crash between the two then leaves an empty consumer, never ciphertext
+            // (a restarted relayd no longer knows the identity and would not come back to it).
             try relay.purge(slot.mailbox)
+            try relay.deleteConsumer(slot.mailbox)
             slots[slot.mailbox] = nil
             RelaydLog.info("identity gone: consumer deleted and mailbox purged: \(slot.mailbox)")
         } catch {

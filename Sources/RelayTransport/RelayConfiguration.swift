@@ -1,7 +1,7 @@
 /// Which relay a device uses and how it logs in, read from the same environment as the daemon:
 /// `SOTTO_RELAY=nats://HOST:PORT` (or `tls://`), plus the credentials of `RelayCredentials`,
 /// plus, for a `tls://` relay whose certificate comes from a private CA, `SOTTO_RELAY_CA`
-/// (a PEM file checked by `CAFile`; without it the system's trusted CAs are used).
+/// (a PEM file checked by `CAFile`, trusted in addition to the system's CAs).
 ///
 /// ```swift
 /// guard let config = try RelayConfiguration.from(environment: env) else { /* no relay configured */ }
@@ -13,7 +13,7 @@ public struct RelayConfiguration: Sendable, Equatable {
 
     public var url: RelayURL
     public var credentials: RelayCredentials
-    /// The CA certificates a `tls://` relay's certificate must chain to, instead of the system's.
+    /// More CA certificates a `tls://` relay's certificate may chain to (added to the system's).
     public var caFile: String?
 
     public init(url: RelayURL, credentials: RelayCredentials = .none, caFile: String? = nil) {

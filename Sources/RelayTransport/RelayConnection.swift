@@ -58,8 +58,13 @@ public final class RelayConnection: @unchecked Sendable {
         guard let opts else { throw .call(operation: "options", status: "no memory", code: 0) }
         defer { natsOptions_Destroy(opts) }
 
+        // The C client calls the handlers on its own thread, also after `close()` returned (the
+        // disconnect of a close is queued): so it holds a reference of its own, released by the
+        // closed handler, the last one it calls. Held unretained, a test process crashed on it.
         let events = EventBox(onEvent)
-        let closure = Unmanaged.passUnretained(events).toOpaque()
+        let closure = Unmanaged.passRetained(events).toOpaque()
+        var clientHoldsEvents = false
+        defer { if !clientHoldsEvents { Unmanaged<EventBox>.fromOpaque(closure).release() } }
         try NatsCall.check(natsOptions_SetURL(opts, config.url.clientURL), "relay URL")
         try NatsCall.check(natsOptions_SetName(opts, options.name), "client name")
         if config.url.isTLS { try secure(opts, config) }
@@ -84,6 +89,10 @@ public final class RelayConnection: @unchecked Sendable {
             guard let closure else { return }
             Unmanaged<EventBox>.fromOpaque(closure).takeUnretainedValue().handler(.reconnected)
         }, closure), "reconnect handler")
+        try NatsCall.check(natsOptions_SetClosedCB(opts, { _, closure in
+            guard let closure else { return }
+            Unmanaged<EventBox>.fromOpaque(closure).release()
+        }, closure), "closed handler")
 
         var nc: OpaquePointer?
         let connected = natsConnection_Connect(&nc, opts)
@@ -93,6 +102,9 @@ public final class RelayConnection: @unchecked Sendable {
         }
         try NatsCall.check(connected, "connect to \(config.url)")
         guard let nc else { throw .call(operation: "connect", status: "no connection", code: 0) }
+        // Connected: from here on closing it (even the Destroy below) ends with the closed handler.
+        // A connect that failed never calls a handler; the defer releases the reference.
+        clientHoldsEvents = true
         var jsOpts = jsOptions()
         jsOptions_Init(&jsOpts)
         jsOpts.Wait = options.apiWaitMs
@@ -105,9 +117,9 @@ public final class RelayConnection: @unchecked Sendable {
         return RelayConnection(connection: nc, jetStream: js, apiWaitMs: options.apiWaitMs, events: events)
     }
 
-    /// TLS for a `tls://` relay: its certificate must chain to the system's CAs or to the
-    /// configured CA file. The C client also checks that it names the URL's host (nats.c 3.4
-    /// does so by itself: "IP address mismatch" in the refusal).
+    /// TLS for a `tls://` relay: its certificate must chain to the system's CAs or to one in
+    /// the configured CA file (added to them). The C client also checks that it names the URL's
+    /// host (nats.c 3.4 does so by itself: "IP address mismatch" in the refusal).
     private static func secure(_ opts: OpaquePointer, _ config: RelayConfiguration) throws(RelayError) {
         try NatsCall.check(natsOptions_SetSecure(opts, true), "TLS")
         if let caFile = config.caFile {
@@ -135,8 +147,8 @@ public final class RelayConnection: @unchecked Sendable {
     }
 }
 
-/// Holds the event handler for the C callbacks (passed to them unretained; the connection
-/// keeps it alive).
+/// Holds the event handler for the C callbacks (the client holds one reference from a
+/// successful connect until its closed callback).
 final class EventBox: Sendable {
     let handler: @Sendable (RelayConnection.Event) -> Void
     init(_ handler: @escaping @Sendable (RelayConnection.Event) -> Void) { self.handler = handler }

@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import RelayTransport
+import Synchronization
 import Testing
 import TestSupport
 
@@ -51,5 +53,31 @@ struct NatsServerHarnessTests {
         ])
         defer { node.stop() }
         #expect(throws: LoggedProcess.Failure.self) { try node.restart() }
+    }
+}
+
+/// RelayConnection's event handler outlives `close()`: the C client reports the disconnect of
+/// a close on its own thread after `close()` returned (a relay suite run crashed there, in a
+/// handler already freed).
+@Suite("Relay connection events", .enabled(if: NatsServer.isInstalled, "nats-server not installed (make deps)"))
+struct RelayConnectionEventTests {
+    @Test("connect and close 300 times: every close's disconnect reaches its handler, after close() returned")
+    func handlerOutlivesClose() throws {
+        let dir = try TemporaryDirectory(prefix: "sotto-nats-events")
+        defer { dir.remove() }
+        let server = try NatsServer.start(storeDirectory: dir.path + "/js")
+        defer { server.stop() }
+        let config = RelayConfiguration(url: try RelayURL.parse(server.url))
+        let disconnects = Mutex(0)
+        let rounds = 300
+        for _ in 0..<rounds {
+            // A handler with state of its own, freed with the connection unless the client holds it.
+            let tag = [UInt8](repeating: 7, count: 64)
+            let connection = try RelayConnection.connect(config) { event in
+                if event == .disconnected, tag.count == 64 { disconnects.withLock { $0 += 1 } }
+            }
+            connection.close()
+        }
+        try waitUntil("\(rounds) disconnects reported", timeout: 60) { disconnects.withLock { $0 } == rounds }
     }
 }

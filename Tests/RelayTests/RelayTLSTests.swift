@@ -71,8 +71,11 @@ struct RelayTLSTests {
         ["--tls", "--tlscert", issued.certificate, "--tlskey", issued.key]
     }
 
-    @Test("a tls:// relay with a certificate from a private CA: trusted through SOTTO_RELAY_CA, relayd connects and delivers")
-    func trustedPrivateCA() throws {
+    /// `SSL_CERT_FILE` stands in for the system's trust store (OpenSSL's default paths): a relay
+    /// with a certificate from a public CA needs no SOTTO_RELAY_CA.
+    @Test("a tls:// relay whose CA the device trusts (SOTTO_RELAY_CA, or the system's store): relayd connects and delivers",
+          arguments: ["SOTTO_RELAY_CA", "SSL_CERT_FILE"])
+    func trustedCA(_ variable: String) throws {
         var ca: TestCertificateAuthority?
         let setup = try Setup { dir in
             ca = try TestCertificateAuthority.make(named: "relay", in: dir)
@@ -80,7 +83,7 @@ struct RelayTLSTests {
         }
         let config = RelayConfiguration(url: try RelayURL.parse(setup.server.tlsURL), caFile: ca!.certificate)
         let push = try setup.publish(config)
-        let relayd = try setup.startRelayd(url: setup.server.tlsURL, environment: ["SOTTO_RELAY_CA": ca!.certificate])
+        let relayd = try setup.startRelayd(url: setup.server.tlsURL, environment: [variable: ca!.certificate])
         #expect(relayd.waitForLine(containing: "relay connected: \(setup.server.tlsURL)", timeout: 30), "\(relayd.output)")
         try waitUntil("the push stored", timeout: 60) { try setup.fixture.message(id: push.messageId) != nil }
         try waitUntil("the mailbox is empty", timeout: 30) { try setup.storedCount(config) == 0 }

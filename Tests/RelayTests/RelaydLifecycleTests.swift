@@ -86,7 +86,10 @@ struct RelaydLifecycleTests {
         try keystore.delete(inboxId: added.inboxId)
         try waitUntil("the consumer deleted", timeout: 30) { try rig.publisher().consumerState(doomed) == nil }
         #expect(try rig.publisher().storedCount(doomed) == 0)
-        #expect(rig.relaydOutput.contains { $0.contains("identity gone") && $0.contains(doomed.subject) })
+        // relayd logs after the relay answered; the line can reach the test a moment after.
+        try waitUntil("relayd logged the retirement", timeout: 30) {
+            rig.relaydOutput.contains { $0.contains("identity gone") && $0.contains(doomed.subject) }
+        }
         // The others are untouched.
         #expect(try rig.publisher().consumerState(rig.mailbox) != nil)
         #expect(try rig.publisher().consumerState(try Mailbox(clientId: unused.clientId)) != nil)
