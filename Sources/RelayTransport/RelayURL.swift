@@ -41,8 +41,14 @@ public struct RelayURL: Sendable, Equatable, CustomStringConvertible {
         return RelayURL(isTLS: isTLS, host: host, port: port)
     }
 
-    /// Shown in errors: control characters escaped, at most 80 characters.
+    /// Shown in errors: user info (`user:password@`, which a URL here must not carry) replaced
+    /// by `…@` so a password never reaches a log, control characters escaped, at most 80 characters.
     static func quote(_ text: String) -> String {
+        var text = text
+        for scheme in ["nats://", "tls://"] where text.hasPrefix(scheme) {
+            let authority = text.index(text.startIndex, offsetBy: scheme.count)
+            if let at = text[authority...].lastIndex(of: "@") { text.replaceSubrange(authority..<at, with: "…") }
+        }
         var out = "\""
         for scalar in text.unicodeScalars.prefix(80) {
             out += scalar.value < 0x20 || scalar.value == 0x7f ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)

@@ -13,7 +13,7 @@ struct RelaySendingTests {
     func bothWays() throws {
         guard let peers = try RelayPeers.make(["alice", "bob"]) else { return }
         defer { peers.tearDown() }
-        let trip = try peers.conversation(creator: "alice", joiner: "bob")
+        let trip = try peers.diagnosed { try peers.conversation(creator: "alice", joiner: "bob") }
 
         let hello = try peers.send("alice", trip, "hello bob")
         try peers["bob"].waitUntil("bob has alice's message", timeoutMs: 30_000) {
@@ -38,5 +38,185 @@ struct RelaySendingTests {
         let read = try peers["alice"].cli(["read", trip])
         #expect(read.status == 0)
         #expect(read.stdout.contains("hello bob (relayed)"))
+    }
+
+    @Test("bob offline (relayd and daemon stopped): alice's 3 messages wait on the relay, then arrive once each, in order")
+    func offlineRecipient() throws {
+        guard let peers = try RelayPeers.make(["alice", "bob"]) else { return }
+        defer { peers.tearDown() }
+        try peers.diagnosed {
+            let trip = try peers.conversation(creator: "alice", joiner: "bob")
+            let bobBox = try peers.mailbox("bob", trip)
+            peers.stopRelayd("bob")
+            peers["bob"].stopDaemon()
+
+            let texts = ["one", "two", "three"]
+            let ids = try texts.map { try peers.send("alice", trip, $0) }
+            try peers["alice"].waitUntil("all 3 relayed", timeoutMs: 30_000) {
+                try ids.allSatisfy { try peers.outboxStates("alice", messageId: $0).map(\.state) == ["relayed"] }
+            }
+            #expect(ids.allSatisfy { peers.message("alice", trip, id: $0)?["deliveryStatus"] as? String == "relayed" })
+            #expect(try peers.relay().storedCount(bobBox) == 3)
+            #expect(try peers.storedTexts("bob", trip).isEmpty)
+
+            try peers["bob"].startDaemon()
+            try peers.startRelayd("bob")
+            try peers["bob"].waitUntil("bob stored 3", timeoutMs: 60_000) { try peers.storedTexts("bob", trip).count >= 3 }
+            #expect(try peers.storedTexts("bob", trip) == texts)
+            try peers["bob"].waitUntil("bob's mailbox is empty") { try peers.relay().storedCount(bobBox) == 0 }
+            #expect(peers.receivedTexts("bob", trip) == texts)
+        }
+    }
+
+    @Test("the relay down when alice sends: pending (read says why), then relayed and delivered once when it is back")
+    func relayDownWhenSending() throws {
+        guard let peers = try RelayPeers.make(["alice", "bob"]) else { return }
+        defer { peers.tearDown() }
+        try peers.diagnosed {
+            let trip = try peers.conversation(creator: "alice", joiner: "bob")
+            peers.server.stop()
+
+            let id = try peers.send("alice", trip, "while the relay is down")
+            try peers["alice"].waitUntil("a failed attempt is recorded", timeoutMs: 30_000) {
+                try peers.outboxStates("alice", messageId: id).first?.lastError != nil
+            }
+            #expect(try peers.outboxStates("alice", messageId: id).map(\.state) == ["pending"])
+            let shown = try #require(peers.message("alice", trip, id: id))
+            #expect(shown["deliveryStatus"] as? String == "pending")
+            let delivery = try #require((shown["deliveries"] as? [[String: Any]])?.first)
+            #expect((delivery["lastError"] as? String)?.contains(peers.server.url) == true)
+            let human = try peers["alice"].cli(["read", trip])
+            #expect(human.stdout.contains("while the relay is down (pending; relay \(peers.server.url)"))
+
+            try peers.server.restart()
+            try peers["alice"].waitUntil("relayed", timeoutMs: 60_000) {
+                try peers.outboxStates("alice", messageId: id).map(\.state) == ["relayed"]
+            }
+            try peers["bob"].waitUntil("bob stored it", timeoutMs: 60_000) { try peers.storedTexts("bob", trip).count >= 1 }
+            try peers["bob"].waitUntil("bob's mailbox is empty") { try peers.relay().storedCount(try peers.mailbox("bob", trip)) == 0 }
+            #expect(try peers.storedTexts("bob", trip) == ["while the relay is down"])
+        }
+    }
+
+    @Test("alice's daemon SIGKILLed after the relay's ack, before the row says relayed: the republish is de-duplicated")
+    func crashBetweenAckAndRecord() throws {
+        guard let peers = try RelayPeers.make(["alice", "bob"]) else { return }
+        defer { peers.tearDown() }
+        try peers.diagnosed {
+            let trip = try peers.conversation(creator: "alice", joiner: "bob")
+            let bobBox = try peers.mailbox("bob", trip)
+            peers.stopRelayd("bob")  // so both publishes would stay on the relay, countable
+            let alice = peers["alice"]
+            alice.stopDaemon()
+            try alice.startDaemon(environment: [CrashPoint.variable: "outbox.relayed"])
+
+            let id = try peers.send("alice", trip, "published twice")
+            try alice.waitUntil("alice's daemon killed itself at the crash point", timeoutMs: 30_000) { !alice.daemonIsRunning }
+            alice.stopDaemon()
+            #expect(try peers.outboxStates("alice", messageId: id).map(\.state) == ["pending"])
+            #expect(try peers.relay().storedCount(bobBox) == 1)
+
+            try alice.startDaemon()
+            try alice.waitUntil("relayed after the restart", timeoutMs: 30_000) {
+                try peers.outboxStates("alice", messageId: id).map(\.state) == ["relayed"]
+            }
+            // The attempt count shows the republish happened; the relay kept one copy.
+            #expect(try alice.query("SELECT attempts FROM outbox WHERE messageId = ?", [.text(id)]).first?.int64(0) == 1)
+            #expect(try peers.relay().storedCount(bobBox) == 1)
+
+            try peers.startRelayd("bob")
+            try peers["bob"].waitUntil("bob stored it", timeoutMs: 30_000) { try peers.storedTexts("bob", trip).count >= 1 }
+            try peers["bob"].waitUntil("bob's mailbox is empty") { try peers.relay().storedCount(bobBox) == 0 }
+            #expect(try peers.storedTexts("bob", trip) == ["published twice"])
+        }
+    }
+
+    @Test("a malformed SOTTO_RELAY or relay credentials: the daemon exits 78 with a clear message and writes nothing")
+    func malformedRelaySetting() throws {
+        let tmp = try TemporaryDirectory(prefix: "rs-bad")
+        defer { tmp.remove() }
+        let cases: [([String: String], String)] = [
+            (["SOTTO_RELAY": "http://relay.example:4222"], "malformed relay URL"),
+            (["SOTTO_RELAY": "nats://relay.example:99999"], "malformed relay URL"),
+            (["SOTTO_RELAY": "nats://user:secret@relay.example:4222"], "malformed relay URL"),
+            (["SOTTO_RELAY": "nats://relay\u{1}.example:4222"], "malformed relay URL"),
+            (["SOTTO_RELAY": "nats://relay.example:4222", "SOTTO_RELAY_USER": "me"], "malformed relay credentials"),
+            (["SOTTO_RELAY": "nats://relay.example:4222", "SOTTO_RELAY_CREDS": tmp.path + "/missing.creds"],
+             "malformed relay credentials"),
+        ]
+        for (index, (relay, expected)) in cases.enumerated() {
+            let root = tmp.path + "/case\(index)"
+            let environment = ["SOTTO_GROUP_DIR": root + "/group", "SOTTO_RUNTIME_DIR": root + "/run", "PATH": "/usr/bin:/bin"]
+                .merging(relay) { $1 }
+            let daemon = try LoggedProcess.launch(try builtExecutable("sotto"), ["daemon"], environment: environment)
+            // A daemon that took the setting would serve forever: give it 20 s, then fail.
+            let stopped = (try? waitUntil("the daemon exits", timeout: 20) { !daemon.isRunning }) != nil
+            if !stopped { daemon.signal(SIGKILL) }
+            let status = daemon.waitForExit()
+            let stderr = daemon.output.joined(separator: "\n")
+            #expect(stopped && status == 78, "case \(index): \(stderr)")
+            #expect(stderr.contains(expected), "case \(index): \(stderr)")
+            #expect(!stderr.contains("secret"), "case \(index) printed the password")
+            #expect(!FileManager.default.fileExists(atPath: root), "case \(index) wrote \(root)")
+        }
+    }
+
+    @Test("garbage relay endpoints in the outbox: failed or pending with a clear error, the daemon keeps serving")
+    func garbageRelayEndpoints() throws {
+        guard let peers = try RelayPeers.make(["alice", "bob"]) else { return }
+        defer { peers.tearDown() }
+        try peers.diagnosed {
+            let trip = try peers.conversation(creator: "alice", joiner: "bob")
+            let id = try peers.send("alice", trip, "a message with strange pushes")
+            let alice = peers["alice"]
+            try alice.waitUntil("relayed", timeoutMs: 30_000) { try peers.outboxStates("alice", messageId: id).map(\.state) == ["relayed"] }
+            let payload = try #require(try alice.query("SELECT payload FROM outbox WHERE messageId = ?", [.text(id)]).first?.blob(0))
+
+            // Rows no honest peer could make (the worker checks every endpoint it stores), put
+            // in while the daemon is stopped: its first pass takes them.
+            alice.stopDaemon()
+            let rows: [(member: String, endpoint: String, payload: [UInt8])] = [
+                ("g1-bad-port", "nats://127.0.0.1:99999", payload),
+                ("g2-bad-host", "nats://bad host!:4222", payload),
+                ("g3-control", "tls://relay\u{1}.example:1", payload),
+                ("g4-no-such-host", "nats://no-such-host.invalid:4222", payload),
+                ("g5-not-a-push", peers.server.url, Array("{\"garbage\":true}".utf8)),
+                ("g6-empty", "nats://", []),
+            ]
+            let conn = try SQLiteConnection.open(path: alice.group.databasePath, profile: .worker)
+            for row in rows {
+                try conn.run("""
+                    INSERT INTO outbox(messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt)
+                    VALUES (?, ?, ?, ?, 'pending', 0, 0)
+                    """, [.text(id), .text(row.member), .text(row.endpoint), .blob(row.payload)])
+            }
+            try alice.startDaemon()
+            try alice.waitUntil("every row attempted", timeoutMs: 30_000) {
+                try alice.query("SELECT count(*) FROM outbox WHERE messageId = ? AND attempts = 0", [.text(id)]).first?.int64(0) == 0
+            }
+            let states = Dictionary(uniqueKeysWithValues: try alice.query(
+                "SELECT memberInboxId, state, lastError FROM outbox WHERE messageId = ?", [.text(id)])
+                .map { (try $0.string(0), (try $0.string(1), try $0.optionalString(2) ?? "")) })
+            for member in ["g1-bad-port", "g2-bad-host", "g3-control", "g6-empty"] {
+                #expect(states[member]?.0 == "failed", "\(member): \(String(describing: states[member]))")
+                #expect(states[member]?.1.contains("malformed relay URL") == true, "\(member): \(String(describing: states[member]))")
+            }
+            #expect(states["g3-control"]?.1.contains("\u{1}") == false)
+            #expect(states["g4-no-such-host"]?.0 == "pending")
+            #expect(states["g4-no-such-host"]?.1.contains("relay nats://no-such-host.invalid:4222") == true)
+            #expect(states["g5-not-a-push"]?.0 == "failed")
+            #expect(states["g5-not-a-push"]?.1.contains("names no mailbox") == true)
+
+            // Still serving: a new message goes out through the relay as before.
+            let next = try peers.send("alice", trip, "still here")
+            try peers["bob"].waitUntil("bob has the next message", timeoutMs: 30_000) {
+                try peers.storedTexts("bob", trip).contains("still here")
+            }
+            #expect(try peers.outboxStates("alice", messageId: next).map(\.state) == ["relayed"])
+            #expect(alice.daemonIsRunning)
+            let shown = try #require(peers.message("alice", trip, id: id))
+            #expect(shown["deliveryStatus"] as? String == "pending")
+            #expect((shown["deliveries"] as? [[String: Any]])?.count == 7)
+        }
     }
 }

@@ -118,6 +118,27 @@ final class RelayPeers: @unchecked Sendable {
             .map { (try $0.string(0), try $0.optionalString(1)) }
     }
 
+    /// Texts of the incoming text messages the worker stored on `name`, in the order it stored
+    /// them (rowid), each as often as it was stored.
+    func storedTexts(_ name: String, _ conversation: String) throws -> [String] {
+        try self[name].query("""
+            SELECT content FROM message WHERE conversationId = ? AND isOutgoing = 0 AND contentType = ? ORDER BY rowid
+            """, [.text(conversation), .text(ContentType.text)])
+            .map { row in
+                guard case .text(let text)? = try? MessageContent.decode(contentType: ContentType.text, content: try row.blob(0),
+                                                                         fallback: nil) else { return "?" }
+                return text
+            }
+    }
+
+    /// The mailbox of `name`'s identity in `conversation` (its clientId's subject).
+    func mailbox(_ name: String, _ conversation: String) throws -> Mailbox {
+        guard let row = try self[name].query("SELECT clientId FROM conversation WHERE id = ?", [.text(conversation)]).first else {
+            throw RelayRigFailure("\(name) has no conversation \(conversation)")
+        }
+        return try Mailbox(clientId: try row.string(0))
+    }
+
     // MARK: - The relay
 
     /// A connection for inspecting the relay (a fresh one after the server restarted).
