@@ -67,6 +67,8 @@ in_order() {
 
 # ---- the story ---------------------------------------------------------------------------
 
+echo "######## Sotto demo, part 2 of 2: offline delivery through a relay (NATS JetStream)"
+
 step "starting a relay: nats-server with JetStream on loopback"
 start_relay
 export SOTTO_RELAY=nats://127.0.0.1:$RELAY_PORT
