@@ -98,7 +98,7 @@ say "bob: Great choice, I'm in"
 wait_until "alice received it" 20 has_text alice "$CLUB" "Great choice, I'm in"
 wait_until "bob's message shows as relayed" 20 status_is bob "$CLUB" "Great choice, I'm in" relayed
 
-# ---- offline delivery (needs the daemon's relay sending half: branch relay-send) ---------
+# ---- offline delivery: the point of the relay --------------------------------------------
 
 step "bob goes offline: his relayd, daemon and push socket stop"
 halt bob.relayd
