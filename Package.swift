@@ -194,6 +194,10 @@ let package = Package(
             dependencies: ["SharedStore", "ControlProtocol", "SottoClient", "TestSupport"],
             path: "Benchmarks/RelayE2EBench"),
         .executableTarget(
+            name: "RelaySendBench",
+            dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
+            path: "Benchmarks/RelaySendBench"),
+        .executableTarget(
             name: "WorkerBench",
             dependencies: ["SharedStore", "TestSupport"],
             path: "Benchmarks/WorkerBench",

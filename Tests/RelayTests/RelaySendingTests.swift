@@ -88,6 +88,16 @@ struct RelaySendingTests {
             let human = try peers["alice"].cli(["read", trip])
             #expect(human.stdout.contains("while the relay is down (pending; relay \(peers.server.url)"))
 
+            // A relay that is down does not hold up the daemon's stop (its connection is
+            // reconnecting), and the pending push survives the restart.
+            let alice = peers["alice"]
+            let pid = try #require(alice.daemonPID)
+            kill(pid, SIGTERM)
+            try alice.waitUntil("alice's daemon stopped after SIGTERM", timeoutMs: 20_000) { !alice.daemonIsRunning }
+            #expect(alice.daemonKillSignal == nil)
+            alice.stopDaemon()
+            try alice.startDaemon()
+
             try peers.server.restart()
             try peers["alice"].waitUntil("relayed", timeoutMs: 60_000) {
                 try peers.outboxStates("alice", messageId: id).map(\.state) == ["relayed"]
@@ -217,6 +227,53 @@ struct RelaySendingTests {
             let shown = try #require(peers.message("alice", trip, id: id))
             #expect(shown["deliveryStatus"] as? String == "pending")
             #expect((shown["deliveries"] as? [[String: Any]])?.count == 7)
+        }
+    }
+
+    @Test("a relay that requires a password: each daemon logs in with its own credentials, messages are relayed")
+    func relayWithPassword() throws {
+        guard let peers = try RelayPeers.make(["alice", "bob"], user: "sotto", password: "s3cret-pw") else { return }
+        defer { peers.tearDown() }
+        try peers.diagnosed {
+            #expect(throws: RelayError.self) {
+                try RelayConnection.connect(RelayConfiguration(url: try RelayURL.parse(peers.server.url))).close()
+            }
+            let trip = try peers.conversation(creator: "alice", joiner: "bob")
+            let id = try peers.send("alice", trip, "behind a password")
+            try peers["bob"].waitUntil("bob has it", timeoutMs: 30_000) { try peers.storedTexts("bob", trip) == ["behind a password"] }
+            #expect(try peers.outboxStates("alice", messageId: id).map(\.state) == ["relayed"])
+            #expect(!peers["alice"].daemonLog.contains("s3cret-pw"))
+        }
+    }
+
+    @Test("our credentials go to our own relay only: bob's join request to alice's relay is sent without them")
+    func credentialsOnlyForOwnRelay() throws {
+        // Both relays take the same user and password, so only a daemon that (wrongly) sent
+        // its own credentials to alice's relay would get in.
+        guard let peers = try RelayPeers.make(["alice"], user: "sotto", password: "s3cret-pw") else { return }
+        defer { peers.tearDown() }
+        let other = try NatsServer.prepare(storeDirectory: peers.tmp.path + "/other-js", extraArguments: ["--user", "sotto", "--pass", "s3cret-pw"])
+        try other.restart()
+        defer { other.stop() }
+        let bob = try Device.start("bob", in: peers.tmp.path, environment: [
+            "SOTTO_RELAY": other.url, RelayCredentials.userVariable: "sotto", RelayCredentials.passwordVariable: "s3cret-pw",
+        ])
+        defer { bob.stop() }
+        try peers.diagnosed {
+            let alice = peers["alice"]
+            guard let id = try alice.json(["new", "--name", "Two relays"])["conversationId"] as? String,
+                  let code = try alice.json(["invite", id, "--expires", "1h"])["code"] as? String else {
+                throw RelayRigFailure("new or invite returned no id")
+            }
+            _ = try bob.json(["join", code, "--profile-name", "bob"])
+            try bob.waitUntil("the join request attempted", timeoutMs: 30_000) {
+                try bob.query("SELECT 1 FROM outbox WHERE attempts > 0").count == 1
+            }
+            let row = try #require(try bob.query("SELECT endpoint, state, lastError FROM outbox").first)
+            #expect(try row.string(0) == peers.server.url)
+            #expect(try row.string(1) == "pending")
+            #expect(try row.optionalString(2)?.lowercased().contains("authorization") == true)
+            #expect(try peers.relay().storedCount() == 0)
         }
     }
 }

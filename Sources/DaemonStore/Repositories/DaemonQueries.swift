@@ -67,6 +67,13 @@ extension OutboxRepository {
         public let state: DBOutboxItem.State
         public let attempts: Int64
         public let lastError: String?
+
+        public init(memberInboxId: String, state: DBOutboxItem.State, attempts: Int64, lastError: String?) {
+            self.memberInboxId = memberInboxId
+            self.state = state
+            self.attempts = attempts
+            self.lastError = lastError
+        }
     }
 
     /// The pushes of each of `messageIds` (our outgoing messages), by message id, each

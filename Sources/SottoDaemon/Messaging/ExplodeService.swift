@@ -99,7 +99,8 @@ actor ExplodeService {
     }
 
     /// Waits until no push of the message is pending, or the budget is spent; counts what was
-    /// acked (delivered) and what failed or is still pending (undelivered).
+    /// acked by a device or stored by a relay (delivered: a relay hands it over when the member
+    /// is back, docs/adr/0028) and what failed or is still pending (undelivered).
     private func waitForDelivery(messageId: String) async -> (delivered: Int, undelivered: Int) {
         let deadline = WallClock.nowMs() + deliveryBudgetMs
         while true {

@@ -29,6 +29,11 @@ enum WireSamples {
                                      referenceId: "m0", senderName: "Ada")
     static let bareMessage = MessageInfo(id: "m2", conversationId: "c0ffee", senderInboxId: "ab", sentAtMs: 0,
                                          contentType: "reaction", text: "", outgoing: true, deliveryStatus: "pending")
+    static let outgoingMessage = MessageInfo(
+        id: "m3", conversationId: "c0ffee", senderInboxId: "ab", sentAtMs: 1, contentType: "text", text: "hi", outgoing: true,
+        deliveryStatus: "pending",
+        deliveries: [MessageDelivery(member: "cd", state: "relayed", attempts: 1),
+                     MessageDelivery(member: "ef", state: "pending", attempts: 3, lastError: tricky)])
     static let change = ChangeNotification(seq: 12, kind: "messageInserted", writerPid: 777, createdAtMs: 1_700_000_000_000,
                                            conversationId: "c0ffee", entityId: "m1", text: tricky, outgoing: false,
                                            senderInboxId: "ab", senderName: "Ada")
@@ -43,7 +48,7 @@ enum WireSamples {
         try check(ListConversationsParams(), ConversationList(conversations: []))
         try check(NewConversationParams(name: tricky, profileName: "Ada"), NewConversationResult(conversationId: "c", inboxId: "i", topic: "t"))
         try check(NewConversationParams(), NewConversationResult(conversationId: "c", inboxId: "i", topic: "t"))
-        try check(ReadMessagesParams(conversation: "c0", limit: 10_000), MessageList(messages: [message, bareMessage]))
+        try check(ReadMessagesParams(conversation: "c0", limit: 10_000), MessageList(messages: [message, bareMessage, outgoingMessage]))
         try check(ReadMessagesParams(conversation: "c0"), MessageList(messages: []))
         try check(SendMessageParams(conversation: "c0", text: tricky, replyTo: "m0"), SentMessage(messageId: "m9", recipients: 2))
         try check(SendMessageParams(conversation: "c0", text: "hi"), SentMessage(messageId: "m9", recipients: 0))

@@ -20,25 +20,40 @@ final class RelayPeers: @unchecked Sendable {
     private var relaydLog: [String: [String]] = [:]
     private var inspector: RelayConnection?
 
-    private init(tmp: TemporaryDirectory, server: NatsServer) {
+    /// How the tests' own inspecting connection logs in (the devices' credentials).
+    let credentials: RelayCredentials
+
+    private init(tmp: TemporaryDirectory, server: NatsServer, credentials: RelayCredentials) {
         self.tmp = tmp
         self.server = server
+        self.credentials = credentials
     }
 
     /// nil when nats-server is not installed. `startServer: false` leaves the relay down
     /// (the daemons start anyway: a relay that is down is not a configuration error).
-    static func make(_ names: [String], startServer: Bool = true) throws -> RelayPeers? {
+    /// `user`/`password`: the relay requires them, and every device is given them.
+    static func make(_ names: [String], startServer: Bool = true, user: String? = nil,
+                     password: String? = nil) throws -> RelayPeers? {
         guard NatsServer.isInstalled else {
             print(NatsServer.skipMessage)
             return nil
         }
         let tmp = try TemporaryDirectory(prefix: "rs")
-        let server = try NatsServer.prepare(storeDirectory: tmp.path + "/jetstream")
+        var login: [String: String] = [:]
+        var serverArguments: [String] = []
+        var credentials = RelayCredentials.none
+        if let user, let password {
+            login = [RelayCredentials.userVariable: user, RelayCredentials.passwordVariable: password]
+            serverArguments = ["--user", user, "--pass", password]
+            credentials = .userPassword(user: user, password: password)
+        }
+        let server = try NatsServer.prepare(storeDirectory: tmp.path + "/jetstream", extraArguments: serverArguments)
         if startServer { try server.restart() }
-        let peers = RelayPeers(tmp: tmp, server: server)
+        let peers = RelayPeers(tmp: tmp, server: server, credentials: credentials)
         do {
             for name in names {
-                peers.devices[name] = try Device.start(name, in: tmp.path, environment: ["SOTTO_RELAY": server.url])
+                peers.devices[name] = try Device.start(name, in: tmp.path,
+                                                       environment: login.merging(["SOTTO_RELAY": server.url]) { $1 })
                 if startServer { try peers.startRelayd(name) }
             }
         } catch {
@@ -147,7 +162,8 @@ final class RelayPeers: @unchecked Sendable {
         inspector?.close()
         var options = RelayConnection.Options()
         options.name = "test-inspector"
-        let connection = try RelayConnection.connect(RelayConfiguration(url: try RelayURL.parse(server.url)), options: options)
+        let connection = try RelayConnection.connect(RelayConfiguration(url: try RelayURL.parse(server.url), credentials: credentials),
+                                                     options: options)
         inspector = connection
         return connection
     }
