@@ -67,6 +67,8 @@ in_order() {
 
 # ---- the story ---------------------------------------------------------------------------
 
+echo "######## Sotto demo, part 2 of 2: offline delivery through a relay (NATS JetStream)"
+
 step "starting a relay: nats-server with JetStream on loopback"
 start_relay
 export SOTTO_RELAY=nats://127.0.0.1:$RELAY_PORT
@@ -96,7 +98,7 @@ say "bob: Great choice, I'm in"
 wait_until "alice received it" 20 has_text alice "$CLUB" "Great choice, I'm in"
 wait_until "bob's message shows as relayed" 20 status_is bob "$CLUB" "Great choice, I'm in" relayed
 
-# ---- offline delivery (needs the daemon's relay sending half: branch relay-send) ---------
+# ---- offline delivery: the point of the relay --------------------------------------------
 
 step "bob goes offline: his relayd, daemon and push socket stop"
 halt bob.relayd

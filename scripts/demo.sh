@@ -18,6 +18,8 @@ start_device() {
 
 # ---- the story --------------------------------------------------------------------------
 
+echo "######## Sotto demo, part 1 of 2: two devices that reach each other directly (unix: push sockets)"
+
 step "starting two devices in $WORK"
 start_device alice
 start_device bob

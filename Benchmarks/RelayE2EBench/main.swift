@@ -8,9 +8,9 @@ import TestSupport
 // client (what `sotto watch` reads) seeing the message, p50/p99 over N sends, through a relay
 // (a real `nats-server -js` on loopback; both devices with SOTTO_RELAY and a `sotto-relayd`)
 // beside the direct `unix:` path (no relay: alice's outbox connects to bob's push.sock), in
-// the same run. Each path gets two fresh devices: real daemons, push sockets served by
-// systemd-socket-activate running the real sotto-notify, the real CLI for the set-up.
-// Sends are sequential: each waits until bob's subscriber saw the previous one.
+// the same run. Each path gets two fresh devices (real daemons, push sockets served by
+// systemd-socket-activate running the real sotto-notify, the real CLI for the set-up); both
+// pairs run at once and their sends alternate. Each send waits until bob's subscriber saw it.
 // Build release and run through Benchmarks/relay-e2e-bench.sh.
 // Usage: RelayE2EBench [SENDS]   (default 200, after 10 unmeasured warm-up sends)
 
@@ -20,14 +20,7 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
     sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
 }
 
-struct Figures {
-    let latencies: [Double]
-    let sendCalls: [Double]
-
-    var sorted: [Double] { latencies.sorted() }
-    var p50: Double { percentile(sorted, 0.5) }
-    var p99: Double { percentile(sorted, 0.99) }
-
+enum Figures {
     static func summary(_ values: [Double]) -> String {
         let sorted = values.sorted()
         return String(format: "p50 %7.3f ms, p99 %7.3f ms, max %7.3f ms (n=%d)",
@@ -41,7 +34,7 @@ struct BenchFailure: Error, CustomStringConvertible {
 
 // MARK: - Bob's subscriber
 
-/// Collects bob's `message.inserted` changes on its own thread: text → arrival (monotonic ns).
+/// Collects bob's `messageInserted` changes on its own thread: text → arrival (monotonic ns).
 /// Keyed by text because every send's text is unique and the change carries it.
 final class Subscriber: @unchecked Sendable {
     private let client: ControlClient
@@ -78,64 +71,88 @@ final class Subscriber: @unchecked Sendable {
 
 // MARK: - One path
 
-/// Two fresh devices in a conversation, then `sends` timed sends from alice to bob.
-func measure(relay: Bool, sends: Int, warmUp: Int) throws -> Figures {
-    let tmp = try TemporaryDirectory(prefix: "sotto-e2e")
-    defer { tmp.remove() }
-    let server = relay ? try NatsServer.start(storeDirectory: tmp.path + "/relay") : nil
-    defer { server?.stop() }
-    let environment = server.map { ["SOTTO_RELAY": $0.url] } ?? [:]
-    let alice = try Device.start("alice", in: tmp.path, environment: environment)
-    defer { alice.stop() }
-    let bob = try Device.start("bob", in: tmp.path, environment: environment)
-    defer { bob.stop() }
+/// Two fresh devices in a conversation, alice sending to bob either through a relay or
+/// straight to bob's push socket. `close` stops every process and removes the directory.
+final class BenchPath {
+    let name: String
+    private let tmp: TemporaryDirectory
+    private let server: NatsServer?
+    private var devices: [Device] = []
+    private var relayds: [LoggedProcess] = []
+    private var conversationId = ""
+    private var subscriber: Subscriber?
+    private var sender: ControlClient?
+    private(set) var latencies: [Double] = []
+    private(set) var sendCalls: [Double] = []
 
-    var relayds: [LoggedProcess] = []
-    defer {
-        for relayd in relayds {
-            relayd.signal(SIGTERM)
-            _ = relayd.waitForExit()
+    init(relay: Bool) throws {
+        name = relay ? "relay" : "direct"
+        tmp = try TemporaryDirectory(prefix: "sotto-e2e")
+        server = relay ? try NatsServer.start(storeDirectory: tmp.path + "/relay") : nil
+        do {
+            try start()
+        } catch {
+            close()
+            throw error
         }
     }
-    if relay {
-        for device in [alice, bob] {
-            let relayd = try LoggedProcess.launch(try builtExecutable("sotto-relayd"), [],
-                                                  environment: device.environment.merging(["PATH": "/usr/bin:/bin"]) { $1 })
-            relayds.append(relayd)
-            guard relayd.waitForLine(containing: "mailboxes open", timeout: 30) else {
-                throw BenchFailure(description: "\(device.name)'s sotto-relayd did not open its mailboxes: \(relayd.output.suffix(5))")
+
+    private func start() throws {
+        let environment = server.map { ["SOTTO_RELAY": $0.url] } ?? [:]
+        let alice = try Device.start("alice", in: tmp.path, environment: environment)
+        devices.append(alice)
+        let bob = try Device.start("bob", in: tmp.path, environment: environment)
+        devices.append(bob)
+        if server != nil {
+            for device in devices {
+                let relayd = try LoggedProcess.launch(try builtExecutable("sotto-relayd"), [],
+                                                      environment: device.environment.merging(["PATH": "/usr/bin:/bin"]) { $1 })
+                relayds.append(relayd)
+                guard relayd.waitForLine(containing: "mailboxes open", timeout: 30) else {
+                    throw BenchFailure(description: "\(device.name)'s sotto-relayd did not open its mailboxes: \(relayd.output.suffix(5))")
+                }
             }
         }
+        // The conversation, set up with the real CLI as a person would.
+        guard let id = try alice.json(["new", "--name", "Bench"])["conversationId"] as? String,
+              let code = try alice.json(["invite", id])["code"] as? String else {
+            throw BenchFailure(description: "alice could not create the conversation or its invite")
+        }
+        conversationId = id
+        _ = try bob.json(["join", code, "--profile-name", "Bob"])
+        try bob.waitUntil("bob's conversation is active", timeoutMs: 30_000) {
+            try bob.conversation(id)?["state"] as? String == "active"
+        }
+        subscriber = try Subscriber(controlSocketPath: bob.runtime.controlSocketPath, conversationId: id)
+        sender = try ControlClient.connect(path: alice.runtime.controlSocketPath)
     }
 
-    // The conversation, set up with the real CLI as a person would.
-    guard let conversationId = try alice.json(["new", "--name", "Bench"])["conversationId"] as? String,
-          let code = try alice.json(["invite", conversationId])["code"] as? String else {
-        throw BenchFailure(description: "alice could not create the conversation or its invite")
-    }
-    _ = try bob.json(["join", code, "--profile-name", "Bob"])
-    try bob.waitUntil("bob's conversation is active", timeoutMs: 30_000) {
-        try bob.conversation(conversationId)?["state"] as? String == "active"
-    }
-
-    let subscriber = try Subscriber(controlSocketPath: bob.runtime.controlSocketPath, conversationId: conversationId)
-    let sender = try ControlClient.connect(path: alice.runtime.controlSocketPath)
-    var latencies: [Double] = []
-    var sendCalls: [Double] = []
-    for index in 0..<(warmUp + sends) {
-        let text = "e2e \(relay ? "relay" : "direct") \(index)"
+    /// One send, timed from the call's return to bob's subscriber seeing it; kept unless `warmUp`.
+    func send(_ index: Int, warmUp: Bool) throws {
+        guard let sender, let subscriber else { throw BenchFailure(description: "\(name): not started") }
+        let text = "e2e \(name) \(index)"
         let called = WallClock.monotonicNs()
         _ = try sender.call(SendMessageParams(conversation: conversationId, text: text))
         let returned = WallClock.monotonicNs()
         guard let arrived = subscriber.arrival(of: text) else {
-            throw BenchFailure(description: "bob's subscriber never saw \"\(text)\"; alice's log: \(alice.daemonLog.suffix(800))")
+            throw BenchFailure(description: "\(name): bob's subscriber never saw \"\(text)\"; alice's log: \(devices[0].daemonLog.suffix(800))")
         }
-        if index >= warmUp {
-            latencies.append(Double(Int64(arrived) - Int64(returned)) / 1e6)
-            sendCalls.append(Double(returned - called) / 1e6)
-        }
+        guard !warmUp else { return }
+        latencies.append(Double(Int64(arrived) - Int64(returned)) / 1e6)
+        sendCalls.append(Double(returned - called) / 1e6)
     }
-    return Figures(latencies: latencies, sendCalls: sendCalls)
+
+    func close() {
+        for relayd in relayds {
+            relayd.signal(SIGTERM)
+            _ = relayd.waitForExit()
+        }
+        relayds = []
+        for device in devices { device.stop() }
+        devices = []
+        server?.stop()
+        tmp.remove()
+    }
 }
 
 // MARK: - Main
@@ -143,13 +160,23 @@ func measure(relay: Bool, sends: Int, warmUp: Int) throws -> Figures {
 let sends = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 200 : 200
 guard NatsServer.isInstalled else { print(NatsServer.skipMessage); exit(0) }
 print("== relay end to end: alice's send returns → bob's subscriber sees it, \(sends) sequential sends per path ==")
+// Both paths run side by side and their sends alternate, so a change in the machine's load
+// during the run falls on both alike.
 do {
-    let direct = try measure(relay: false, sends: sends, warmUp: 10)
-    print("RELAY-E2E direct unix:  \(Figures.summary(direct.latencies))")
-    let relayed = try measure(relay: true, sends: sends, warmUp: 10)
+    let direct = try BenchPath(relay: false)
+    defer { direct.close() }
+    let relayed = try BenchPath(relay: true)
+    defer { relayed.close() }
+    let warmUp = 10
+    for index in 0..<(warmUp + sends) {
+        try direct.send(index, warmUp: index < warmUp)
+        try relayed.send(index, warmUp: index < warmUp)
+    }
+    print("RELAY-E2E direct unix:   \(Figures.summary(direct.latencies))")
     print("RELAY-E2E through relay: \(Figures.summary(relayed.latencies))")
+    let ratio = { (p: Double) in percentile(relayed.latencies.sorted(), p) / percentile(direct.latencies.sorted(), p) }
     print(String(format: "RELAY-E2E relay/direct: p50 %.2f, p99 %.2f   (issue #12's goal for the relay: adds ≤ 20%%, ratio ≤ 1.20)",
-                 relayed.p50 / direct.p50, relayed.p99 / direct.p99))
+                 ratio(0.5), ratio(0.99)))
     print("  for scale, the send call itself (sign, seal, commit, return): direct \(Figures.summary(direct.sendCalls))")
     print("                                                               relay  \(Figures.summary(relayed.sendCalls))")
 } catch {
