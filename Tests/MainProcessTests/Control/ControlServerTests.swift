@@ -57,7 +57,12 @@ struct ControlServerTests {
         var closedCount: Int { state.withLock { $0.closed } }
     }
 
-    static func until(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+    /// The server's handler tasks run on the test process's cooperative pool (two threads on
+    /// a two-core machine), which other suites' blocking process tests can hold for tens of
+    /// seconds in a full run; the deadlines say "never", not "slow".
+    static let patienceSeconds = 120
+
+    static func until(_ seconds: Double = Double(patienceSeconds), _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition() {
             if Date() > deadline { return false }
@@ -87,8 +92,8 @@ struct ControlServerTests {
         try await server.start()
 
         let (busy, idle) = try await Self.onThread {
-            let busy = try ControlSocketClient(path: path, timeoutSeconds: 10)
-            let idle = try ControlSocketClient(path: path, timeoutSeconds: 10)
+            let busy = try ControlSocketClient(path: path, timeoutSeconds: Self.patienceSeconds)
+            let idle = try ControlSocketClient(path: path, timeoutSeconds: Self.patienceSeconds)
             #expect(try idle.result("status")["method"] as? String == "status")
             try busy.sendRaw("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"wait\"}\n")
             #expect(Self.until { handler.waitingCount == 1 })
@@ -121,7 +126,7 @@ struct ControlServerTests {
         try await server.start()
 
         try await Self.onThread {
-            let reader = try ControlSocketClient(path: path, timeoutSeconds: 10)
+            let reader = try ControlSocketClient(path: path, timeoutSeconds: Self.patienceSeconds)
             _ = try reader.result("hold")
             let sink = try #require(handler.held)
             let writer = Thread { for seq in 1...100 { sink.send(JSONRPC.notificationLine(ChangeNotification(seq: Int64(seq), kind: "message_inserted", writerPid: 1, createdAtMs: 0))) } }
@@ -131,7 +136,7 @@ struct ControlServerTests {
             }
 
             // A subscriber that never reads: sends succeed until the bound, then fail for good.
-            let stalled = try ControlSocketClient(path: path, timeoutSeconds: 10)
+            let stalled = try ControlSocketClient(path: path, timeoutSeconds: Self.patienceSeconds)
             _ = try stalled.result("hold")
             let stalledSink = try #require(handler.held)
             let line = JSONRPC.notificationLine(ChangeNotification(seq: 1, kind: "message_inserted", writerPid: 1, createdAtMs: 0, text: String(repeating: "x", count: 4000)))
