@@ -60,7 +60,7 @@ final class RelayConnections: Sendable {
 
         let config = own.map { $0.url == url ? $0 : RelayConfiguration(url: url) } ?? RelayConfiguration(url: url)
         let connection: RelayConnection
-        do {
+        do throws(RelayError) {
             connection = try RelayConnection.connect(config, options: options) { [onReconnect] event in
                 switch event {
                 case .disconnected: DaemonLog.warning("relay \(url) connection lost; the outbox keeps its pushes pending")
@@ -69,7 +69,12 @@ final class RelayConnections: Sendable {
                     onReconnect()
                 }
             }
-            try connection.ensureStream()  // a relay no receiver has used yet has no stream
+            do throws(RelayError) {
+                try connection.ensureStream()  // a relay no receiver has used yet has no stream
+            } catch {
+                connection.close()
+                throw error
+            }
         } catch {
             state.withLock { state in state.failed[key] = (WallClock.nowMs() + Self.connectRetryMs, error) }
             throw error
