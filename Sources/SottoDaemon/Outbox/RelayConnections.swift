@@ -61,9 +61,12 @@ final class RelayConnections: Sendable {
         let config = own.map { $0.url == url ? $0 : RelayConfiguration(url: url) } ?? RelayConfiguration(url: url)
         let connection: RelayConnection
         do throws(RelayError) {
-            connection = try RelayConnection.connect(config, options: options) { [onReconnect] event in
+            connection = try RelayConnection.connect(config, options: options) { [weak self, onReconnect] event in
                 switch event {
-                case .disconnected: DaemonLog.warning("relay \(url) connection lost; the outbox keeps its pushes pending")
+                case .disconnected:
+                    // closeAll's own disconnect at shutdown is no loss worth a warning.
+                    guard let self, !self.state.withLock({ $0.closed }) else { return }
+                    DaemonLog.warning("relay \(url) connection lost; the outbox keeps its pushes pending")
                 case .reconnected:
                     DaemonLog.info("relay \(url) reconnected")
                     onReconnect()
