@@ -15,7 +15,11 @@ struct UserServiceTests {
     static let uid = UInt32(61_000 + getpid() % 4_000)
 
     @Test("install, push, kill, upgrade, uninstall under systemd --user")
-    func lifecycle() throws {
+    func lifecycle() async throws {
+        try await onOwnThread { try self.lifecycleSteps() }  // a minute of blocking steps
+    }
+
+    private func lifecycleSteps() throws {
         let (started, skip) = try SystemdUserManager.start(uid: Self.uid)
         guard let manager = started else {
             print("SKIPPED 'A real service manager': \(skip ?? "the sandbox cannot be made here")")

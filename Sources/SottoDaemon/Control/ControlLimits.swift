@@ -24,6 +24,9 @@ struct ControlLimits: Sendable, Equatable {
     var maxPendingOutputBytes = 8 * 1024 * 1024
     /// No further request of a client is read while this much output waits for it.
     var pauseReadingAboveOutputBytes = 256 * 1024
+    /// How long a stop waits for the requests in flight to be answered before it closes
+    /// their connections anyway.
+    var stopGraceSeconds: Int64 = 5
 
     static let defaultMaxConnections = 1024
     /// File descriptors left for everything else: database, keystore, pushes, sockets.

@@ -40,7 +40,6 @@ final class ControlServer: Sendable {
     }
 
     /// How long `stop` lets connections finish their request before closing them anyway.
-    static let stopGrace = TimeAmount.seconds(5)
 
     enum Failure: Error, CustomStringConvertible {
         case socket(String)
@@ -98,7 +97,7 @@ final class ControlServer: Sendable {
     }
 
     /// Stops accepting, lets every connection finish the request it is in and write its
-    /// replies (for at most `stopGrace`), closes them, and removes the socket file. The
+    /// replies (for at most `limits.stopGraceSeconds`), closes them, and removes the socket file. The
     /// second and later calls do nothing.
     func stop() async {
         let previous = state.withLock { state in
@@ -115,7 +114,7 @@ final class ControlServer: Sendable {
             let registry = self.registry
             do {
                 try await eventLoop.flatSubmit { registry.value.closeAll(on: registry.eventLoop) }
-                    .withTimeout(Self.stopGrace, on: eventLoop).get()
+                    .withTimeout(.seconds(limits.stopGraceSeconds), on: eventLoop).get()
             } catch {
                 try? await eventLoop.submit { for connection in registry.value.openConnections { connection.close() } }.get()
             }

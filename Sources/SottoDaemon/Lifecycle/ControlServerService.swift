@@ -19,6 +19,6 @@ struct ControlServerService: Service {
             throw error
         }
         try? await gracefulShutdown()  // thrown only when cancelled: stop either way
-        await server.stop()  // answers the requests in flight (at most ControlServer.stopGrace)
+        await server.stop()  // answers the requests in flight (at most ControlLimits.stopGraceSeconds)
     }
 }

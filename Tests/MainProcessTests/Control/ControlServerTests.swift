@@ -76,22 +76,17 @@ struct ControlServerTests {
         return (directory, directory.path + "/control.sock")
     }
 
-    /// Blocking client I/O runs off the cooperative pool, which the server's handler tasks need.
-    static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try work() }) }.start()
-        }
-    }
-
     @Test("stop: no new clients, the request in flight is answered, every connection closed, the socket removed")
     func gracefulStop() async throws {
         let (directory, path) = try Self.socketPath()
         _ = directory
         let handler = GatedHandler()
-        let server = try ControlServer.listen(path: path, limits: ControlLimits(maxConnections: 8), handler: handler)
+        var limits = ControlLimits(maxConnections: 8)
+        limits.stopGraceSeconds = Int64(Self.patienceSeconds)  // the answer needs a pool thread, see patienceSeconds
+        let server = try ControlServer.listen(path: path, limits: limits, handler: handler)
         try await server.start()
 
-        let (busy, idle) = try await Self.onThread {
+        let (busy, idle) = try await onOwnThread {
             let busy = try ControlSocketClient(path: path, timeoutSeconds: Self.patienceSeconds)
             let idle = try ControlSocketClient(path: path, timeoutSeconds: Self.patienceSeconds)
             #expect(try idle.result("status")["method"] as? String == "status")
@@ -101,7 +96,7 @@ struct ControlServerTests {
         }
 
         let stopping = Task { await server.stop() }
-        try await Self.onThread {
+        try await onOwnThread {
             #expect(idle.readUntilClosed(), "an idle connection is closed at once")
             #expect((try? ControlSocketClient(path: path, timeoutSeconds: 1)) == nil, "no new client is accepted")
             handler.openGate()
@@ -125,7 +120,7 @@ struct ControlServerTests {
         let server = try ControlServer.listen(path: path, limits: limits, handler: handler)
         try await server.start()
 
-        try await Self.onThread {
+        try await onOwnThread {
             let reader = try ControlSocketClient(path: path, timeoutSeconds: Self.patienceSeconds)
             _ = try reader.result("hold")
             let sink = try #require(handler.held)
