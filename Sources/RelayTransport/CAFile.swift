@@ -36,33 +36,8 @@ public enum CAFile {
     }
 
     private static func readText(_ path: String) throws(RelayError) -> String {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw .malformedCA("cannot read CA file \(path): \(String(cString: strerror(errno)))")
-        }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .malformedCA("\(path) is not a regular file") }
-        guard info.st_mode & 0o022 == 0 else {
-            throw .malformedCA("\(path) is writable by others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 644 it")
-        }
-        guard info.st_size > 0, info.st_size <= maxBytes else {
-            throw .malformedCA("\(path) is \(info.st_size) bytes; expected 1 to \(maxBytes)")
-        }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .malformedCA("cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: maxBytes + 1)
-        var count = 0
-        while count < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
-            if n < 0, errno == EINTR { continue }
-            guard n >= 0 else { throw .malformedCA("cannot read \(path): \(String(cString: strerror(errno)))") }
-            if n == 0 { break }
-            count += n
-        }
-        guard count <= maxBytes, let text = String(validating: bytes[0..<count], as: UTF8.self) else {
-            throw .malformedCA("\(path) is not UTF-8 text of at most \(maxBytes) bytes")
-        }
-        return text
+        try SettingsFile.read(path, what: "CA file", maxBytes: maxBytes, forbiddenMode: 0o022,
+                              modeProblem: "writable by others", chmod: "644", fail: RelayError.malformedCA)
     }
 }
 

@@ -30,33 +30,8 @@ public enum CredsFile {
     // MARK: - Reading
 
     private static func readText(_ path: String) throws(RelayError) -> String {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw .malformedCredentials("cannot read credentials file \(path): \(String(cString: strerror(errno)))")
-        }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .malformedCredentials("\(path) is not a regular file") }
-        guard info.st_mode & 0o077 == 0 else {
-            throw .malformedCredentials("\(path) is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
-        }
-        guard info.st_size > 0, info.st_size <= maxBytes else {
-            throw .malformedCredentials("\(path) is \(info.st_size) bytes; expected 1 to \(maxBytes)")
-        }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .malformedCredentials("cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: maxBytes + 1)
-        var count = 0
-        while count < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
-            if n < 0, errno == EINTR { continue }
-            guard n >= 0 else { throw .malformedCredentials("cannot read \(path): \(String(cString: strerror(errno)))") }
-            if n == 0 { break }
-            count += n
-        }
-        guard count <= maxBytes, let text = String(validating: bytes[0..<count], as: UTF8.self) else {
-            throw .malformedCredentials("\(path) is not UTF-8 text of at most \(maxBytes) bytes")
-        }
-        return text
+        try SettingsFile.read(path, what: "credentials file", maxBytes: maxBytes, forbiddenMode: 0o077,
+                              modeProblem: "readable by others", chmod: "600", fail: RelayError.malformedCredentials)
     }
 
     /// The one non-empty line between `begin` and `end`; nil when either marker is missing,
