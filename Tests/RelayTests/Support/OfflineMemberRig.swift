@@ -42,8 +42,8 @@ final class OfflineMemberRig: @unchecked Sendable {
     let alice: Identity
     /// Bob's inbox in alice's conversation.
     let trip: Inbox
-    private(set) var relayd: LoggedProcess?
-    private var relaydLog: [String] = []
+    private let relaydRuns = RelaydRuns()
+    var relayd: LoggedProcess? { relaydRuns.current }
     private var publisherConnection: RelayConnection?
 
     private init(tmp: TemporaryDirectory, server: NatsServer, bob: Device, alice: Identity, trip: Inbox) {
@@ -103,26 +103,17 @@ final class OfflineMemberRig: @unchecked Sendable {
     func startRelayd() throws {
         let environment = bob.environment.merging(["SOTTO_RELAY": server.url, "PATH": "/usr/bin:/bin"]) { $1 }
         // --gone-after-ms 500: the purge after an explode within a test's patience (default 10 s).
-        let process = try LoggedProcess.launch(try builtExecutable("sotto-relayd"),
-                                               ["--gone-after-ms", "500", "--ack-wait-ms", "3000", "--retry-min-ms", "200"],
-                                               environment: environment)
-        relayd = process
+        let process = try relaydRuns.launch(["--gone-after-ms", "500", "--ack-wait-ms", "3000", "--retry-min-ms", "200"], environment: environment)
         guard process.waitForLine(containing: "identity added: \(trip.mailbox)", timeout: 30) else {
             throw RelayRigFailure("sotto-relayd did not open bob's mailbox: \(process.output.suffix(8))")
         }
         try waitUntil("bob's consumer exists", timeout: 30) { try self.publisher().consumerState(self.trip.mailbox) != nil }
     }
 
-    func stopRelayd() {
-        guard let relayd else { return }
-        relayd.signal(SIGTERM)
-        _ = relayd.waitForExit()
-        relaydLog += relayd.output
-        self.relayd = nil
-    }
+    func stopRelayd() { relaydRuns.stop() }
 
     /// Every line bob's sotto-relayd printed, across restarts.
-    var relaydOutput: [String] { relaydLog + (relayd?.output ?? []) }
+    var relaydOutput: [String] { relaydRuns.output }
 
     // MARK: - Speaking as a sender
 

@@ -16,8 +16,7 @@ final class RelayPeers: @unchecked Sendable {
     let tmp: TemporaryDirectory
     let server: NatsServer
     private(set) var devices: [String: Device] = [:]
-    private var relayds: [String: LoggedProcess] = [:]
-    private var relaydLog: [String: [String]] = [:]
+    private var relayds: [String: RelaydRuns] = [:]
     private var inspector: RelayConnection?
 
     /// How the tests' own inspecting connection logs in (the devices' credentials).
@@ -72,23 +71,18 @@ final class RelayPeers: @unchecked Sendable {
     func startRelayd(_ name: String, waitForRelay: Bool = true) throws {
         let device = self[name]
         let environment = device.environment.merging(["SOTTO_RELAY": server.url, "PATH": "/usr/bin:/bin"]) { $1 }
-        let process = try LoggedProcess.launch(try builtExecutable("sotto-relayd"),
-                                               ["--ack-wait-ms", "3000", "--retry-min-ms", "200"], environment: environment)
-        relayds[name] = process
+        let runs = relayds[name, default: RelaydRuns()]
+        relayds[name] = runs
+        let process = try runs.launch(["--ack-wait-ms", "3000", "--retry-min-ms", "200"], environment: environment)
         guard process.waitForLine(containing: waitForRelay ? "relay connected:" : "starting:", timeout: 30) else {
             throw RelayRigFailure("\(name)'s sotto-relayd did not start: \(process.output.suffix(8))")
         }
     }
 
-    func stopRelayd(_ name: String) {
-        guard let process = relayds.removeValue(forKey: name) else { return }
-        process.signal(SIGTERM)
-        _ = process.waitForExit()
-        relaydLog[name, default: []] += process.output
-    }
+    func stopRelayd(_ name: String) { relayds[name]?.stop() }
 
     /// Every line the device's sotto-relayd printed, across restarts.
-    func relaydOutput(_ name: String) -> [String] { relaydLog[name, default: []] + (relayds[name]?.output ?? []) }
+    func relaydOutput(_ name: String) -> [String] { relayds[name]?.output ?? [] }
 
     // MARK: - Conversations
 

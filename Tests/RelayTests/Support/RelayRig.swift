@@ -18,10 +18,10 @@ final class RelayRig: @unchecked Sendable {
     let fixture: WorkerFixture
     let server: NatsServer
     let mailbox: Mailbox
-    private(set) var relayd: LoggedProcess?
+    private let relaydRuns = RelaydRuns()
+    var relayd: LoggedProcess? { relaydRuns.current }
     private var pushSocket: PushSocketServer?
     private var publisherConnection: RelayConnection?
-    private var relaydLog: [String] = []
 
     var pushSocketPath: String { fixture.runtimeDirectory + "/push.sock" }
 
@@ -73,8 +73,7 @@ final class RelayRig: @unchecked Sendable {
     /// may be down: then only until it started).
     func startRelayd(arguments: [String] = ["--ack-wait-ms", "3000", "--retry-min-ms", "200"],
                      waitForMailbox: Bool = true) throws {
-        let process = try LoggedProcess.launch(try builtExecutable("sotto-relayd"), arguments, environment: relaydEnvironment)
-        relayd = process
+        let process = try relaydRuns.launch(arguments, environment: relaydEnvironment)
         let ready = waitForMailbox ? "identity added: \(mailbox)" : "starting:"
         guard process.waitForLine(containing: ready, timeout: 30) else {
             throw RelayRigFailure("sotto-relayd did not start: \(process.output.suffix(8))")
@@ -85,24 +84,12 @@ final class RelayRig: @unchecked Sendable {
     }
 
     /// SIGKILL sotto-relayd (a crash at whatever point it was).
-    func killRelayd() {
-        guard let relayd else { return }
-        relayd.signal(SIGKILL)
-        _ = relayd.waitForExit()
-        relaydLog += relayd.output
-        self.relayd = nil
-    }
+    func killRelayd() { relaydRuns.stop(SIGKILL) }
 
-    func stopRelayd() {
-        guard let relayd else { return }
-        relayd.signal(SIGTERM)
-        _ = relayd.waitForExit()
-        relaydLog += relayd.output
-        self.relayd = nil
-    }
+    func stopRelayd() { relaydRuns.stop() }
 
     /// Every line sotto-relayd printed, across restarts.
-    var relaydOutput: [String] { relaydLog + (relayd?.output ?? []) }
+    var relaydOutput: [String] { relaydRuns.output }
 
     // MARK: - The senders
 
