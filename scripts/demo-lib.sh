@@ -129,6 +129,13 @@ state_is() { on "$1" ls --json | jq -e --arg c "$2" --arg s "$3" '.conversations
 gone() { ! on "$1" ls --json | jq -e --arg c "$2" '.conversations | any(.id == $c)'; }
 expires_set() { on "$1" ls --json | jq -e --arg c "$2" '.conversations | any(.id == $c and .expiresAtMs != null)'; }
 message_id() { messages "$1" "$2" | jq -r --arg t "$3" '[.messages[] | select(.text == $t)][0].id'; }
+# FROM sends TEXT in CONVERSATION and says so, then waits until TO has it.
+send_and_see() {
+  local from=$1 to=$2 conversation=$3 text=$4
+  on "$from" send "$conversation" "$text" >/dev/null
+  say "$from: $text"
+  wait_until "$to received it" 20 has_text "$to" "$conversation" "$text"
+}
 
 transcript() {
   local device=$1 conversation=$2

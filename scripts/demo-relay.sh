@@ -90,12 +90,8 @@ say "bob: asked to join (his join request goes to alice's mailbox on the relay)"
 wait_until "alice accepted bob and bob's conversation is active" 30 state_is bob "$CLUB" active
 
 step "both online: a message each way through the relay"
-on alice send "$CLUB" "Welcome Bob! First book: Solaris" >/dev/null
-say "alice: Welcome Bob! First book: Solaris"
-wait_until "bob received it" 20 has_text bob "$CLUB" "Welcome Bob! First book: Solaris"
-on bob send "$CLUB" "Great choice, I'm in" >/dev/null
-say "bob: Great choice, I'm in"
-wait_until "alice received it" 20 has_text alice "$CLUB" "Great choice, I'm in"
+send_and_see alice bob "$CLUB" "Welcome Bob! First book: Solaris"
+send_and_see bob alice "$CLUB" "Great choice, I'm in"
 wait_until "bob's message shows as relayed" 20 status_is bob "$CLUB" "Great choice, I'm in" relayed
 
 # ---- offline delivery: the point of the relay --------------------------------------------

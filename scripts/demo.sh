@@ -35,12 +35,8 @@ on bob join "$CODE" --profile-name Bob --json | jq -r '"bob: asked to join, conv
 wait_until "alice's daemon accepted bob and bob's conversation is active" 20 state_is bob "$TRIP" active
 
 step "messages both ways"
-on alice send "$TRIP" "Hi Bob, train at 9?" >/dev/null
-say "alice: Hi Bob, train at 9?"
-wait_until "bob received it" 20 has_text bob "$TRIP" "Hi Bob, train at 9?"
-on bob send "$TRIP" "Yes! I'll bring coffee." >/dev/null
-say "bob: Yes! I'll bring coffee."
-wait_until "alice received it" 20 has_text alice "$TRIP" "Yes! I'll bring coffee."
+send_and_see alice bob "$TRIP" "Hi Bob, train at 9?"
+send_and_see bob alice "$TRIP" "Yes! I'll bring coffee."
 wait_until "bob's message shows as sent" 20 delivered bob "$TRIP" "Yes! I'll bring coffee."
 
 step "a reply and a reaction"
