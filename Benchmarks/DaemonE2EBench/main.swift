@@ -21,40 +21,6 @@ func summary(_ values: [Double]) -> String {
     return "p50 \(ms(percentile(sorted, 0.5))), p99 \(ms(percentile(sorted, 0.99))), max \(ms(sorted.last!)) (n=\(sorted.count))"
 }
 
-/// Collects `change` notifications on its own thread: messageId → arrival (monotonic ns).
-final class Subscriber: @unchecked Sendable {
-    private let client: ControlClient
-    private let lock = NSCondition()
-    private var arrivals: [String: UInt64] = [:]
-
-    init(daemon: DaemonProcess) throws {
-        client = try ControlClient.connect(path: daemon.home.controlSocketPath)
-        _ = try client.call(SubscribeParams())
-        let thread = Thread { [self] in
-            for change in client.changes {
-                let at = WallClock.monotonicNs()
-                guard change.kind == ChangeKind.messageInserted.rawValue, let id = change.entityId else { continue }
-                lock.lock()
-                arrivals[id] = at
-                lock.broadcast()
-                lock.unlock()
-            }
-        }
-        thread.start()
-    }
-
-    /// Waits (on the condition, deadline 10 s) until the change for `messageId` arrived.
-    func arrival(of messageId: String) -> UInt64? {
-        lock.lock()
-        defer { lock.unlock() }
-        let deadline = Date().addingTimeInterval(10)
-        while arrivals[messageId] == nil {
-            if !lock.wait(until: deadline) { return nil }
-        }
-        return arrivals[messageId]
-    }
-}
-
 func pushLatency(pushes: Int, warmUp: Int) throws {
     let home = try DaemonHome()
     let daemon = try DaemonProcess.start(home: home)
@@ -62,7 +28,7 @@ func pushLatency(pushes: Int, warmUp: Int) throws {
     let control = try ControlClient.connect(path: home.controlSocketPath)
     let conversationId = try control.call(NewConversationParams()).conversationId
     let remote = try RemoteMember.join(conversationId: conversationId, databasePath: home.databasePath)
-    let subscriber = try Subscriber(daemon: daemon)
+    let subscriber = try MessageArrivals(controlSocketPath: daemon.home.controlSocketPath) { $0.entityId }
     let worker = try builtExecutable("sotto-notify")
 
     var latencies: [Double] = []
@@ -77,7 +43,7 @@ func pushLatency(pushes: Int, warmUp: Int) throws {
         let ackNs = WallClock.monotonicNs()
         _ = child.finish()
         guard case .ok(let messageId, _)? = PushAck.parse(Array(line.utf8)) else { fatalError("refused: \(line)") }
-        guard let arrived = subscriber.arrival(of: messageId) else { fatalError("no change for \(messageId)") }
+        guard let arrived = subscriber.arrival(of: messageId, timeoutSeconds: 10) else { fatalError("no change for \(messageId)") }
         if index >= warmUp {
             latencies.append(Double(Int64(arrived) - Int64(ackNs)) / 1e6)
             workerTimes.append(Double(ackNs - spawned) / 1e6)

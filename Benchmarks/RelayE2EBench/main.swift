@@ -32,43 +32,6 @@ struct BenchFailure: Error, CustomStringConvertible {
     let description: String
 }
 
-// MARK: - Bob's subscriber
-
-/// Collects bob's `messageInserted` changes on its own thread: text → arrival (monotonic ns).
-/// Keyed by text because every send's text is unique and the change carries it.
-final class Subscriber: @unchecked Sendable {
-    private let client: ControlClient
-    private let lock = NSCondition()
-    private var arrivals: [String: UInt64] = [:]
-
-    init(controlSocketPath: String, conversationId: String) throws {
-        client = try ControlClient.connect(path: controlSocketPath)
-        _ = try client.call(SubscribeParams(conversation: conversationId))
-        let thread = Thread { [self] in
-            for change in client.changes {
-                let at = WallClock.monotonicNs()
-                guard change.kind == ChangeKind.messageInserted.rawValue, let text = change.text else { continue }
-                lock.lock()
-                arrivals[text] = at
-                lock.broadcast()
-                lock.unlock()
-            }
-        }
-        thread.start()
-    }
-
-    /// Waits (on the condition, deadline 30 s) until the change for `text` arrived.
-    func arrival(of text: String) -> UInt64? {
-        lock.lock()
-        defer { lock.unlock() }
-        let deadline = Date().addingTimeInterval(30)
-        while arrivals[text] == nil {
-            if !lock.wait(until: deadline) { return nil }
-        }
-        return arrivals.removeValue(forKey: text)
-    }
-}
-
 // MARK: - One path
 
 /// Two fresh devices in a conversation, alice sending to bob either through a relay or
@@ -80,7 +43,7 @@ final class BenchPath {
     private var devices: [Device] = []
     private var relayds: [LoggedProcess] = []
     private var conversationId = ""
-    private var subscriber: Subscriber?
+    private var subscriber: MessageArrivals?
     private var sender: ControlClient?
     private(set) var latencies: [Double] = []
     private(set) var sendCalls: [Double] = []
@@ -123,7 +86,8 @@ final class BenchPath {
         try bob.waitUntil("bob's conversation is active", timeoutMs: 30_000) {
             try bob.conversation(id)?["state"] as? String == "active"
         }
-        subscriber = try Subscriber(controlSocketPath: bob.runtime.controlSocketPath, conversationId: id)
+        // Keyed by text: every send's text is unique and the change carries it.
+        subscriber = try MessageArrivals(controlSocketPath: bob.runtime.controlSocketPath, conversationId: id) { $0.text }
         sender = try ControlClient.connect(path: alice.runtime.controlSocketPath)
     }
 
@@ -134,7 +98,7 @@ final class BenchPath {
         let called = WallClock.monotonicNs()
         _ = try sender.call(SendMessageParams(conversation: conversationId, text: text))
         let returned = WallClock.monotonicNs()
-        guard let arrived = subscriber.arrival(of: text) else {
+        guard let arrived = subscriber.arrival(of: text, timeoutSeconds: 30) else {
             throw BenchFailure(description: "\(name): bob's subscriber never saw \"\(text)\"; alice's log: \(devices[0].daemonLog.suffix(800))")
         }
         guard !warmUp else { return }
