@@ -26,6 +26,13 @@ final class Receiver {
     private let acks = AckPipeline()
     private var relay: RelayConnection?
     private var slots: [Mailbox: MailboxSlot] = [:]
+    /// The mailboxes this device holds consumers for, on disk (docs/adr/0030), and what was
+    /// last written there (nil: not known to match anything, write it at the next scan).
+    private let record: MailboxRecord
+    private var recorded: Set<Mailbox>?
+    /// Mailboxes an earlier run recorded, not yet compared with the keystore (the first scan does).
+    private var fromRecord: Set<Mailbox> = []
+    private var recordWriteFailures = 0
 
     private var connectFailures = 0
     private var nextConnectAt: Int64 = 0
@@ -42,6 +49,8 @@ final class Receiver {
         self.options = options
         watcher = KeystoreWatcher(directory: options.group.keystorePath)
         delivery = PushDelivery(socketPath: options.runtime.pushSocketPath)
+        record = MailboxRecord(groupDirectory: options.group.path)
+        loadRecord()
     }
 
     func run() -> Never {
@@ -101,7 +110,7 @@ final class Receiver {
                 }
             }
             do {
-                try connection.ensureStream()
+                logStreamCheck(try connection.ensureStream(MailboxStream(maxAgeMs: options.mailboxMaxAgeMs)))
             } catch {
                 connection.close()
                 throw error
@@ -120,6 +129,63 @@ final class Receiver {
                 RelaydLog.warning("relay \(options.relay.url) not reachable (\(error)); retrying")
             }
             nextConnectAt = now + min(250 << Int64(min(connectFailures, 5)), 5_000)
+        }
+    }
+
+    private func logStreamCheck(_ check: MailboxStreamCheck) {
+        switch check {
+        case .created:
+            RelaydLog.info("mailbox stream created: messages kept at most \(Self.describe(ms: options.mailboxMaxAgeMs))")
+        case .found(let maxAgeMs) where maxAgeMs != options.mailboxMaxAgeMs:
+            RelaydLog.info("mailbox stream keeps messages at most \(Self.describe(ms: maxAgeMs)) (set by the relay's operator)")
+        case .found:
+            break
+        case .ageLimitAdded(let maxAgeMs):
+            RelaydLog.info("mailbox stream had no age limit: messages are now kept at most \(Self.describe(ms: maxAgeMs))")
+        case .ageLimitRefused(let why):
+            RelaydLog.warning("mailbox stream has no age limit and the relay refused to add one (\(why)): "
+                              + "a message published into a retired mailbox stays until the relay's operator sets one")
+        }
+    }
+
+    private static func describe(ms: Int64) -> String {
+        ms % 86_400_000 == 0 ? "\(ms / 86_400_000) days" : "\(ms) ms"
+    }
+
+    // MARK: - The mailbox record (docs/adr/0030)
+
+    /// The mailboxes an earlier run held. The first scan retires those whose identity left the
+    /// keystore while relayd was down (or died halfway through retiring it), like any other,
+    /// and only those: other devices' consumers on the relay are never touched.
+    private func loadRecord() {
+        switch record.load() {
+        case .absent:
+            recorded = nil
+        case .mailboxes(let boxes):
+            recorded = boxes
+            fromRecord = boxes
+        case .refused(let why):
+            recorded = nil
+            RelaydLog.error("ignoring the mailbox record \(record.path) (\(why)); it is rewritten from the keystore, "
+                            + "and a consumer of an identity deleted while relayd was down may stay on the relay")
+        }
+    }
+
+    /// Writes the record when the slots differ from it: before a new slot's consumer is
+    /// created (the loop opens after the scan), and after a retirement.
+    private func saveRecordIfChanged() {
+        let current = Set(slots.keys)
+        guard current != recorded else { return }
+        do throws(MailboxRecord.WriteFailure) {
+            try record.save(current)
+            recorded = current
+            recordWriteFailures = 0
+        } catch {
+            recordWriteFailures += 1
+            if recordWriteFailures % 60 == 1 {
+                RelaydLog.warning("cannot write the mailbox record (\(error)); retrying every 5 s")
+            }
+            nextRescanAt = min(nextRescanAt, MonotonicClock.nowMs() + 5_000)
         }
     }
 
@@ -144,6 +210,13 @@ final class Receiver {
                 RelaydLog.info("identity added: \(mailbox)")
             }
         }
+        for mailbox in fromRecord where slots[mailbox] == nil {
+            let slot = MailboxSlot(mailbox: mailbox)
+            slot.missingSince = now
+            slots[mailbox] = slot
+            RelaydLog.info("identity left the keystore while relayd was away; retiring: \(mailbox)")
+        }
+        fromRecord = []
         for (mailbox, slot) in slots where !found.contains(mailbox.clientId) {
             let since = slot.missingSince ?? now
             slot.missingSince = since
@@ -153,6 +226,7 @@ final class Receiver {
                 nextRescanAt = min(nextRescanAt, since + options.goneAfterMs)
             }
         }
+        saveRecordIfChanged()
     }
 
     /// The identity left the keystore (an explode or an inbox deletion): its consumer and
@@ -161,9 +235,10 @@ final class Receiver {
         guard let relay else { return }  // done once the relay is back
         slot.close()
         do {
-            // Purge first: a crash between the two then leaves an empty consumer, never ciphertext
-            // (a restarted relayd no longer knows the identity and would not come back to it).
+            // Purge first: a crash between the two leaves an empty consumer, never ciphertext;
+            // the mailbox record brings a restarted relayd back to it (docs/adr/0029, 0030).
             try relay.purge(slot.mailbox)
+            CrashPoint.reach("relayd.retire.purged")
             try relay.deleteConsumer(slot.mailbox)
             slots[slot.mailbox] = nil
             RelaydLog.info("identity gone: consumer deleted and mailbox purged: \(slot.mailbox)")
@@ -189,7 +264,7 @@ final class Receiver {
             slot.close()
             slot.openRetryAt = now + 1_000
             RelaydLog.warning("cannot open \(slot.mailbox) (\(error)); retrying")
-            try? relay.ensureStream()  // a relay that lost its store has no stream either
+            _ = try? relay.ensureStream(MailboxStream(maxAgeMs: options.mailboxMaxAgeMs))  // a relay that lost its store has no stream either
         }
     }
 

@@ -20,6 +20,9 @@ struct RelaydOptions {
     /// An identity missing from the keystore this long is gone: its consumer is deleted and
     /// its mailbox purged (a rename in progress must not purge a live mailbox).
     var goneAfterMs: Int64 = 10_000
+    /// The mailbox stream's maximum age when this relayd creates it or adds the missing limit
+    /// (docs/adr/0030). Only a test shortens it (`--test-mailbox-max-age-ms`).
+    var mailboxMaxAgeMs: Int64 = MailboxStream.defaultMaxAgeMs
 
     /// The environment variables read (directories, relay, credentials).
     static let environmentNames = ["SOTTO_GROUP_DIR", "XDG_DATA_HOME", "HOME", "SOTTO_RUNTIME_DIR", "XDG_RUNTIME_DIR",
@@ -37,6 +40,7 @@ struct RelaydOptions {
     static let usage = """
         usage: sotto-relayd [--relay nats://HOST:PORT | tls://HOST:PORT] [--ack-wait-ms MS]
                             [--retry-min-ms MS] [--retry-max-ms MS] [--gone-after-ms MS]
+                            [--test-mailbox-max-age-ms MS]
 
         Sotto's relay receiver: holds one durable consumer per identity in the keystore on
         the device's relay (NATS JetStream) and hands each message to push.sock, as a
@@ -46,11 +50,14 @@ struct RelaydOptions {
         .creds file) or SOTTO_RELAY_USER + SOTTO_RELAY_PASSWORD, SOTTO_RELAY_CA (a PEM
         file of the CA a tls:// relay's certificate comes from), SOTTO_GROUP_DIR,
         SOTTO_RUNTIME_DIR. Exit status 78: malformed relay URL, credentials or CA file.
+
+        --test-mailbox-max-age-ms is for tests only: the age limit (1000 ms to 30 days,
+        default 30 days) given to the relay's mailbox stream if this relayd creates it.
         """
 
     static func parse(_ arguments: [String], environment: [String: String]) throws(Failure) -> RelaydOptions {
         var env = environment
-        var ackWait: Int64?, retryMin: Int64?, retryMax: Int64?, goneAfter: Int64?
+        var ackWait: Int64?, retryMin: Int64?, retryMax: Int64?, goneAfter: Int64?, maxAge: Int64?
         var index = 1
         func value(_ flag: String) throws(Failure) -> String {
             index += 1
@@ -72,6 +79,11 @@ struct RelaydOptions {
             case "--retry-min-ms": retryMin = try milliseconds(argument)
             case "--retry-max-ms": retryMax = try milliseconds(argument)
             case "--gone-after-ms": goneAfter = try milliseconds(argument)
+            case "--test-mailbox-max-age-ms":
+                guard let ms = Int64(try value(argument)), (1_000...MailboxStream.defaultMaxAgeMs).contains(ms) else {
+                    throw .usage("\(argument) takes milliseconds between 1000 and \(MailboxStream.defaultMaxAgeMs)")
+                }
+                maxAge = ms
             case "-h", "--help": throw .help
             default: throw .usage("unknown argument '\(argument)'")
             }
@@ -96,6 +108,7 @@ struct RelaydOptions {
         if let retryMin { options.retryMinMs = retryMin }
         if let retryMax { options.retryMaxMs = retryMax }
         if let goneAfter { options.goneAfterMs = goneAfter }
+        if let maxAge { options.mailboxMaxAgeMs = maxAge }
         guard options.retryMinMs <= options.retryMaxMs else { throw .usage("--retry-min-ms is above --retry-max-ms") }
         return options
     }

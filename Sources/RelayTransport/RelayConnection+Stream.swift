@@ -31,20 +31,19 @@ public struct ConsumerState: Sendable, Equatable {
 // MARK: - The mailbox stream (docs/adr/0026)
 
 extension RelayConnection {
-    /// How long the stream remembers a `Nats-Msg-Id` to drop a second publish of it: longer
-    /// than a sender's outbox retry (up to 5 min), so a retried publish is not stored twice.
-    public static let duplicateWindowNs: Int64 = 10 * 60 * 1_000_000_000
-
-    /// Creates the mailbox stream if it does not exist: subjects `sotto.mb.>`, file storage,
-    /// work-queue retention (a message is deleted once its consumer acks or terminates it), at
-    /// most one push (4096 bytes plus headers) per message. `replicas` is 3 on a 3-node relay.
-    public func ensureStream(replicas: Int = 1) throws(RelayError) {
+    /// Makes sure the mailbox stream exists with an age limit: creates it from `stream` if it
+    /// is missing; a stream made without an age limit (before docs/adr/0030) gets
+    /// `stream.maxAgeMs` added, its other settings (replicas first) kept. An age limit already
+    /// there, ours or its operator's, is left alone. Throws only when the stream can be
+    /// neither found nor created; a refused update is `.ageLimitRefused`, not an error.
+    @discardableResult
+    public func ensureStream(_ stream: MailboxStream = MailboxStream()) throws(RelayError) -> MailboxStreamCheck {
         var info: UnsafeMutablePointer<jsStreamInfo>?
         var jsError = jsErrCode(0)
         let found = js_GetStreamInfo(&info, jetStream, Mailbox.streamName, nil, &jsError)
-        if found == NATS_OK {
-            jsStreamInfo_Destroy(info)
-            return
+        if found == NATS_OK, let info {
+            defer { jsStreamInfo_Destroy(info) }
+            return addAgeLimitIfMissing(info, stream: stream)
         }
         guard found == NATS_NOT_FOUND else { throw NatsCall.error(found, "look up the mailbox stream", jsError: jsError) }
 
@@ -59,21 +58,50 @@ extension RelayConnection {
                     config.SubjectsLen = 1
                     config.Retention = js_WorkQueuePolicy
                     config.Storage = js_FileStorage
-                    config.Replicas = Int64(replicas)
-                    config.Duplicates = Self.duplicateWindowNs
-                    config.MaxMsgSize = 8192
+                    config.Replicas = Int64(stream.replicas)
+                    config.Duplicates = stream.effectiveDuplicateWindowMs * 1_000_000
+                    config.MaxAge = stream.maxAgeMs * 1_000_000
+                    config.MaxMsgSize = MailboxStream.maxMessageBytes
                     jsError = jsErrCode(0)
                     return js_AddStream(&info, jetStream, &config, nil, &jsError)
                 }
             }
         }
-        if status == NATS_OK { jsStreamInfo_Destroy(info); return }
+        if status == NATS_OK { jsStreamInfo_Destroy(info); return .created }
         // Another device created it in between: fine.
-        if js_GetStreamInfo(&info, jetStream, Mailbox.streamName, nil, nil) == NATS_OK {
-            jsStreamInfo_Destroy(info)
-            return
+        if js_GetStreamInfo(&info, jetStream, Mailbox.streamName, nil, nil) == NATS_OK, let info {
+            defer { jsStreamInfo_Destroy(info) }
+            return addAgeLimitIfMissing(info, stream: stream)
         }
         throw NatsCall.error(status, "create the mailbox stream", jsError: jsError)
+    }
+
+    /// The existing stream's configuration with `MaxAge` set, when it had none (0).
+    private func addAgeLimitIfMissing(_ info: UnsafeMutablePointer<jsStreamInfo>, stream: MailboxStream) -> MailboxStreamCheck {
+        guard let existing = info.pointee.Config else { return .ageLimitRefused("the relay sent no stream configuration") }
+        if existing.pointee.MaxAge > 0 || stream.maxAgeMs <= 0 { return .found(maxAgeMs: existing.pointee.MaxAge / 1_000_000) }
+        var config = existing.pointee  // its strings stay owned by `info`, alive until we return
+        config.MaxAge = stream.maxAgeMs * 1_000_000
+        config.Duplicates = min(config.Duplicates, config.MaxAge)
+        var updated: UnsafeMutablePointer<jsStreamInfo>?
+        var jsError = jsErrCode(0)
+        let status = js_UpdateStream(&updated, jetStream, &config, nil, &jsError)
+        guard status == NATS_OK else {
+            return .ageLimitRefused(NatsCall.error(status, "add an age limit to the mailbox stream", jsError: jsError).description)
+        }
+        jsStreamInfo_Destroy(updated)
+        return .ageLimitAdded(maxAgeMs: stream.maxAgeMs)
+    }
+
+    /// The mailbox stream's maximum age in milliseconds; 0 when it has none.
+    public func streamMaxAgeMs() throws(RelayError) -> Int64 {
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var jsError = jsErrCode(0)
+        try NatsCall.check(js_GetStreamInfo(&info, jetStream, Mailbox.streamName, nil, &jsError), "stream info",
+                           jsError: jsError)
+        guard let info else { return 0 }
+        defer { jsStreamInfo_Destroy(info) }
+        return (info.pointee.Config?.pointee.MaxAge ?? 0) / 1_000_000
     }
 
     /// Publishes one push into `mailbox` with `Nats-Msg-Id: messageId` and waits for the

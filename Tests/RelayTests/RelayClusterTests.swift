@@ -22,7 +22,7 @@ struct RelayClusterTests {
         let publisher = try RelayConnection.connect(RelayConfiguration(url: try RelayURL.parse(cluster.nodes[1].url)),
                                                     options: options)
         defer { publisher.close() }
-        try waitUntil("the R3 stream created", timeout: 60) { (try? publisher.ensureStream(replicas: 3)) != nil }
+        try waitUntil("the R3 stream created", timeout: 60) { (try? publisher.ensureStream(MailboxStream(replicas: 3))) != nil }
 
         let worker = try builtExecutable("sotto-notify")
         let socket = try PushSocketServer.start(socketPath: fixture.runtimeDirectory + "/push.sock", accept: false,

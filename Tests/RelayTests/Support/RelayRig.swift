@@ -72,8 +72,8 @@ final class RelayRig: @unchecked Sendable {
     /// Starts sotto-relayd and waits until it has opened the recipient's mailbox (the relay
     /// may be down: then only until it started).
     func startRelayd(arguments: [String] = ["--ack-wait-ms", "3000", "--retry-min-ms", "200"],
-                     waitForMailbox: Bool = true) throws {
-        let process = try relaydRuns.launch(arguments, environment: relaydEnvironment)
+                     waitForMailbox: Bool = true, extraEnvironment: [String: String] = [:]) throws {
+        let process = try relaydRuns.launch(arguments, environment: relaydEnvironment.merging(extraEnvironment) { $1 })
         let ready = waitForMailbox ? "identity added: \(mailbox)" : "starting:"
         guard process.waitForLine(containing: ready, timeout: 30) else {
             throw RelayRigFailure("sotto-relayd did not start: \(process.output.suffix(8))")
