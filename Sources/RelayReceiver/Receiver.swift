@@ -137,7 +137,7 @@ final class Receiver {
         case .created:
             RelaydLog.info("mailbox stream created: messages kept at most \(Self.describe(ms: options.mailboxMaxAgeMs))")
         case .found(let maxAgeMs) where maxAgeMs != options.mailboxMaxAgeMs:
-            RelaydLog.info("mailbox stream keeps messages at most \(Self.describe(ms: maxAgeMs)) (set by the relay's operator)")
+            RelaydLog.info("mailbox stream keeps messages at most \(Self.describe(ms: maxAgeMs)) (the relay's own setting, kept)")
         case .found:
             break
         case .ageLimitAdded(let maxAgeMs):
