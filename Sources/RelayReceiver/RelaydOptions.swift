@@ -52,7 +52,8 @@ struct RelaydOptions {
         SOTTO_RUNTIME_DIR. Exit status 78: malformed relay URL, credentials or CA file.
 
         --test-mailbox-max-age-ms is for tests only: the age limit (1000 ms to 30 days,
-        default 30 days) given to the relay's mailbox stream if this relayd creates it.
+        default 30 days) given to the mailbox stream if this relayd creates it or adds
+        the limit to a stream that has none.
         """
 
     static func parse(_ arguments: [String], environment: [String: String]) throws(Failure) -> RelaydOptions {
