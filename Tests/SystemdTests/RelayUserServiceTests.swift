@@ -43,15 +43,17 @@ struct RelayUserServiceTests {
         let server = try NatsServer.prepare(storeDirectory: tmp.path + "/jetstream", extraArguments: ["--user", user, "--pass", password])
         try server.restart()
         defer { server.stop() }
+        // A host name, as a real relay has, resolved inside the units' sandbox.
+        let relay = "nats://localhost:\(server.port)"
 
         // README: install, the relay file, restart sotto, enable sotto-relayd.
-        try installAndConfigure(me, relayLine: "SOTTO_RELAY=\(server.url)\nSOTTO_RELAY_USER=\(user)\nSOTTO_RELAY_PASSWORD=\(password)")
+        try installAndConfigure(me, relayLine: "SOTTO_RELAY=\(relay)\nSOTTO_RELAY_USER=\(user)\nSOTTO_RELAY_PASSWORD=\(password)")
         #expect(try me.systemctl(["restart", "sotto"]).status == 0, "\(me.journal("sotto.service").suffix(10))")
         let enable = try me.systemctl(["enable", "--now", "sotto-relayd"])
         #expect(enable.status == 0, "enable --now sotto-relayd: \(enable.stderr)")
         #expect(try me.property("sotto.service", "ActiveState") == "active")
-        try me.waitUntil("sotto-relayd connected to \(server.url)") {
-            me.journal("sotto-relayd.service").contains("relay connected: \(server.url)")
+        try me.waitUntil("sotto-relayd connected to \(relay)") {
+            me.journal("sotto-relayd.service").contains("relay connected: \(relay)")
         }
         #expect(try me.property("sotto-relayd.service", "ActiveState") == "active")
         // relayd runs in a user namespace of its own (PrivateUsers=yes), not the manager's.
@@ -59,13 +61,13 @@ struct RelayUserServiceTests {
         let uidMap = (try? String(contentsOfFile: "/proc/\(relaydPid)/uid_map", encoding: .utf8)) ?? ""
         #expect(!uidMap.contains("4294967295") && uidMap.contains(String(Self.uid)), "relayd's uid_map: \(uidMap)")
 
-        let peer = try RelayPeerDevice.start(in: tmp.path, relay: server.url, user: user, password: password)
+        let peer = try RelayPeerDevice.start(in: tmp.path, relay: relay, user: user, password: password)
         defer { peer.stop() }
         let conversation = try diagnosed(me, peer) { try joinThroughRelay(me, peer) }
         // Both devices' endpoints are the relay's URL: invite, join request and membership went through it.
         let endpoints = try peer.device.query("SELECT endpoint FROM member WHERE conversationId = ?", [.text(conversation)])
             .map { try $0.string(0) }
-        #expect(endpoints.count == 2 && endpoints.allSatisfy { $0 == server.url }, "members' endpoints: \(endpoints)")
+        #expect(endpoints.count == 2 && endpoints.allSatisfy { $0 == relay }, "members' endpoints: \(endpoints)")
 
         // Both ways: the systemd device's send is `relayed`, and the peer stores it.
         let outgoing = try #require(try me.json(["send", conversation, "from systemd"])["messageId"] as? String)

@@ -71,6 +71,11 @@ struct SottoUser {
         journalLines(["_SYSTEMD_USER_UNIT=\(unit)"])
     }
 
+    /// One unit's journal (nil: every process of the user's) as one text, for a failure message.
+    func journalText(_ unit: String?) -> String {
+        journalLines(unit.map { ["_SYSTEMD_USER_UNIT=\($0)"] } ?? []).joined(separator: "\n")
+    }
+
     /// Every line `sotto-notify` wrote (each socket-activated instance of sotto-push@.service).
     func workerJournal() -> [String] {
         journalLines(["_COMM=sotto-notify"])
@@ -88,13 +93,20 @@ struct SottoUser {
 
     // MARK: - Waiting
 
-    /// Polls `condition` until it holds; throws, saying `what`, when `timeoutMs` passes first.
-    func waitUntil(_ what: String, timeoutMs: Int64 = 60_000, _ condition: () throws -> Bool) throws {
+    /// Polls `condition` until it holds (true) or `timeoutMs` passes (false).
+    func poll(timeoutMs: Int64, _ condition: () throws -> Bool) rethrows -> Bool {
         let deadline = WallClock.nowMs() + timeoutMs
         while true {
-            if try condition() { return }
-            if WallClock.nowMs() > deadline { throw Failure(description: "timed out after \(timeoutMs) ms waiting for: \(what)") }
+            if try condition() { return true }
+            if WallClock.nowMs() > deadline { return false }
             usleep(100_000)
+        }
+    }
+
+    /// Polls `condition` until it holds; throws, saying `what`, when `timeoutMs` passes first.
+    func waitUntil(_ what: String, timeoutMs: Int64 = 60_000, _ condition: () throws -> Bool) throws {
+        guard try poll(timeoutMs: timeoutMs, condition) else {
+            throw Failure(description: "timed out after \(timeoutMs) ms waiting for: \(what)")
         }
     }
 }
