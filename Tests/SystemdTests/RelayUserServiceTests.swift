@@ -17,7 +17,7 @@ struct RelayUserServiceTests {
     static let uid = UInt32(57_000 + getpid() % 4_000)
     static let offlineCount = 5
 
-    @Test("README relay setup under systemd --user: both units active, messages both ways, an offline batch, upgrade")
+    @Test("README relay setup under systemd --user: both units active, messages both ways, an offline batch, upgrade, uninstall")
     func relayPath() async throws {
         try await onOwnThread { try self.relayPathSteps() }  // minutes of blocking steps
     }
@@ -85,6 +85,13 @@ struct RelayUserServiceTests {
         try daemonStopped(me, peer, conversation)
         try offlineBatch(me, peer, conversation)
         try upgradeRestartsRelayd(me)
+
+        // Uninstall stops relayd with the rest and says that it kept relay.env.
+        let uninstall = try me.shell("cd / && PATH=$HOME/.local/bin:$PATH sotto uninstall --user")
+        #expect(uninstall.status == 0, "uninstall: \(uninstall.stdout) \(uninstall.stderr)")
+        #expect(uninstall.stdout.contains("kept your relay settings in \(SystemdUserManager.homeInside)/.config/sotto/relay.env"),
+                "\(uninstall.stdout)")
+        #expect(try me.manager.systemctl(["list-units", "--all", "--plain", "--no-legend", "sotto*"]).isEmpty)
         let everything = me.wholeJournal()
         #expect(!everything.isEmpty && !everything.contains(password), "the relay password reached the journal")
     }

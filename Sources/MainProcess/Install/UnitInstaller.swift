@@ -26,6 +26,9 @@ struct UnitInstaller {
     static let placeholderBinDirectory = "%h/.local/bin"
     /// The group directory the units name (`SOTTO_GROUP_DIR=%h/.local/share/sotto`).
     static let groupDirectoryInHome = ".local/share/sotto"
+    /// The relay settings both sotto.service and sotto-relayd.service read
+    /// (`EnvironmentFile=%h/.config/sotto/relay.env`); the user writes it, uninstall keeps it.
+    static let relaySettingsInHome = ".config/sotto/relay.env"
 
     let unitsDirectory: URL?
 
