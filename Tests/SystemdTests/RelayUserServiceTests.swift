@@ -17,7 +17,7 @@ struct RelayUserServiceTests {
     static let uid = UInt32(57_000 + getpid() % 4_000)
     static let offlineCount = 5
 
-    @Test("README relay setup under systemd --user: both units active, messages both ways, an offline batch, upgrade, uninstall")
+    @Test("README relay setup under systemd --user: both units active, messages both ways, an offline batch, crash, upgrade, uninstall")
     func relayPath() async throws {
         try await onOwnThread { try self.relayPathSteps() }  // minutes of blocking steps
     }
@@ -84,7 +84,13 @@ struct RelayUserServiceTests {
 
         try daemonStopped(me, peer, conversation)
         try offlineBatch(me, peer, conversation)
+        try crashRestartsRelayd(me)
         try upgradeRestartsRelayd(me)
+        // The relayd the upgrade started delivers.
+        _ = try peer.send(conversation, "after the upgrade")
+        try diagnosed(me, peer) {
+            try me.waitUntil("the message sent after the upgrade") { incomingTexts(me, conversation).last == "after the upgrade" }
+        }
 
         // Uninstall stops relayd with the rest and says that it kept relay.env.
         let uninstall = try me.shell("cd / && PATH=$HOME/.local/bin:$PATH sotto uninstall --user")
@@ -142,6 +148,25 @@ struct RelayUserServiceTests {
         #expect(try me.systemctl(["start", "sotto"]).status == 0, "\(me.journal("sotto.service").suffix(10))")
         try me.waitUntil("the daemon answers read") { !me.messages(conversation).isEmpty }
         #expect(incomingTexts(me, conversation) == ["from peer", "while stopped 1", "while stopped 2"] + texts, "once each, in order")
+    }
+
+    /// SIGKILL (a crash): the manager starts relayd again (Restart=on-failure) and it
+    /// reconnects; the memory ceiling reaches its cgroup (v1 memory controller here).
+    private func crashRestartsRelayd(_ me: SottoUser) throws {
+        let cgroup = "/sys/fs/cgroup/memory/user.slice/user-\(Self.uid).slice/user@\(Self.uid).service/app.slice/sotto-relayd.service"
+        let limit = try me.manager.root(["cat", cgroup + "/memory.limit_in_bytes"]).stdout
+        #expect(limit.trimmingCharacters(in: .whitespacesAndNewlines) == String(64 << 20), "relayd's memory limit: \(limit)")
+        let before = try me.property("sotto-relayd.service", "MainPID")
+        let connected = me.journal("sotto-relayd.service").filter { $0.hasPrefix("relay connected:") }.count
+        #expect(try me.systemctl(["kill", "-s", "KILL", "sotto-relayd"]).status == 0)
+        try me.waitUntil("relayd started again after SIGKILL") {
+            let pid = try me.property("sotto-relayd.service", "MainPID")
+            let state = try me.property("sotto-relayd.service", "ActiveState")
+            return pid != before && pid != "0" && state == "active"
+        }
+        try me.waitUntil("the new relayd connected") {
+            me.journal("sotto-relayd.service").filter { $0.hasPrefix("relay connected:") }.count > connected
+        }
     }
 
     /// `sotto install --user` again (an upgrade) restarts the running sotto-relayd, so it runs
