@@ -22,7 +22,7 @@ struct RelayUserServiceTests {
         try await onOwnThread { try self.relayPathSteps() }  // minutes of blocking steps
     }
 
-    @Test("a malformed relay.env: exit 78 from sotto-relayd and sotto, no restart, no password in the journal")
+    @Test("a malformed relay.env or credentials file: exit 78 from sotto-relayd and sotto, no restart, no secret in the journal")
     func malformedSettings() async throws {
         try await onOwnThread { try self.malformedSettingsSteps() }
     }
@@ -204,6 +204,22 @@ struct RelayUserServiceTests {
             #expect(log.contains { $0.hasPrefix("malformed relay URL: ") && $0.contains("nats://…@127.0.0.1:4222") },
                     "\(unit)'s journal: \(log.suffix(10))")
         }
+
+        // A well-formed URL with a credentials file others can read (the seed is a secret).
+        let creds = SystemdUserManager.homeInside + "/.config/sotto/relay.creds"
+        let loosen = try me.shell("printf 'seed-\(secret)\\n' > \(creds) && chmod 644 \(creds)"
+                                  + " && printf 'SOTTO_RELAY=nats://127.0.0.1:4222\\nSOTTO_RELAY_CREDS=\(creds)\\n' > ~/.config/sotto/relay.env")
+        try #require(loosen.status == 0, "\(loosen.stderr)")
+        let linesBefore = me.journal("sotto-relayd.service").count
+        #expect(try me.systemctl(["reset-failed", "sotto-relayd", "sotto"]).status == 0)
+        _ = try me.systemctl(["start", "sotto-relayd"])
+        try me.waitUntil("sotto-relayd failed again") { try me.property("sotto-relayd.service", "ActiveState") == "failed" }
+        #expect(try me.property("sotto-relayd.service", "ExecMainStatus") == "78")
+        #expect(try me.property("sotto-relayd.service", "NRestarts") == "0")
+        let credsLog = me.journal("sotto-relayd.service").dropFirst(linesBefore)
+        #expect(credsLog.contains { $0.hasPrefix("malformed relay credentials: ") && $0.contains("\(creds) is readable by others") },
+                "relayd's journal: \(credsLog)")
+
         let everything = me.wholeJournal()
         #expect(!everything.isEmpty && !everything.contains(secret), "the password reached the journal")
     }
