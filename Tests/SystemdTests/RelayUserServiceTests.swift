@@ -236,14 +236,13 @@ struct RelayUserServiceTests {
         return SottoUser(manager)
     }
 
-    /// `sotto install --user`, then relay.env written the way docs/relay.md shows (mkdir,
-    /// printf, chmod 600), as the user.
+    /// `sotto install --user`, then relay.env written the way docs/relay.md shows (mkdir, and
+    /// printf under umask 077), as the user.
     private func installAndConfigure(_ me: SottoUser, relayLine: String) throws {
         let install = try me.manager.user([try builtExecutable("sotto"), "install", "--user"])
         try #require(install.status == 0, "install: \(install.stdout) \(install.stderr)\n\(me.journal("sotto.service").suffix(10))")
         let escaped = relayLine.replacingOccurrences(of: "\n", with: "\\n")
-        let configure = try me.shell("mkdir -p ~/.config/sotto && printf '\(escaped)\\n' > ~/.config/sotto/relay.env"
-                                     + " && chmod 600 ~/.config/sotto/relay.env")
+        let configure = try me.shell("mkdir -p ~/.config/sotto && (umask 077; printf '\(escaped)\\n' > ~/.config/sotto/relay.env)")
         try #require(configure.status == 0, "relay.env: \(configure.stderr)")
         let file = me.home + "/.config/sotto/relay.env"
         let mode = (try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int) ?? 0
