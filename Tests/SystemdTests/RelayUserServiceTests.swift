@@ -9,7 +9,8 @@ import TestSupport
 /// through a real `nats-server -js` on loopback; with its daemon stopped the installed
 /// sotto-relayd hands a queued mailbox to the socket-activated sotto-notify in one batch
 /// (docs/push-batch.md: SO_PEERCRED between two `PrivateUsers=yes` units); a malformed
-/// relay.env stops both units with exit 78, without a restart and without the password.
+/// relay.env (or credentials file) stops the units with exit 78, without a restart and
+/// without the secret in the journal.
 @Suite("The relay under a real service manager", .serialized,
        .enabled(if: getuid() == 0, "needs root for a private mount namespace"))
 struct RelayUserServiceTests {
@@ -19,7 +20,7 @@ struct RelayUserServiceTests {
 
     @Test("README relay setup under systemd --user: both units active, messages both ways, an offline batch, crash, upgrade, uninstall")
     func relayPath() async throws {
-        try await onOwnThread { try self.relayPathSteps() }  // minutes of blocking steps
+        try await onOwnThread { try self.relayPathSteps() }  // up to a minute of blocking steps
     }
 
     @Test("a malformed relay.env or credentials file: exit 78 from sotto-relayd and sotto, no restart, no secret in the journal")
@@ -86,10 +87,12 @@ struct RelayUserServiceTests {
         try offlineBatch(me, peer, conversation)
         try crashRestartsRelayd(me)
         try upgradeRestartsRelayd(me)
-        // The relayd the upgrade started delivers.
+        // The relayd the upgrade started delivers (120 s: see offlineBatch on acks in flight).
         _ = try peer.send(conversation, "after the upgrade")
         try diagnosed(me, peer) {
-            try me.waitUntil("the message sent after the upgrade") { incomingTexts(me, conversation).last == "after the upgrade" }
+            try me.waitUntil("the message sent after the upgrade", timeoutMs: 120_000) {
+                incomingTexts(me, conversation).last == "after the upgrade"
+            }
         }
 
         // Uninstall stops relayd with the rest and says that it kept relay.env.
