@@ -53,6 +53,9 @@ struct RelayUserServiceTests {
         let enable = try me.systemctl(["enable", "--now", "sotto-relayd"])
         #expect(enable.status == 0, "enable --now sotto-relayd: \(enable.stderr)")
         #expect(try me.property("sotto.service", "ActiveState") == "active")
+        // The daemon read relay.env too (its ready line names the relay).
+        #expect(me.journal("sotto.service").last { $0.hasPrefix("ready: ") }?.hasSuffix(", relay \(relay)") == true,
+                "\(me.journal("sotto.service").suffix(5))")
         try me.waitUntil("sotto-relayd connected to \(relay)") {
             me.journal("sotto-relayd.service").contains("relay connected: \(relay)")
         }
