@@ -14,7 +14,8 @@ import TestSupport
 @Suite("The relay under a real service manager", .serialized,
        .enabled(if: getuid() == 0, "needs root for a private mount namespace"))
 struct RelayUserServiceTests {
-    /// Apart from UserServiceTests' range (61,000-64,999), which may run at the same time.
+    /// Apart from UserServiceTests' range (61,000-64,999): another test process (another
+    /// worktree, `make stress`) may run that suite at the same time.
     static let uid = UInt32(57_000 + getpid() % 4_000)
     static let offlineCount = 5
 
@@ -54,8 +55,10 @@ struct RelayUserServiceTests {
         #expect(enable.status == 0, "enable --now sotto-relayd: \(enable.stderr)")
         #expect(try me.property("sotto.service", "ActiveState") == "active")
         // The daemon read relay.env too (its ready line names the relay).
-        #expect(me.journal("sotto.service").last { $0.hasPrefix("ready: ") }?.hasSuffix(", relay \(relay)") == true,
-                "\(me.journal("sotto.service").suffix(5))")
+        let daemonSaidRelay = me.poll(timeoutMs: 30_000) {
+            me.journal("sotto.service").last { $0.hasPrefix("ready: ") }?.hasSuffix(", relay \(relay)") == true
+        }
+        #expect(daemonSaidRelay, "\(me.journal("sotto.service").suffix(5))")
         try me.waitUntil("sotto-relayd connected to \(relay)") {
             me.journal("sotto-relayd.service").contains("relay connected: \(relay)")
         }
@@ -146,8 +149,12 @@ struct RelayUserServiceTests {
         // The batch exchange, not the §2 fallback: the worker took several pushes on one
         // connection, which it does only for a peer of its own uid (SO_PEERCRED) across the
         // two units' user namespaces.
+        // The worker writes its batch line after the push lines: polled.
+        let batched = me.poll(timeoutMs: 30_000) {
+            me.workerJournal().dropFirst(workerLinesBefore).compactMap(Self.storedInBatch).contains { $0 >= 2 }
+        }
         let batches = me.workerJournal().dropFirst(workerLinesBefore).compactMap(Self.storedInBatch)
-        #expect(batches.contains { $0 >= 2 } && batches.reduce(0, +) >= 2, "worker batches: \(batches)\n\(me.workerJournal().suffix(15))")
+        #expect(batched, "worker batches (pushes stored in each): \(batches)\n\(me.workerJournal().suffix(15))")
         let relaydLog = me.journal("sotto-relayd.service")
         #expect(!relaydLog.contains { $0.contains("does not take batches") }, "relayd fell back to single pushes: \(relaydLog.suffix(10))")
 
@@ -206,9 +213,11 @@ struct RelayUserServiceTests {
             let state = try me.manager.systemctl(["show", "-p", "Result,ExecMainStatus,NRestarts", unit])
             #expect(try me.property(unit, "ExecMainStatus") == "78", "\(unit): \(state)")
             #expect(try me.property(unit, "NRestarts") == "0", "\(unit) restarted: \(state)")
-            let log = me.journal(unit)
-            #expect(log.contains { $0.hasPrefix("malformed relay URL: ") && $0.contains("nats://…@127.0.0.1:4222") },
-                    "\(unit)'s journal: \(log.suffix(10))")
+            // journald files a stream's last line after systemd saw the exit: polled.
+            let said = me.poll(timeoutMs: 30_000) {
+                me.journal(unit).contains { $0.hasPrefix("malformed relay URL: ") && $0.contains("nats://…@127.0.0.1:4222") }
+            }
+            #expect(said, "\(unit)'s journal: \(me.journal(unit).suffix(10))")
         }
 
         // A well-formed URL with a credentials file others can read (the seed is a secret).
@@ -222,9 +231,11 @@ struct RelayUserServiceTests {
         try me.waitUntil("sotto-relayd failed again") { try me.property("sotto-relayd.service", "ActiveState") == "failed" }
         #expect(try me.property("sotto-relayd.service", "ExecMainStatus") == "78")
         #expect(try me.property("sotto-relayd.service", "NRestarts") == "0")
-        let credsLog = me.journal("sotto-relayd.service").dropFirst(linesBefore)
-        #expect(credsLog.contains { $0.hasPrefix("malformed relay credentials: ") && $0.contains("\(creds) is readable by others") },
-                "relayd's journal: \(credsLog)")
+        let saidCreds = me.poll(timeoutMs: 30_000) {
+            me.journal("sotto-relayd.service").dropFirst(linesBefore)
+                .contains { $0.hasPrefix("malformed relay credentials: ") && $0.contains("\(creds) is readable by others") }
+        }
+        #expect(saidCreds, "relayd's journal: \(me.journal("sotto-relayd.service").dropFirst(linesBefore))")
 
         let everything = me.wholeJournal()
         #expect(!everything.isEmpty && !everything.contains(secret), "the password reached the journal")
