@@ -136,7 +136,7 @@ mkdir -p /run/user/$uid && chown "$uid:$uid" /run/user/$uid && chmod 0700 /run/u
 # Logs: a volatile journal; root reads it with journalctl _SYSTEMD_USER_UNIT=…
 /lib/systemd/systemd-journald >/dev/null 2>&1 &
 journald=$!
-poll 10 test -S /run/systemd/journal/stdout || fail "journald did not start"
+poll 30 test -S /run/systemd/journal/stdout || fail "journald did not start"
 
 # The user's delegated cgroup, as the system manager makes it for user@UID.service. The
 # memory controller: this sandbox's own memory cgroup becomes the root, so the manager's
@@ -158,7 +158,7 @@ done
     user_env "$uid" /lib/systemd/systemd --user
 ) </dev/null >/dev/null 2>&1 &
 manager=$!
-poll 20 test -S /run/user/$uid/systemd/private || fail "the user manager did not start"
+poll 60 test -S /run/user/$uid/systemd/private || fail "the user manager did not start"
 echo "READY pid=$$"
 
 cat >/dev/null   # until the test closes stdin (or dies)

@@ -26,13 +26,14 @@ struct UserServiceTests {
             return
         }
         defer { manager.stop() }
+        let me = SottoUser(manager)
         let home = manager.home.path
         let built = try builtExecutable("sotto")
 
         // A fresh account: no ~/.local/share at all.
         #expect(!FileManager.default.fileExists(atPath: home + "/.local"))
         let install = try manager.user([built, "install", "--user"])
-        #expect(install.status == 0, "install: \(install.stdout) \(install.stderr)\n\(journal(manager, "sotto.service"))")
+        #expect(install.status == 0, "install: \(install.stdout) \(install.stderr)\n\(me.journalText("sotto.service"))")
         #expect(install.stdout.contains("(active)"), "\(install.stdout)")
         #expect(try manager.systemctl(["is-active", "sotto.service"]) == "active")
         #expect(try manager.systemctl(["is-active", "sotto-push.socket"]) == "active")
@@ -46,26 +47,25 @@ struct UserServiceTests {
         #expect(limit.trimmingCharacters(in: .whitespacesAndNewlines) == String(256 << 20), "memory limit: \(limit)")
 
         // A push through the real socket, from a member added to a conversation made by the CLI.
-        let created = try manager.user(["/home/sotto-test/.local/bin/sotto", "new", "--name", "Trip", "--json"])
-        #expect(created.status == 0, "\(created.stderr)")
-        let conversation = try #require(jsonObject(created.stdout)?["conversationId"] as? String, "\(created.stdout)")
+        let created = try me.json(["new", "--name", "Trip"])
+        let conversation = try #require(created["conversationId"] as? String, "\(created)")
         let member = try RemoteMember.join(conversationId: conversation, databasePath: group + "/shared.sqlite")
         let socket = manager.outsidePath(manager.runtimeDirectory + "/sotto/push.sock")
         let ack = try PushClient.send(try member.push("hello through systemd"), to: socket)
-        #expect(ack.contains("\"ok\":true"), "ack: \(ack)\n\(journal(manager, nil))")
-        #expect(try readTexts(manager, conversation).contains("hello through systemd"))
+        #expect(ack.contains("\"ok\":true"), "ack: \(ack)\n\(me.journalText(nil))")
+        #expect(readTexts(me, conversation).contains("hello through systemd"))
 
         // SIGKILL: the manager restarts the daemon.
         let firstPid = try manager.systemctl(["show", "-p", "MainPID", "--value", "sotto.service"])
         #expect(try manager.user(["systemctl", "--user", "kill", "-s", "KILL", "sotto"]).status == 0)
         let restartedPid = try waitForNewMainPid(manager, other: firstPid, timeoutMs: 15_000)
-        #expect(restartedPid != nil, "not restarted after SIGKILL\n\(journal(manager, "sotto.service"))")
+        #expect(restartedPid != nil, "not restarted after SIGKILL\n\(me.journalText("sotto.service"))")
 
         // SIGABRT, what the watchdog sends: the process ends at once (no crash backtracer
         // holding it, SWIFT_BACKTRACE in the unit), so the restart comes after RestartSec.
         #expect(try manager.user(["systemctl", "--user", "kill", "-s", "ABRT", "sotto"]).status == 0)
         let abortedPid = try waitForNewMainPid(manager, other: restartedPid ?? firstPid, timeoutMs: 10_000)
-        #expect(abortedPid != nil, "not restarted within 10 s of SIGABRT\n\(journal(manager, "sotto.service"))")
+        #expect(abortedPid != nil, "not restarted within 10 s of SIGABRT\n\(me.journalText("sotto.service"))")
 
         // Upgrade: the installed binary, found through PATH, from another directory.
         let upgrade = try manager.user(["sh", "-c", "cd / && PATH=$HOME/.local/bin:$PATH sotto install --user"])
@@ -73,21 +73,21 @@ struct UserServiceTests {
         #expect(try manager.systemctl(["is-active", "sotto.service"]) == "active")
         let upgradedPid = try manager.systemctl(["show", "-p", "MainPID", "--value", "sotto.service"])
         #expect(upgradedPid != abortedPid && upgradedPid != "0", "the daemon was not restarted on upgrade")
-        #expect(try readTexts(manager, conversation).contains("hello through systemd"))
+        #expect(readTexts(me, conversation).contains("hello through systemd"))
 
         // The journal: one prefix per line (journald's), the priority parsed from <N>.
         let workerLog = try manager.root(["journalctl", "--no-pager", "-o", "cat", "-p", "info..info",
                                           "_UID=\(Self.uid)", "_COMM=sotto-notify"]).stdout
         #expect(workerLog.contains("push stored message="), "worker journal: \(workerLog)")
         #expect(!workerLog.contains("sotto-notify["), "doubled prefix: \(workerLog)")
-        let daemonLog = journal(manager, "sotto.service")
+        let daemonLog = me.journalText("sotto.service")
         #expect(!daemonLog.contains("sotto["), "doubled prefix: \(daemonLog)")
 
         // The group directory is recreated when it has gone (ExecStartPre), not a crash loop.
         #expect(try manager.user(["systemctl", "--user", "stop", "sotto.service"]).status == 0)
         try FileManager.default.removeItem(atPath: group)
         let restart = try manager.user(["systemctl", "--user", "start", "sotto.service"])
-        #expect(restart.status == 0, "start without a group directory: \(restart.stderr)\n\(journal(manager, "sotto.service"))")
+        #expect(restart.status == 0, "start without a group directory: \(restart.stderr)\n\(me.journalText("sotto.service"))")
         let recreatedMode = (try? FileManager.default.attributesOfItem(atPath: group)[.posixPermissions] as? Int) ?? 0
         #expect(recreatedMode == 0o700, "recreated group directory mode \(String(recreatedMode, radix: 8))")
 
@@ -97,7 +97,7 @@ struct UserServiceTests {
         try "[Service]\nExecStart=\nExecStart=/bin/false\n".write(toFile: dropIn + "/broken.conf", atomically: true, encoding: .utf8)
         #expect(try manager.user(["systemctl", "--user", "daemon-reload"]).status == 0)
         _ = try manager.user(["systemctl", "--user", "restart", "sotto.service"])
-        let gaveUp = try waitFor(manager, timeoutMs: 20_000) {
+        let gaveUp = try me.poll(timeoutMs: 20_000) {
             try manager.systemctl(["show", "-p", "ActiveState", "--value", "sotto.service"]) == "failed"
         }
         let state = (try? manager.systemctl(["show", "-p", "ActiveState,Result,NRestarts", "sotto.service"])) ?? ""
@@ -119,24 +119,8 @@ struct UserServiceTests {
 
     // MARK: - Helpers
 
-    private func jsonObject(_ text: String) -> [String: Any]? {
-        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
-    }
-
-    private func readTexts(_ manager: SystemdUserManager, _ conversation: String) throws -> [String] {
-        let read = try manager.user(["/home/sotto-test/.local/bin/sotto", "read", conversation, "--json"])
-        let messages = jsonObject(read.stdout)?["messages"] as? [[String: Any]] ?? []
-        return messages.compactMap { $0["text"] as? String }
-    }
-
-    /// Polls `condition` until it holds (true) or `timeoutMs` passes (false).
-    private func waitFor(_ manager: SystemdUserManager, timeoutMs: Int64, _ condition: () throws -> Bool) throws -> Bool {
-        let deadline = WallClock.nowMs() + timeoutMs
-        while WallClock.nowMs() < deadline {
-            if try condition() { return true }
-            usleep(100_000)
-        }
-        return false
+    private func readTexts(_ me: SottoUser, _ conversation: String) -> [String] {
+        me.messages(conversation).compactMap { $0["text"] as? String }
     }
 
     /// Waits until sotto.service is active with a main PID other than `other`.
@@ -170,10 +154,4 @@ struct UserServiceTests {
         return found
     }
 
-    /// The unit's journal as root reads it (nil: every user unit).
-    private func journal(_ manager: SystemdUserManager, _ unit: String?) -> String {
-        var arguments = ["journalctl", "--no-pager", "-o", "cat", "_UID=\(Self.uid)"]
-        if let unit { arguments.append("_SYSTEMD_USER_UNIT=\(unit)") }
-        return (try? manager.root(arguments).stdout) ?? "(journalctl failed)"
-    }
 }

@@ -22,6 +22,11 @@ public final class SystemdUserManager: @unchecked Sendable {
     public static let userName = "sotto-test"
     public static let homeInside = "/home/sotto-test"
 
+    /// One manager at a time in a test process: the relay and install suites each start one,
+    /// and two starting together on a loaded machine once both failed to see their manager's
+    /// socket within the script's deadline. Taken in `start`, given back in `stop`.
+    private static let oneAtATime = DispatchSemaphore(value: 1)
+
     public let uid: UInt32
     /// The user's home as this process sees it (a temporary directory, owned by `uid`).
     public let home: TemporaryDirectory
@@ -40,11 +45,24 @@ public final class SystemdUserManager: @unchecked Sendable {
 
     /// Starts the manager; nil (and `skipReason`) when this machine cannot make the sandbox.
     public static func start(uid: UInt32) throws -> (manager: SystemdUserManager?, skipReason: String?) {
+        oneAtATime.wait()
+        do {
+            let started = try launch(uid: uid)
+            if started.manager == nil { oneAtATime.signal() }
+            return started
+        } catch {
+            oneAtATime.signal()
+            throw error
+        }
+    }
+
+    private static func launch(uid: UInt32) throws -> (manager: SystemdUserManager?, skipReason: String?) {
         let home = try TemporaryDirectory(prefix: "sotto-home")
         guard chown(home.path, uid, uid) == 0 else { throw Failure(description: "chown \(home.path): errno \(errno)") }
         let process = try LoggedProcess.launch(script, ["start", home.path, String(uid)],
                                                environment: ProcessInfo.processInfo.environment)
-        let ready = process.waitForLine(containing: "READY pid=", timeout: 30)
+        // The script waits up to 30 s for journald and 60 s for the manager (a loaded machine).
+        let ready = process.waitForLine(containing: "READY pid=", timeout: 100)
         let lines = process.output
         if !ready {
             process.closeStdin()
@@ -89,6 +107,7 @@ public final class SystemdUserManager: @unchecked Sendable {
         guard first else { return }
         process.closeStdin()
         _ = process.waitForExit()
+        Self.oneAtATime.signal()
     }
 
     deinit { stop() }

@@ -16,6 +16,9 @@ struct UnitInstaller {
     /// The units of the default (Accept=yes) installation. sotto-relayd.service is written but
     /// not enabled: it is for a device that uses a relay (docs/relay.md).
     static let unitNames = ["sotto.service", "sotto-push.socket", "sotto-push@.service", "sotto-relayd.service"]
+    /// Units `install` restarts only when they run (`try-restart`), so that an upgrade reaches
+    /// them too: sotto-relayd.service is enabled by the user, not by `install`.
+    static let restartedIfRunning = ["sotto-relayd.service"]
     /// Every unit name Sotto has shipped (the Accept=no variant too): what uninstall removes.
     static let allUnitNames = unitNames + ["sotto-push.service"]
     static let binaryNames = ["sotto", "sotto-notify", "sotto-relayd"]
@@ -23,6 +26,9 @@ struct UnitInstaller {
     static let placeholderBinDirectory = "%h/.local/bin"
     /// The group directory the units name (`SOTTO_GROUP_DIR=%h/.local/share/sotto`).
     static let groupDirectoryInHome = ".local/share/sotto"
+    /// The relay settings both sotto.service and sotto-relayd.service read
+    /// (`EnvironmentFile=%h/.config/sotto/relay.env`); the user writes it, uninstall keeps it.
+    static let relaySettingsInHome = ".config/sotto/relay.env"
 
     let unitsDirectory: URL?
 

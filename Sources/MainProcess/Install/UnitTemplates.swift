@@ -136,15 +136,18 @@ enum UnitTemplates {
         # Sotto's relay receiver (docs/relay.md, docs/adr/0026): holds this device's mailboxes on its
         # relay and hands each message to push.sock, so sotto-notify stores it even while the daemon
         # is stopped. `sotto install --user` writes it with ExecStart pointing at the installed binary;
-        # enable it once the relay is configured:
-        #   printf 'SOTTO_RELAY=nats://relay.example:4222\n' > ~/.config/sotto/relay.env
-        #   systemctl --user enable --now sotto-relayd.service
+        # enable it once the relay is configured (umask 077: the file may hold a password):
+        #   mkdir -p ~/.config/sotto
+        #   (umask 077; printf 'SOTTO_RELAY=nats://relay.example:4222\n' > ~/.config/sotto/relay.env)
+        #   systemctl --user restart sotto.service && systemctl --user enable --now sotto-relayd.service
         [Unit]
         Description=Sotto relay receiver
         # Without a relay configured there is nothing to do: skipped, not failed.
         ConditionPathExists=%h/.config/sotto/relay.env
         Wants=sotto-push.socket
-        After=network-online.target sotto-push.socket
+        # A user manager has no network-online.target (systemd 252): a relay not reachable at start
+        # is retried inside the process instead.
+        After=sotto-push.socket
         StartLimitIntervalSec=60s
         StartLimitBurst=5
 

@@ -117,6 +117,8 @@ struct DaemonStartup {
         await context.joinRequests.handleAllPending()
         return Started(context: context, lock: lock, control: control, events: events, feedPoll: feedPoll,
                        readyLine: "ready: group \(group.path), control \(runtime.controlSocketPath) "
-                           + "(at most \(controlLimits.maxConnections) clients; \(fileLimit) open files)")
+                           + "(at most \(controlLimits.maxConnections) clients; \(fileLimit) open files), "
+                           // Whether SOTTO_RELAY (relay.env under systemd) reached the daemon.
+                           + (relay.map { "relay \($0.url)" } ?? "no relay (direct endpoints only)"))
     }
 }

@@ -12,12 +12,13 @@ struct InstallCommand: ParsableCommand {
         commandName: "install",
         abstract: "Install (or upgrade) the binaries and systemd user units, and start them.",
         discussion: """
-            Copies `sotto` and `sotto-notify` (from beside this binary) to ~/.local/bin,
-            writes sotto.service, sotto-push.socket and sotto-push@.service to
-            ~/.config/systemd/user with ExecStart= pointing there, creates
-            ~/.local/share/sotto (0700) when missing, then runs `systemctl --user
+            Copies `sotto`, `sotto-notify` and `sotto-relayd` (from beside this binary) to
+            ~/.local/bin, writes sotto.service, sotto-push.socket, sotto-push@.service and
+            sotto-relayd.service to ~/.config/systemd/user with ExecStart= pointing there,
+            creates ~/.local/share/sotto (0700) when missing, then runs `systemctl --user
             daemon-reload`, `enable` and `restart` for sotto-push.socket and sotto.service,
-            and checks that sotto.service is active. ~ is $HOME.
+            checks that sotto.service is active, and restarts sotto-relayd.service if it
+            runs (a device on a relay; enabling it is yours, see docs/relay.md). ~ is $HOME.
 
             Exit status: 0 installed and running (or files written with --no-enable),
             1 a systemctl step failed or the daemon did not become active (the reason is
@@ -82,7 +83,15 @@ struct InstallCommand: ParsableCommand {
             throw fail("sotto.service is \(state.isEmpty ? "not active" : state) after the restart. "
                  + "See: systemctl --user status sotto.service; journalctl --user -u sotto.service")
         }
-        print("enabled and started sotto-push.socket and sotto.service (active)")
+        // A running relayd would keep the replaced (deleted) binary and the old unit.
+        let relayd = Systemctl.run(["try-restart"] + UnitInstaller.restartedIfRunning)
+        guard relayd.succeeded else {
+            throw fail("systemctl --user try-restart \(UnitInstaller.restartedIfRunning.joined(separator: " ")) failed: "
+                 + "\(relayd.message)\nSee: journalctl --user -u sotto-relayd.service")
+        }
+        let relaydActive = Systemctl.run(["is-active", "sotto-relayd.service"]).stdout.hasPrefix("active")
+        print("enabled and started sotto-push.socket and sotto.service (active)"
+              + (relaydActive ? "; restarted sotto-relayd.service" : ""))
     }
 
     /// Prints the reason and returns exit status 1 to throw.

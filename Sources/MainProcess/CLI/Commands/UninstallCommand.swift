@@ -10,10 +10,11 @@ struct UninstallCommand: ParsableCommand {
         commandName: "uninstall",
         abstract: "Stop and remove the systemd user units and the installed binaries.",
         discussion: """
-            Runs `systemctl --user disable --now` for sotto.service and sotto-push.socket,
-            stops running push workers, removes the unit files and ~/.local/bin/sotto and
-            sotto-notify. Your data (~/.local/share/sotto: conversations and keys) is kept
-            unless you pass --remove-data, which deletes it for good.
+            Runs `systemctl --user disable --now` for sotto.service, sotto-push.socket and
+            sotto-relayd.service, stops running push workers, removes the unit files and
+            ~/.local/bin/sotto, sotto-notify and sotto-relayd. Your data (~/.local/share/sotto:
+            conversations and keys) is kept unless you pass --remove-data, which deletes it
+            for good. Your relay settings (~/.config/sotto/relay.env) are kept; it says so.
             """)
 
     @Flag(name: .long, help: "Uninstall for the current user (the only mode).")
@@ -74,6 +75,11 @@ struct UninstallCommand: ParsableCommand {
         } else if fileManager.fileExists(atPath: paths.groupDirectory.path) {
             print("kept your data in \(paths.groupDirectory.path) (conversations and keys); "
                   + "`sotto uninstall --user --remove-data` deletes it")
+        }
+        // The user wrote it (docs/relay.md) and it may hold a password: kept, but said.
+        let relaySettings = paths.home.appendingPathComponent(UnitInstaller.relaySettingsInHome)
+        if fileManager.fileExists(atPath: relaySettings.path) {
+            print("kept your relay settings in \(relaySettings.path) (they may hold the relay's password); delete it if you no longer need it")
         }
         guard problems.isEmpty else {
             FileHandle.standardError.write(Data(("sotto uninstall: " + problems.joined(separator: "\nsotto uninstall: ") + "\n").utf8))
