@@ -66,19 +66,30 @@ struct SottoUser {
 
     // MARK: - The journal
 
-    /// The lines one user unit wrote, oldest first.
+    /// The lines one user unit wrote, oldest first. A process that exits right after writing
+    /// (relayd refusing its settings, a worker) is often gone before journald reads its
+    /// cgroup and name from /proc, and its last lines then carry no `_SYSTEMD_USER_UNIT` or
+    /// `_COMM` (a full run missed relayd's exit-78 line so): the stream's own
+    /// `SYSLOG_IDENTIFIER`, which systemd sets from ExecStart, is matched too.
     func journal(_ unit: String) -> [String] {
-        journalLines(["_SYSTEMD_USER_UNIT=\(unit)"])
+        journalLines(unitMatches(unit))
     }
 
     /// One unit's journal (nil: every process of the user's) as one text, for a failure message.
     func journalText(_ unit: String?) -> String {
-        journalLines(unit.map { ["_SYSTEMD_USER_UNIT=\($0)"] } ?? []).joined(separator: "\n")
+        journalLines(unit.map(unitMatches) ?? []).joined(separator: "\n")
     }
 
     /// Every line `sotto-notify` wrote (each socket-activated instance of sotto-push@.service).
     func workerJournal() -> [String] {
-        journalLines(["_COMM=sotto-notify"])
+        journalLines(["SYSLOG_IDENTIFIER=sotto-notify"])
+    }
+
+    /// `_SYSTEMD_USER_UNIT=unit`, or (`+`, journalctl's OR) the identifier of the program a
+    /// plain `NAME.service` runs (`sotto`, `sotto-relayd`), with the same uid.
+    private func unitMatches(_ unit: String) -> [String] {
+        guard unit.hasSuffix(".service"), !unit.contains("@") else { return ["_SYSTEMD_USER_UNIT=\(unit)"] }
+        return ["_SYSTEMD_USER_UNIT=\(unit)", "+", "_UID=\(manager.uid)", "SYSLOG_IDENTIFIER=\(unit.dropLast(".service".count))"]
     }
 
     /// The whole journal of the sandbox (system and user units), for what must never appear.

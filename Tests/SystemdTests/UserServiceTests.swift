@@ -77,7 +77,7 @@ struct UserServiceTests {
 
         // The journal: one prefix per line (journald's), the priority parsed from <N>.
         let workerLog = try manager.root(["journalctl", "--no-pager", "-o", "cat", "-p", "info..info",
-                                          "_UID=\(Self.uid)", "_COMM=sotto-notify"]).stdout
+                                          "_UID=\(Self.uid)", "SYSLOG_IDENTIFIER=sotto-notify"]).stdout
         #expect(workerLog.contains("push stored message="), "worker journal: \(workerLog)")
         #expect(!workerLog.contains("sotto-notify["), "doubled prefix: \(workerLog)")
         let daemonLog = me.journalText("sotto.service")
