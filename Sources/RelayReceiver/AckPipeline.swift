@@ -25,6 +25,8 @@ final class AckPipeline: Sendable {
     private struct State {
         var queue: [Handoff] = []
         var head = 0
+        /// The ack thread is settling an item it took off the queue.
+        var busy = false
         var count: Int { queue.count - head }
     }
 
@@ -60,12 +62,30 @@ final class AckPipeline: Sendable {
         _ = write(work.write, &byte, 1)
     }
 
+    /// Waits until every enqueued batch is settled (its last ack confirmed by the relay, or
+    /// failed), at most `timeoutMs`; true when nothing is left. For a stop: only the loop
+    /// enqueues, so nothing is added while it waits.
+    func waitUntilSettled(timeoutMs: Int64) -> Bool {
+        let deadline = MonotonicClock.nowMs() + timeoutMs
+        while state.withLock({ $0.count > 0 || $0.busy }) {
+            let left = deadline - MonotonicClock.nowMs()
+            guard left > 0 else { return false }
+            var fds = [pollfd(fd: room.read, events: Int16(POLLIN), revents: 0)]
+            if poll(&fds, 1, Int32(min(left, 1_000))) > 0 {
+                var byte: UInt8 = 0
+                _ = read(room.read, &byte, 1)
+            }
+        }
+        return true
+    }
+
     private func run() {
         while true {
             var byte: UInt8 = 0
             guard read(work.read, &byte, 1) == 1 else { continue }
             let next = state.withLock { state -> Handoff? in
                 guard state.count > 0 else { return nil }
+                state.busy = true
                 let item = state.queue[state.head]
                 state.head += 1
                 if state.head > 256, state.head * 2 > state.queue.count {
@@ -86,6 +106,7 @@ final class AckPipeline: Sendable {
                 // Not acked: the relay redelivers it after the ack wait; the worker answers duplicate.
                 RelaydLog.warning("ack of \(next.label) failed (\(error)); it will be redelivered")
             }
+            state.withLock { $0.busy = false }
             _ = write(room.write, &byte, 1)
         }
     }

@@ -15,10 +15,13 @@ import SharedStore
 /// | any other error | Term, and a log line |
 ///
 /// ```swift
-/// Receiver(options: options).run()   // never returns
+/// Receiver(options: options, stops: StopSignals.install()).run()   // never returns
 /// ```
 final class Receiver {
     private let options: RelaydOptions
+    private let stops: StopSignals
+    /// The stop signal received, once one was (the loop finishes its batch first).
+    private var stopSignal: String?
     private let queue = WakeQueue()
     private let watcher: KeystoreWatcher
     private let delivery: PushDelivery
@@ -45,8 +48,9 @@ final class Receiver {
     private static let rescanIntervalMs: Int64 = 60_000
     private static let sweepIntervalMs: Int64 = 300_000
 
-    init(options: RelaydOptions) {
+    init(options: RelaydOptions, stops: StopSignals) {
         self.options = options
+        self.stops = stops
         watcher = KeystoreWatcher(directory: options.group.keystorePath)
         delivery = PushDelivery(socketPath: options.runtime.pushSocketPath)
         record = MailboxRecord(groupDirectory: options.group.path)
@@ -57,6 +61,7 @@ final class Receiver {
         RelaydLog.info("starting: relay \(options.relay.url), keystore \(options.group.keystorePath), "
                        + "push socket \(options.runtime.pushSocketPath)")
         while true {
+            if stopRequested() { stop() }
             let now = MonotonicClock.nowMs()
             if relay == nil, now >= nextConnectAt { connect(now: now) }
             let changed = watcher.drain()
@@ -85,13 +90,31 @@ final class Receiver {
                     if slot.isOpen { opened += 1 }
                 }
                 if opened > 0, slots.values.allSatisfy(\.isOpen) { RelaydLog.info("all \(slots.count) mailboxes open") }
-                for mailbox in slots.keys.sorted(by: { $0.clientId < $1.clientId }) {
+                for mailbox in slots.keys.sorted(by: { $0.clientId < $1.clientId }) where !stopRequested() {
                     guard let slot = slots[mailbox], slot.isOpen, slot.isDue(at: MonotonicClock.nowMs()) else { continue }
                     drain(slot)
                 }
             }
             waitForWork()
         }
+    }
+
+    // MARK: - Stopping
+
+    private func stopRequested() -> Bool {
+        if stopSignal == nil { stopSignal = stops.received() }
+        return stopSignal != nil
+    }
+
+    /// On SIGTERM or SIGINT, between batches: the acks of everything the worker stored reach
+    /// the relay before the process ends (at most 3 s of systemd's 5 s stop timeout), so the
+    /// next start neither waits an ack wait for redeliveries nor gets them again.
+    private func stop() -> Never {
+        let settled = acks.waitUntilSettled(timeoutMs: 3_000)
+        relay?.close()
+        RelaydLog.info("stopped on \(stopSignal ?? "a signal")"
+                       + (settled ? ": every stored message acked" : ": acks still in flight after 3 s; the relay redelivers those"))
+        exit(0)
     }
 
     // MARK: - The relay connection
@@ -273,7 +296,7 @@ final class Receiver {
     private func drain(_ slot: MailboxSlot) {
         guard let consumer = slot.consumer else { return }
         var handled = 0
-        while handled < turnBudget {
+        while handled < turnBudget, !stopRequested() {
             let batch: [RelayMessage]
             do {
                 batch = try consumer.fetch(max: fetchSize)
@@ -369,7 +392,8 @@ final class Receiver {
         }
         let timeout = Int32(max(0, min(next - now, 30_000)))
         var fds = [pollfd(fd: queue.pipe.read, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: watcher.fd, events: Int16(POLLIN), revents: 0)]
+                   pollfd(fd: watcher.fd, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: stops.fd, events: Int16(POLLIN), revents: 0)]
         _ = poll(&fds, nfds_t(fds.count), timeout)
     }
 }

@@ -24,4 +24,4 @@ do {
     exit(RelayError.configurationExitStatus)
 }
 
-Receiver(options: options).run()
+Receiver(options: options, stops: StopSignals.install()).run()

@@ -83,6 +83,40 @@ struct RelayDeliveryTests {
         print("RELAY kill-relayd: \(midFlowKills) kills mid-flow, \(count) messages stored once each")
     }
 
+    @Test("SIGTERM mid catch-up: relayd finishes its batch, its acks reach the relay, it exits 0; a restart gets the rest once each")
+    func sigtermSettlesAcks() throws {
+        guard let rig = try RelayRig.make() else { return }
+        defer { rig.tearDown() }
+        let count = 600  // three fetches: the stop comes between batches
+        var sent: [String] = []
+        for index in 0..<count {
+            let push = try rig.fixture.sealTextForRelay("stop \(index)")
+            _ = try rig.publish(push)
+            sent.append(push.messageId)
+        }
+        try rig.startPushSocket(acceptYes: false)
+        try rig.startRelayd()
+        try waitUntil("a first batch stored", timeout: 120) { try !rig.storedMessageIds().isEmpty }
+        let relayd = try #require(rig.relayd)
+        relayd.signal(SIGTERM)
+        // Without the graceful stop the process dies of the signal (143) and its unsent acks
+        // leave messages pending on the relay for an ack wait.
+        #expect(relayd.waitForExit() == 0, "\(relayd.output.suffix(5))")
+        #expect(relayd.output.contains { $0.contains("stopped on SIGTERM: every stored message acked") },
+                "\(relayd.output.suffix(5))")
+        let stored = try rig.storedMessageIds().count
+        let state = try #require(try rig.publisher().consumerState(rig.mailbox))
+        #expect(state.ackPending == 0, "delivered but not acked at the stop: \(state)")
+        #expect(try rig.publisher().storedCount(rig.mailbox) == UInt64(count - stored),
+                "the relay holds exactly what the worker has not stored")
+
+        rig.stopRelayd()
+        try rig.startRelayd()
+        try waitUntil("every message stored", timeout: 300) { try rig.storedMessageIds().count >= count }
+        #expect(try rig.storedMessageIds() == sent)
+        #expect(!rig.pushSocketLog.contains("push duplicate"), "a message came to the worker twice")
+    }
+
     @Test("a push the worker rejects for good is terminated, not redelivered; the next one still arrives")
     func permanentRejection() throws {
         guard let rig = try RelayRig.make() else { return }

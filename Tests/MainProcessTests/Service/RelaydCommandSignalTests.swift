@@ -28,7 +28,8 @@ struct RelaydCommandSignalTests {
         while relayd.isRunning, Date() < deadline { usleep(20_000) }
         let stopped = !relayd.isRunning
         if !stopped { relayd.signal(SIGKILL) }
-        _ = relayd.waitForExit()
+        let status = relayd.waitForExit()
         #expect(stopped, "sotto relayd was still running 10 s after SIGTERM")
+        #expect(status == 0, "a stop is not a failure (systemd would log it as one): exit \(status)\n\(relayd.output)")
     }
 }
