@@ -50,7 +50,8 @@ struct RelayClusterTests {
         }
         let conn = try fixture.open()
         func stored() throws -> [String] { try conn.query("SELECT id FROM message").map { try $0.string(0) } }
-        try waitUntil("every acked push stored", timeout: 180) { Set(try stored()).isSuperset(of: acked) }
+        // Elections after the kill are slow on a loaded 2-core machine (27 s alone).
+        try waitUntil("every acked push stored", timeout: 300) { Set(try stored()).isSuperset(of: acked) }
         #expect(try stored().count == count)
         #expect(killed != nil)
         print("RELAY cluster: killed stream leader \(killed ?? "?") after \(count / 2) publishes; \(count) stored once each")
