@@ -43,13 +43,7 @@ final class AckPipeline: Sendable {
         // Never block the ack thread: a byte per ack piles up while nobody waits for room; a
         // full pipe already holds the wakeup.
         _ = fcntl(room.write, F_SETFL, O_NONBLOCK)
-        let box = Unmanaged.passRetained(self).toOpaque()  // the thread lives as long as the process
-        var thread = pthread_t()
-        pthread_create(&thread, nil, { raw in
-            Unmanaged<AckPipeline>.fromOpaque(raw!).takeUnretainedValue().run()
-            return nil
-        }, box)
-        pthread_detach(thread)
+        ProcessThread.start { [self] in run() }
     }
 
     func enqueue(_ messages: [RelayMessage], label: String) {

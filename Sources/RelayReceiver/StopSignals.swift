@@ -30,13 +30,7 @@ final class StopSignals: Sendable {
         let stops = StopSignals(fds: (fds[0], fds[1]))
         var set = Self.signalSet()
         pthread_sigmask(SIG_BLOCK, &set, nil)
-        let box = Unmanaged.passRetained(stops).toOpaque()  // the thread lives as long as the process
-        var thread = pthread_t()
-        pthread_create(&thread, nil, { raw in
-            Unmanaged<StopSignals>.fromOpaque(raw!).takeUnretainedValue().waitForSignal()
-            return nil
-        }, box)
-        pthread_detach(thread)
+        ProcessThread.start { stops.waitForSignal() }
         return stops
     }
 
