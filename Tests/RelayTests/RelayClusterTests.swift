@@ -17,10 +17,7 @@ struct RelayClusterTests {
         defer { cluster.stop() }
         let mailbox = try Mailbox(clientId: fixture.recipient.clientId)
 
-        var options = RelayConnection.Options()
-        options.name = "test-publisher"
-        let publisher = try RelayConnection.connect(RelayConfiguration(url: try RelayURL.parse(cluster.nodes[1].url)),
-                                                    options: options)
+        let publisher = try RelayConnection.testPublisher(cluster.nodes[1].url)
         defer { publisher.close() }
         try waitUntil("the R3 stream created", timeout: 60) { (try? publisher.ensureStream(MailboxStream(replicas: 3))) != nil }
 

@@ -96,9 +96,7 @@ final class RelayRig: @unchecked Sendable {
     /// A connection for publishing and inspecting the relay (reconnects by itself).
     func publisher() throws -> RelayConnection {
         if let publisherConnection { return publisherConnection }
-        var options = RelayConnection.Options()
-        options.name = "test-publisher"
-        let connection = try RelayConnection.connect(RelayConfiguration(url: try RelayURL.parse(server.url)), options: options)
+        let connection = try RelayConnection.testPublisher(server.url)
         try connection.ensureStream()
         publisherConnection = connection
         return connection
