@@ -32,7 +32,8 @@ let processor = PushProcessor(options: options, environment: environment)
 if options.payloadFromStdin {
     alarm(30)  // the extension's hard deadline; nothing is half-written if it fires
     let connection = PushConnection(readFD: STDIN_FILENO, writeFD: STDOUT_FILENO)
-    let outcome = processor.handle(connection.readPayload())
+    let (first, rest) = connection.readFirstLine()
+    let outcome = processor.handle(first) { hint in connection.readBody(length: Int(hint.length), after: rest) }
     connection.writeAck(outcome.ackLine)
     outcome.afterAck()
     exit(outcome.exitStatus)
@@ -47,7 +48,7 @@ case .connection(let readFD, let writeFD):
         // sotto-relayd's batch: many pushes, one commit (docs/push-batch.md).
         PushBatchSession(connection: connection, processor: processor).run(startingWith: rest)
     } else {
-        let outcome = processor.handle(first)
+        let outcome = processor.handle(first) { hint in connection.readBody(length: Int(hint.length), after: rest) }
         connection.writeAck(outcome.ackLine)
         connection.endAck()
         outcome.afterAck()
@@ -56,8 +57,8 @@ case .connection(let readFD, let writeFD):
     close(writeFD)
     exit(0)
 case .listeners(let fds):
-    AcceptLoop(listeners: fds, idleTimeoutMs: Int64(options.idleTimeoutSeconds * 1000), handle: { payload in
-        processor.handle(.payload(payload))
+    AcceptLoop(listeners: fds, idleTimeoutMs: Int64(options.idleTimeoutSeconds * 1000), handle: { payload, readBody in
+        processor.handle(.payload(payload), readBody: readBody)
     }, handleBatch: { fd, rest in
         PushBatchSession(connection: PushConnection(readFD: fd, writeFD: fd), processor: processor).run(startingWith: rest)
     }).run()

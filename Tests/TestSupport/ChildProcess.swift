@@ -35,7 +35,11 @@ public final class ChildProcess: @unchecked Sendable {
     public var pid: Int32 { process.processIdentifier }
 
     public func write(_ text: String) {
-        try? stdinPipe.fileHandleForWriting.write(contentsOf: Data(text.utf8))
+        write(bytes: Array(text.utf8))
+    }
+
+    public func write(bytes: [UInt8]) {
+        try? stdinPipe.fileHandleForWriting.write(contentsOf: Data(bytes))
     }
 
     /// Reads stdout lines until one contains `needle`; nil if stdout ends first.
@@ -100,10 +104,11 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Runs a program to completion and returns its exit status and output.
     public static func run(_ executable: String, _ arguments: [String] = [],
-                           environment: [String: String] = [:], stdin: String? = nil,
+                           environment: [String: String] = [:], stdin: String? = nil, stdinBytes: [UInt8]? = nil,
                            directory: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
         let child = try launch(executable, arguments, environment: environment, directory: directory)
         if let stdin { child.write(stdin) }
+        if let stdinBytes { child.write(bytes: stdinBytes) }
         return child.finish()
     }
 }

@@ -70,13 +70,16 @@ public enum PushClient {
 
     /// Sends `payload` (followed by LF unless `newline` is false) and returns the ack line
     /// without its LF. `halfClose` shuts down the write side after the payload.
-    public static func send(_ payload: [UInt8], to socketPath: String, newline: Bool = true,
+    /// `body`: bytes written after the payload's LF (a sealed body, docs/protocol/bodies.md);
+    /// a write the worker cut short by answering first is not an error.
+    public static func send(_ payload: [UInt8], body: [UInt8]? = nil, to socketPath: String, newline: Bool = true,
                             halfClose: Bool = true) throws -> String {
         let fd = try connect(to: socketPath)
         defer { close(fd) }
         var bytes = payload
         if newline { bytes.append(0x0a) }
         try writeAll(fd, bytes)
+        if let body { _ = UnixSocket.sendAll(fd, body) }
         if halfClose { shutdown(fd, Int32(SHUT_WR)) }
         return try readAll(fd).trimmingCharacters(in: .newlines)
     }

@@ -41,13 +41,25 @@ public enum Vectors {
         public let note: String
         /// The push payload bytes exactly as sent.
         public let payload: [UInt8]
+        /// The bytes that follow the payload's LF (docs/protocol/bodies.md); nil: none.
+        public let body: [UInt8]?
         public let expect: Expect
+    }
+
+    /// One sealed body with all it was made from (docs/protocol/bodies.md §3).
+    public struct SealedBodyCase: Sendable {
+        public let id: [UInt8]
+        public let key: [UInt8]
+        public let content: [UInt8]
+        public let sealed: [UInt8]
+        public let sha256: String
     }
 
     public struct File: Sendable {
         public let recipient: Recipient
         public let members: [Member]
         public let cases: [Case]
+        public let sealedBody: SealedBodyCase?
     }
 
     public struct FormatError: Error, CustomStringConvertible {
@@ -62,9 +74,22 @@ public enum Vectors {
 
     public static var isAvailable: Bool { FileManager.default.fileExists(atPath: path()) }
 
+    /// The project's own vectors for bodies by reference, made by a second implementation
+    /// (docs/protocol/vectors/make_body_vectors.py).
+    public static func bodyPath() -> String {
+        PackagePaths.root.appendingPathComponent("docs/protocol/vectors/body-v1.json").path
+    }
+
+    public static func loadBodies() throws -> File {
+        guard let file = try load(path: bodyPath()) else { throw FormatError(description: "no \(bodyPath())") }
+        return file
+    }
+
+    public static var bodyCaseNames: [String] { (try? loadBodies())?.cases.map(\.name) ?? [] }
+
     /// Nil when the file is absent; throws when it exists but is not a vectors file.
-    public static func load() throws -> File? {
-        guard let data = FileManager.default.contents(atPath: path()) else { return nil }
+    public static func load(path: String = Vectors.path()) throws -> File? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
         let root = try JSONParser.parse(Array(data), limits: .init(maxBytes: 16 << 20, maxDepth: 16))
         func string(_ value: JSONValue?, _ what: String) throws -> String {
             guard let text = value?.string else { throw FormatError(description: "vectors: \(what) is not a string") }
@@ -94,10 +119,27 @@ public enum Vectors {
             } else {
                 expected = .error(try string(expect["error"], "\(name).error"))
             }
+            var body: [UInt8]?
+            if let text = c["body"]?.string {
+                guard let bytes = Base64URL.decode(text) else { throw FormatError(description: "vectors: \(name).body") }
+                body = bytes
+            }
             return Case(name: name, note: c["note"]?.string ?? "", payload: Array(try string(c["payload"], "payload").utf8),
-                        expect: expected)
+                        body: body, expect: expected)
         }
-        return File(recipient: recipient, members: members, cases: cases)
+        var sealedBody: SealedBodyCase?
+        if let b = root["sealedBody"] {
+            func bytes(_ key: String, hex: Bool = false) throws -> [UInt8] {
+                let text = try string(b[key], "sealedBody.\(key)")
+                guard let value = hex ? Hex.decode(text) : Base64URL.decode(text) else {
+                    throw FormatError(description: "vectors: sealedBody.\(key)")
+                }
+                return value
+            }
+            sealedBody = SealedBodyCase(id: try bytes("id", hex: true), key: try bytes("key", hex: true), content: try bytes("content"),
+                                        sealed: try bytes("sealed"), sha256: try string(b["sha256"], "sealedBody.sha256"))
+        }
+        return File(recipient: recipient, members: members, cases: cases, sealedBody: sealedBody)
     }
 
     /// Case names, for parameterized tests (empty when the file is absent or unreadable).

@@ -122,6 +122,31 @@ public final class WorkerFixture: @unchecked Sendable {
         return PushPayload(clientId: recipient.clientId, topic: recipient.topic, envelope: envelope).encode()
     }
 
+    /// A push whose content travels by reference (docs/protocol/bodies.md), and the sealed
+    /// body to write after its LF.
+    public struct ReferencePush: Sendable {
+        public let messageId: String
+        public let payload: [UInt8]
+        public let body: [UInt8]
+    }
+
+    /// `content` sealed once into a body, the reference signed by `sender` (or `signer`) and
+    /// sealed to the recipient with the body named in the payload.
+    public func byReference(contentType: String, content: [UInt8], signer: PrivateKey? = nil,
+                            id: String = Hex.encode(SecureRandom.bytes(16))) -> ReferencePush {
+        let body = SealedBody.seal(content)
+        let reference = BodyReference(body, contentType: contentType, fallback: nil)
+        let message = SignedMessage.sign(id: id, conversationId: recipient.conversationId, sentAtMs: now,
+                                         contentType: ContentType.body, content: reference.encode(),
+                                         fallback: BodyReference.outerFallback, signer: signer ?? senderKey)
+        let recipientKey = try! PrivateKey(bytes: recipient.privateKey).publicKey
+        let envelope = Envelope.seal(message.encode(), recipient: recipientKey, clientId: recipient.clientId,
+                                     topic: recipient.topic)
+        let payload = PushPayload(clientId: recipient.clientId, topic: recipient.topic, envelope: envelope,
+                                  body: reference.hint).encode()
+        return ReferencePush(messageId: id, payload: payload, body: body.sealed)
+    }
+
     public func sealText(_ text: String, id: String = Hex.encode(SecureRandom.bytes(16))) throws -> Push {
         try seal(contentType: ContentType.text, content: Array(text.utf8), id: id)
     }

@@ -44,18 +44,38 @@ final class PushProcessor {
         self.walReset = WALReset(environment: environment)
     }
 
-    func handle(_ read: PushConnection.ReadResult) -> PushOutcome {
+    /// `readBody` reads the sealed body a payload names (docs/protocol/bodies.md §5); the
+    /// default, for a caller with no stream to read from, finds none.
+    func handle(_ read: PushConnection.ReadResult,
+                readBody: (BodyHint) -> PushConnection.BodyRead = { _ in .endedEarly }) -> PushOutcome {
         switch read {
-        case .payload(let bytes): return handle(payload: bytes)
+        case .payload(let bytes): return handle(payload: bytes, readBody: readBody)
         case .tooLarge: return .rejected(.payloadTooLarge, "payload over \(PushFrame.maxPayloadBytes) bytes")
         case .timeout: return .rejected(.timeout, "no payload within 5 s")
         case .failed(let code): return .rejected(.internal, "read failed: errno \(code)")
         }
     }
 
-    func handle(payload: [UInt8]) -> PushOutcome {
+    func handle(payload bytes: [UInt8],
+                readBody: (BodyHint) -> PushConnection.BodyRead = { _ in .endedEarly }) -> PushOutcome {
+        let payload: PushPayload
+        do {
+            payload = try PushPayload.decode(bytes)
+        } catch {
+            WorkerLog.info("push rejected: \(error.code.rawValue)")
+            return PushOutcome(ack: .error(error), afterAck: {})
+        }
+        var body: [UInt8]?
+        if let hint = payload.body {
+            switch readBody(hint) {
+            case .bytes(let bytes): body = bytes
+            case .endedEarly: return refusedBody(PushError(.bodyMissing, "the stream ended before the body's \(hint.length) bytes"))
+            case .timeout: return refusedBody(PushError(.timeout, "the body did not come within 5 s"))
+            case .failed(let code): return refusedBody(PushError(.internal, "body read failed: errno \(code)"))
+            }
+        }
         let opened: OpenedPush
-        switch open(payload) {
+        switch open(payload, body: body) {
         case .success(let push): opened = push
         case .failure(let error): return PushOutcome(ack: .error(error), afterAck: {})
         }
@@ -93,8 +113,18 @@ final class PushProcessor {
     /// Decodes, finds the identity, opens and verifies: no database write. A refusal is logged.
     func open(_ payload: [UInt8]) -> Result<OpenedPush, PushError> {
         do {
+            return open(try PushPayload.decode(payload), body: nil)
+        } catch {
+            WorkerLog.info("push rejected: \(error.code.rawValue)")
+            return .failure(error)
+        }
+    }
+
+    /// A decoded payload and the body that followed it (nil: none came).
+    func open(_ payload: PushPayload, body: [UInt8]?) -> Result<OpenedPush, PushError> {
+        do {
             // The keystore is opened only once the payload has decoded: garbage costs no I/O.
-            let opened = try PushOpener.open(payload, identityForClientId: { (clientId) throws(KeystoreError) in
+            let opened = try PushOpener.open(payload, body: body, identityForClientId: { (clientId) throws(KeystoreError) in
                 let identity = try self.openKeystore().identity(clientId: clientId)
                 // ADR 0016: the inbox's rows are deleted and its files about to be (or, after a
                 // crash, still to be) wiped: the identity no longer exists for a push.
@@ -106,6 +136,11 @@ final class PushProcessor {
             WorkerLog.info("push rejected: \(error.code.rawValue)")
             return .failure(error)
         }
+    }
+
+    private func refusedBody(_ error: PushError) -> PushOutcome {
+        WorkerLog.info("push rejected: \(error.code.rawValue)")
+        return PushOutcome(ack: .error(error), afterAck: {})
     }
 
     /// After authentication, so only a member learns why: never ack a push into a group

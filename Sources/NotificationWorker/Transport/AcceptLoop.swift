@@ -7,7 +7,7 @@ import SharedStore
 /// millisecond; see docs/adr/0002).
 ///
 /// ```swift
-/// AcceptLoop(listeners: [3], idleTimeoutMs: 10_000, handle: { payload in handler.handle(payload) },
+/// AcceptLoop(listeners: [3], idleTimeoutMs: 10_000, handle: { payload, readBody in handler.handle(payload, readBody) },
 ///            handleBatch: { fd, rest in PushBatchSession(…).run(startingWith: rest) }).run()
 /// ```
 ///
@@ -17,13 +17,15 @@ struct AcceptLoop {
     let listeners: [Int32]
     let idleTimeoutMs: Int64
     let maxConnections: Int
-    let handle: ([UInt8]) -> PushOutcome
+    /// A complete payload, and how to read the body it may name: blocking on that one
+    /// connection, like a batch (a sender writes the body right after the payload).
+    let handle: ([UInt8], (BodyHint) -> PushConnection.BodyRead) -> PushOutcome
     /// A connection whose first line opened a batch: its fd (blocking) and the bytes read
     /// after that line. Writes the acks and half-closes.
     let handleBatch: (Int32, [UInt8]) -> Void
 
     init(listeners: [Int32], idleTimeoutMs: Int64, maxConnections: Int = 256,
-         handle: @escaping ([UInt8]) -> PushOutcome, handleBatch: @escaping (Int32, [UInt8]) -> Void) {
+         handle: @escaping ([UInt8], (BodyHint) -> PushConnection.BodyRead) -> PushOutcome, handleBatch: @escaping (Int32, [UInt8]) -> Void) {
         self.listeners = listeners
         self.idleTimeoutMs = idleTimeoutMs
         self.maxConnections = maxConnections
@@ -138,7 +140,9 @@ struct AcceptLoop {
                     client.drainUntilMs = nowMs() + PushConnection.drainTimeoutMs
                     remaining.append(client)
                 case .complete(let payload):
-                    let outcome = handle(payload)
+                    let connection = PushConnection(readFD: client.fd, writeFD: client.fd)
+                    let rest = client.frame.rest
+                    let outcome = handle(payload) { hint in connection.readBody(length: Int(hint.length), after: rest) }
                     remaining.append(acked(client, outcome.ackLine))
                     outcome.afterAck()
                 }

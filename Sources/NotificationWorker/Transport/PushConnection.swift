@@ -27,6 +27,18 @@ struct PushConnection {
         case failed(errno: Int32)
     }
 
+    /// The sealed body that follows a push naming one (docs/protocol/bodies.md §5).
+    enum BodyRead: Equatable {
+        case bytes([UInt8])
+        /// End of stream before the stated length: `body_missing`.
+        case endedEarly
+        case timeout
+        case failed(errno: Int32)
+    }
+
+    /// Reading a whole body takes milliseconds; this bounds a sender that trickles.
+    static let bodyReadBudgetMs: Int64 = 10_000
+
     let readFD: Int32
     let writeFD: Int32
 
@@ -63,6 +75,38 @@ struct PushConnection {
             case .complete(let payload): return (.payload(payload), frame.rest)
             }
         }
+    }
+
+    /// Reads exactly `length` body bytes: first those that came after the payload's LF
+    /// (`rest`; nil when the payload ended at end of stream, so no body can follow), then
+    /// from the socket, under the silence timeout and `bodyReadBudgetMs`. Bytes after the body
+    /// are left for `drain`.
+    func readBody(length: Int, after rest: [UInt8]?,
+                  silenceTimeoutMs: Int32 = PushConnection.silenceTimeoutMs) -> BodyRead {
+        guard let rest else { return .endedEarly }
+        var body = Array(rest.prefix(length))
+        body.reserveCapacity(length)
+        let deadline = Int64(WallClock.monotonicNs() / 1_000_000) + Self.bodyReadBudgetMs
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while body.count < length {
+            let left = deadline - Int64(WallClock.monotonicNs() / 1_000_000)
+            var pollfd = Glibc.pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
+            let ready = left <= 0 ? 0 : poll(&pollfd, 1, Int32(min(left, Int64(silenceTimeoutMs))))
+            if ready == 0 { return .timeout }
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return .failed(errno: errno)
+            }
+            let wanted = min(chunk.count, length - body.count)
+            let n = chunk.withUnsafeMutableBytes { read(readFD, $0.baseAddress, wanted) }
+            if n == 0 { return .endedEarly }
+            if n < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                return .failed(errno: errno)
+            }
+            body.append(contentsOf: chunk[..<n])
+        }
+        return .bytes(body)
     }
 
     /// Half-closes the connection after the ack: the sender reads the ack, then end of stream.

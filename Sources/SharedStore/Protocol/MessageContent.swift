@@ -10,6 +10,8 @@ public enum ContentType {
     public static let explodeSettings = "convos.org/explode_settings:1.0"
     public static let joinRequest = "sotto/join_request:1.0"
     public static let membership = "sotto/membership:1.0"
+    /// A reference to a sealed body (docs/protocol/bodies.md §4).
+    public static let body = "sotto/body:1.0"
 }
 
 /// A request to join, sent by a non-member who holds an invite code (validated by the creator).
@@ -68,6 +70,10 @@ public enum MessageContent: Sendable, Equatable {
     case unknown(contentType: String, fallback: String)
 
     public static let maxMembers = 256
+    /// A text (alone or a reply's), inline or by reference (docs/protocol/bodies.md §2).
+    public static let maxTextBytes = 65_536
+    /// A content's JSON, as large as a body can carry.
+    static let contentJSONLimits = JSONParser.Limits(maxBytes: SealedBody.maxContentBytes, maxDepth: 8, beyondMaxDepth: .skip)
     /// A member's profile name, as `sotto join --profile-name` allows it.
     public static let maxProfileNameBytes = 100
     /// A conversation's name, as `sotto new --name` allows it.
@@ -82,11 +88,14 @@ public enum MessageContent: Sendable, Equatable {
                 throw PushError(.malformedMessage, "text content is not UTF-8")
             }
             guard !text.isEmpty else { throw PushError(.malformedMessage, "text content is empty") }
+            guard content.count <= maxTextBytes else { throw PushError(.malformedMessage, "text is over \(maxTextBytes) bytes") }
             return .text(text)
         case ContentType.reply:
             let value = try object(content, contentType)
             let reference = try string(value, "reference", contentType, ProtocolIds.isId16)
-            return .reply(reference: reference, text: try string(value, "text", contentType) { !$0.isEmpty })
+            return .reply(reference: reference, text: try string(value, "text", contentType) {
+                !$0.isEmpty && $0.utf8.count <= maxTextBytes
+            })
         case ContentType.reaction:
             let value = try object(content, contentType)
             let reference = try string(value, "reference", contentType, ProtocolIds.isId16)
@@ -180,7 +189,7 @@ public enum MessageContent: Sendable, Equatable {
     }
 
     private static func object(_ content: [UInt8], _ contentType: String) throws(PushError) -> JSONValue {
-        guard let value = try? JSONParser.parse(content, limits: SignedMessage.jsonLimits),
+        guard let value = try? JSONParser.parse(content, limits: contentJSONLimits),
               value.object != nil
         else { throw PushError(.malformedMessage, "\(contentType) content is not a JSON object") }
         return value

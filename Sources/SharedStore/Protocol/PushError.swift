@@ -16,6 +16,10 @@ public enum PushErrorCode: String, Sendable, Equatable, CaseIterable {
     case unknownSender = "unknown_sender"
     case conversationExpired = "conversation_expired"
     case unsupportedContent = "unsupported_content"
+    /// The push names a body that did not arrive (docs/protocol/bodies.md §7).
+    case bodyMissing = "body_missing"
+    /// The body, or its reference, does not match (docs/protocol/bodies.md §7).
+    case bodyMismatch = "body_mismatch"
     case timeout = "timeout"
     case busy = "busy"
     case `internal` = "internal"

@@ -7,7 +7,14 @@ public struct OpenedPush: Sendable {
     public let topic: String
     public let recipientInboxId: String
     public let message: SignedMessage
+    /// What is stored: the message's own content type, bytes and fallback, or, for a body by
+    /// reference (docs/protocol/bodies.md), the inner ones from the opened body.
+    public let contentType: String
+    public let contentBytes: [UInt8]
+    public let fallback: String?
     public let content: MessageContent
+    /// The reference the content came through, nil for an inline content.
+    public let body: BodyReference?
 }
 
 /// Payload bytes → verified message, or the `PushError` the ack should carry. Pure: the
@@ -26,7 +33,17 @@ public enum PushOpener {
         _ bytes: [UInt8], identityForClientId lookup: (String) throws(KeystoreError) -> Identity,
         topicForClientId topicLookup: (String) throws(PushError) -> String? = { _ in nil }
     ) throws(PushError) -> OpenedPush {
-        let payload = try PushPayload.decode(bytes)
+        try open(PushPayload.decode(bytes), body: nil, identityForClientId: lookup, topicForClientId: topicLookup)
+    }
+
+    /// A decoded payload and the body bytes that followed it on the stream (nil: none came).
+    /// A payload that names a body and none came is `body_missing`; the body is checked against
+    /// the signed reference before its content is decoded (docs/protocol/bodies.md §7).
+    public static func open(
+        _ payload: PushPayload, body: [UInt8]?, identityForClientId lookup: (String) throws(KeystoreError) -> Identity,
+        topicForClientId topicLookup: (String) throws(PushError) -> String? = { _ in nil }
+    ) throws(PushError) -> OpenedPush {
+        if payload.body != nil, body == nil { throw PushError(.bodyMissing, "the push names a body and none came") }
         let identity: Identity
         do {
             identity = try lookup(payload.clientId)
@@ -52,9 +69,22 @@ public enum PushOpener {
         guard message.conversationId == conversationId else {
             throw PushError(.unknownConversation, "message conversation does not match the topic")
         }
-        let content = try MessageContent.decode(
-            contentType: message.contentType, content: message.contentBytes, fallback: message.fallback)
+        guard (message.contentType == ContentType.body) == (payload.body != nil) else {
+            throw PushError(.bodyMismatch, payload.body == nil ? "the message references a body the push does not name"
+                                                                : "the push names a body its message does not reference")
+        }
+        guard let hint = payload.body, let body else {
+            let content = try MessageContent.decode(
+                contentType: message.contentType, content: message.contentBytes, fallback: message.fallback)
+            return OpenedPush(payload: payload, topic: topic, recipientInboxId: identity.inboxId, message: message,
+                              contentType: message.contentType, contentBytes: message.contentBytes,
+                              fallback: message.fallback, content: content, body: nil)
+        }
+        let reference = try BodyReference.decode(message.contentBytes)
+        let inner = try reference.open(body, hint: hint)
+        let content = try MessageContent.decode(contentType: reference.contentType, content: inner, fallback: reference.fallback)
         return OpenedPush(payload: payload, topic: topic, recipientInboxId: identity.inboxId, message: message,
-                          content: content)
+                          contentType: reference.contentType, contentBytes: inner, fallback: reference.fallback,
+                          content: content, body: reference)
     }
 }

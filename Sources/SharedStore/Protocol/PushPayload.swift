@@ -15,11 +15,15 @@ public struct PushPayload: Sendable, Equatable {
     /// nil when the sender omitted it (a push through a relay: PROTOCOL §2).
     public let topic: String?
     public let envelope: [UInt8]
+    /// The sealed body that follows the payload on the stream (docs/protocol/bodies.md §5),
+    /// nil for a push that carries everything.
+    public let body: BodyHint?
 
-    public init(clientId: String, topic: String?, envelope: [UInt8]) {
+    public init(clientId: String, topic: String?, envelope: [UInt8], body: BodyHint? = nil) {
         self.clientId = clientId
         self.topic = topic
         self.envelope = envelope
+        self.body = body
     }
 
     /// The conversation id the topic names, nil when the topic was omitted.
@@ -62,15 +66,33 @@ public struct PushPayload: Sendable, Equatable {
         guard let envelope = Base64URL.decode(envelopeText), !envelope.isEmpty else {
             throw PushError(.malformedPayload, "envelope is not base64url")
         }
-        return PushPayload(clientId: clientId, topic: topic, envelope: envelope)
+        return PushPayload(clientId: clientId, topic: topic, envelope: envelope, body: try bodyHint(data["body"]))
+    }
+
+    /// `notificationData.body` (docs/protocol/bodies.md §7, steps 1–2).
+    private static func bodyHint(_ value: JSONValue?) throws(PushError) -> BodyHint? {
+        guard let value, !value.isNull else { return nil }
+        guard value.object != nil, let id = value["id"]?.string, ProtocolIds.isId16(id),
+              let length = value["length"]?.int64
+        else { throw PushError(.malformedPayload, "body is not an object with a 32-hex id and an integer length") }
+        guard length <= Int64(SealedBody.maxSealedBytes) else {
+            throw PushError(.payloadTooLarge, "body is \(length) bytes, the limit is \(SealedBody.maxSealedBytes)")
+        }
+        guard SealedBody.isValidLength(length) else {
+            throw PushError(.malformedPayload, "body length \(length) is not 4096·k + 16")
+        }
+        return BodyHint(id: id, length: length)
     }
 
     public func encode() -> [UInt8] {
-        JSONWriter.bytes([
+        var data = JSONObject()
+        if let topic { data.set("topic", .string(topic)) }
+        data.set("envelope", .string(Base64URL.encode(envelope)))
+        if let body { data.set("body", ["id": .string(body.id), "length": .int(body.length)]) }
+        return JSONWriter.bytes([
             "version": .int(Self.version),
             "clientId": .string(clientId),
-            "notificationData": topic.map { ["topic": .string($0), "envelope": .string(Base64URL.encode(envelope))] }
-                ?? ["envelope": .string(Base64URL.encode(envelope))],
+            "notificationData": .object(data),
             "apiJWT": nil,
         ])
     }

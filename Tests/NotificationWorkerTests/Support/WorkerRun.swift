@@ -25,14 +25,16 @@ enum WorkerRun {
 
     /// Delivers `payload` (LF-terminated) once and returns the parsed ack; throws if the ack
     /// line is not a valid ack.
-    static func deliver(_ payload: [UInt8], mode: DeliveryMode, fixture: WorkerFixture,
+    /// `body`: the bytes that follow the payload's LF (docs/protocol/bodies.md §5).
+    static func deliver(_ payload: [UInt8], body: [UInt8]? = nil, mode: DeliveryMode, fixture: WorkerFixture,
                         extraEnvironment: [String: String] = [:]) throws -> PushAck {
+        signal(SIGPIPE, SIG_IGN)  // a worker that answers before reading the body closes on it
         let environment = fixture.environment.merging(extraEnvironment) { $1 }
         let line: String
         switch mode {
         case .payloadStdin:
             let result = try ChildProcess.run(try worker(), ["--payload", "-"], environment: environment,
-                                              stdin: String(decoding: payload, as: UTF8.self) + "\n")
+                                              stdinBytes: payload + [0x0a] + (body ?? []))
             line = result.stdout.trimmingCharacters(in: .newlines)
         case .acceptYes, .acceptNo:
             let server = try PushSocketServer.start(
@@ -40,7 +42,7 @@ enum WorkerRun {
                 command: mode == .acceptYes ? [try worker()] : [try worker(), "--idle-timeout", "0.2"],
                 environment: environment)
             defer { server.stop() }
-            line = try PushClient.send(payload, to: server.socketPath)
+            line = try PushClient.send(payload, body: body, to: server.socketPath)
         }
         guard let ack = PushAck.parse(Array(line.utf8)) else {
             throw PushClient.Failure(message: "not an ack: \(line)")

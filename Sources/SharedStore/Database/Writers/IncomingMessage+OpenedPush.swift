@@ -27,7 +27,7 @@ extension IncomingMessage {
         }
         self.init(id: message.id, conversationId: message.conversationId, senderInboxId: message.senderInboxId,
                   senderPublicKey: message.senderPublicKey, sentAtMs: message.sentAtMs,
-                  contentType: message.contentType, content: message.contentBytes, fallback: message.fallback,
+                  contentType: opened.contentType, content: opened.contentBytes, fallback: opened.fallback,
                   kind: kind)
     }
 }
