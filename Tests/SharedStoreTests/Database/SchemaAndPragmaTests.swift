@@ -15,7 +15,7 @@ struct SchemaAndPragmaTests {
         let tables = try conn.query("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
             .map { try $0.string(0) }
         for table in ["inbox", "conversation", "member", "member_profile", "invite", "join_request",
-                      "message", "conversation_local_state", "outbox", "change_log", "inbox_tombstone"] {
+                      "message", "conversation_local_state", "outbox", "change_log", "inbox_tombstone", "outbox_body"] {
             #expect(tables.contains(table), "missing \(table)")
         }
         #expect(try Migrator.migrate(conn) == 0)
@@ -59,7 +59,7 @@ struct SchemaAndPragmaTests {
         }
         let before = try conn.query("SELECT * FROM outbox ORDER BY messageId, memberInboxId").map { try $0.string(0) + $0.string(1) + $0.string(4) }
         #expect(throws: StoreError.schemaMissing) { try SchemaCheck.verify(conn) }
-        #expect(try Migrator.migrate(conn) == 1)
+        #expect(try Migrator.migrate(conn) == Int(Schema.currentVersion) - 2)
         try SchemaCheck.verify(conn)
         #expect(try conn.query("SELECT * FROM outbox ORDER BY messageId, memberInboxId").map { try $0.string(0) + $0.string(1) + $0.string(4) } == before)
         let m1 = try OutboxRepository.items(messageId: "m1", on: conn)
@@ -75,6 +75,34 @@ struct SchemaAndPragmaTests {
         #expect(throws: StoreError.self) { try conn.run("UPDATE outbox SET state = 'lost' WHERE messageId = 'm2'") }
         try conn.run("DELETE FROM message WHERE id = 'm1'")
         #expect(try conn.queryOne("SELECT count(*) FROM outbox")?.int64(0) == 1)
+    }
+
+    @Test("a v3 file with pending pushes migrates to v4 (outbox_body): rows kept, a body per message, cascading from message")
+    func migratesToV4KeepingRows() throws {
+        let f = try StoreFixture(seed: false)
+        let conn = try SQLiteConnection.open(path: f.directory.databasePath, profile: .worker, create: true)
+        try conn.immediateTransaction { () throws(StoreError) in
+            for index in 0..<3 { try conn.execute(Schema.migrations[index].sql) }
+            try conn.execute("PRAGMA user_version = 3")
+            try conn.execute("""
+                INSERT INTO inbox(inboxId, clientId, createdAt) VALUES ('i1', 'c1', 1);
+                INSERT INTO conversation(id, inboxId, clientId, topic, creatorInboxId, createdAt, state)
+                    VALUES ('v1', 'i1', 'c1', '/t', 'i1', 1, 'active');
+                INSERT INTO message(id, conversationId, senderInboxId, sentAt, receivedAt, contentType, content, isOutgoing, deliveryStatus)
+                    VALUES ('m1', 'v1', 'i1', 1, 1, 't', x'00', 1, 'pending');
+                INSERT INTO outbox(messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt)
+                    VALUES ('m1', 'a', 'unix:/a', x'0102', 'pending', 2, 77);
+                """)
+        }
+        #expect(throws: StoreError.schemaMissing) { try SchemaCheck.verify(conn) }
+        #expect(try Migrator.migrate(conn) == 1)
+        try SchemaCheck.verify(conn)
+        #expect(try OutboxRepository.items(messageId: "m1", on: conn).map(\.attempts) == [2])
+        try conn.run("INSERT INTO outbox_body(messageId, bodyId, sealed) VALUES ('m1', 'b', x'01')")
+        #expect(throws: StoreError.self) { try conn.run("INSERT INTO outbox_body(messageId, bodyId, sealed) VALUES ('m1', 'c', x'02')") }
+        #expect(throws: StoreError.self) { try conn.run("INSERT INTO outbox_body(messageId, bodyId, sealed) VALUES ('nope', 'c', x'02')") }
+        try conn.run("DELETE FROM message WHERE id = 'm1'")
+        #expect(try conn.queryOne("SELECT count(*) FROM outbox_body")?.int64(0) == 0)
     }
 
     @Test func rawConnectionHasEveryPragma() throws {

@@ -2,7 +2,7 @@
 /// version `i + 1`, which ``Migrator`` records in `PRAGMA user_version` in the same transaction.
 ///
 /// ```swift
-/// Schema.currentVersion          // 3
+/// Schema.currentVersion          // 4
 /// Schema.migrations[0].id        // "v1-initial"
 /// ```
 public enum Schema {
@@ -10,6 +10,7 @@ public enum Schema {
         (id: "v1-initial", sql: v1),
         (id: "v2-inbox-tombstone", sql: v2),
         (id: "v3-outbox-relayed", sql: v3),
+        (id: "v4-outbox-body", sql: v4),
     ]
 
     /// The version this build reads and writes.
@@ -167,5 +168,19 @@ public enum Schema {
         DROP TABLE outbox;
         ALTER TABLE outbox_v3 RENAME TO outbox;
         CREATE INDEX outbox_due ON outbox(state, nextAttemptAt);
+        """
+
+    // MARK: v4
+
+    // docs/adr/0032: the sealed body of an outgoing message that goes by reference
+    // (docs/protocol/bodies.md), stored once for all its members in the transaction that
+    // stores the message and its outbox rows; deleted once none of those rows is pending.
+    // A rowid table: the blob is up to 1 MiB, too large for a WITHOUT ROWID row.
+    static let v4 = """
+        CREATE TABLE outbox_body (
+            messageId TEXT PRIMARY KEY NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+            bodyId TEXT NOT NULL,
+            sealed BLOB NOT NULL
+        );
         """
 }
