@@ -122,13 +122,6 @@ extension RelayConnection {
 
     /// Bytes and messages the body stream holds (for the storage benchmark and tests).
     public func bodyStreamUsage() throws(RelayError) -> (messages: UInt64, bytes: UInt64) {
-        var info: UnsafeMutablePointer<jsStreamInfo>?
-        var jsError = jsErrCode(0)
-        let status = js_GetStreamInfo(&info, jetStream, BodyStream.streamName, nil, &jsError)
-        if status == NATS_NOT_FOUND || jsError == JSStreamNotFoundErr { return (0, 0) }
-        try NatsCall.check(status, "body stream info", jsError: jsError)
-        guard let info else { return (0, 0) }
-        defer { jsStreamInfo_Destroy(info) }
-        return (info.pointee.State.Msgs, info.pointee.State.Bytes)
+        try streamUsage(BodyStream.streamName)
     }
 }
