@@ -198,6 +198,10 @@ let package = Package(
             dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
             path: "Benchmarks/RelaySendBench"),
         .executableTarget(
+            name: "BodyBench",
+            dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
+            path: "Benchmarks/BodyBench"),
+        .executableTarget(
             name: "WorkerBench",
             dependencies: ["SharedStore", "TestSupport"],
             path: "Benchmarks/WorkerBench",

@@ -14,9 +14,22 @@ import SharedStore
 /// case .retry(let why): try message.nak(delayMs: backoff)
 /// case .rejected(let code): try message.terminate()
 /// }
-/// let outcomes = delivery.deliver(batch: payloads)   // one outcome per payload, in order
+/// let outcomes = delivery.deliver(batch: payloads) { hint in fetch(hint) }   // one per payload, in order
 /// ```
+///
+/// A push that names a body (docs/protocol/bodies.md §6) is never put in a batch: it goes on a
+/// connection of its own with the body fetched from the relay after its LF, exactly as a
+/// direct sender writes it; the pushes around it keep their order.
 struct PushDelivery {
+    /// A body, as the relay answered for it.
+    enum BodyFetch: Equatable {
+        case found([UInt8])
+        /// The relay holds no such body (expired, never published): the push can never be stored.
+        case missing
+        /// The relay could not be asked: try again later.
+        case failed(String)
+    }
+
     enum Outcome: Equatable {
         /// The worker acked ok: stored now, or already (a duplicate).
         case stored(duplicate: Bool)
@@ -30,16 +43,53 @@ struct PushDelivery {
     /// Longer than the worker's own 30 s deadline.
     var ackTimeoutSeconds = 35
 
-    func deliver(_ payload: [UInt8]) -> Outcome {
+    func deliver(_ payload: [UInt8], body: [UInt8]? = nil) -> Outcome {
         if let refusal = Self.framingRefusal(payload) { return refusal }
         let fd = UnixSocket.connect(socketPath)
         guard fd >= 0 else { return .retry("push socket \(socketPath) unreachable: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        return Self.outcome(PushExchange.run(fd, payload: payload, timeoutMs: Int32(ackTimeoutSeconds * 1000)))
+        return Self.outcome(PushExchange.run(fd, payload: payload, body: body, timeoutMs: Int32(ackTimeoutSeconds * 1000)))
+    }
+
+    /// One outcome per payload, in order: the pushes without a body in batches, each one with a
+    /// body alone with its body; after the first retry every later push waits too (the
+    /// mailbox's order).
+    func deliver(batch payloads: [[UInt8]], fetchBody: (BodyHint) -> BodyFetch) -> [Outcome] {
+        var outcomes: [Outcome] = []
+        var run: [[UInt8]] = []
+        var held: String?
+        func flush() {
+            guard !run.isEmpty else { return }
+            let results = held.map { why in run.map { _ in Outcome.retry(why) } } ?? deliver(batch: run)
+            outcomes += results
+            run = []
+            for case .retry(let why) in results where held == nil { held = why }
+        }
+        for payload in payloads {
+            guard let hint = Self.bodyHint(payload) else { run.append(payload); continue }
+            flush()
+            if let held { outcomes.append(.retry(held)); continue }
+            let outcome: Outcome
+            switch fetchBody(hint) {
+            case .found(let body): outcome = deliver(payload, body: body)
+            case .missing: outcome = .rejected(PushErrorCode.bodyMissing.rawValue)
+            case .failed(let why): outcome = .retry("body \(hint.id.prefix(8)) not fetched: \(why)")
+            }
+            if case .retry(let why) = outcome { held = why }
+            outcomes.append(outcome)
+        }
+        flush()
+        return outcomes
+    }
+
+    /// The body a push names, when it decodes and names one.
+    private static func bodyHint(_ payload: [UInt8]) -> BodyHint? {
+        (try? PushPayload.decode(payload))?.body
     }
 
     /// One outcome per payload, in order. Payloads that cannot be framed are refused without
-    /// a worker; the rest go in one batch (at most `PushBatchExchange.maxPushes`).
+    /// a worker; the rest go in one batch (at most `PushBatchExchange.maxPushes`). None of
+    /// them may name a body (`deliver(batch:fetchBody:)` sorts those out).
     func deliver(batch payloads: [[UInt8]]) -> [Outcome] {
         var outcomes: [Outcome?] = payloads.map(Self.framingRefusal)
         let sendable = payloads.indices.filter { outcomes[$0] == nil }

@@ -339,7 +339,7 @@ final class Receiver {
     /// worker writes nothing after a push it asks to retry, so every later message is nak'd
     /// with the same delay and the mailbox keeps its order.
     private func settle(_ batch: [RelayMessage], slot: MailboxSlot) -> Bool {
-        let outcomes = delivery.deliver(batch: batch.map(\.data))
+        let outcomes = delivery.deliver(batch: batch.map(\.data)) { hint in fetchBody(hint, for: slot) }
         var stored: [RelayMessage] = []
         var paused = false
         for (message, outcome) in zip(batch, outcomes) {
@@ -374,6 +374,21 @@ final class Receiver {
         }
         if !stored.isEmpty { acks.enqueue(stored, label: "\(stored.count) messages of \(slot.mailbox)") }
         return !paused
+    }
+
+    /// A body a push in `slot`'s mailbox names, from the relay's body stream
+    /// (docs/protocol/bodies.md §6).
+    private func fetchBody(_ hint: BodyHint, for slot: MailboxSlot) -> PushDelivery.BodyFetch {
+        guard let relay else { return .failed("no relay connection") }
+        do throws(RelayError) {
+            guard let body = try relay.body(id: hint.id) else {
+                RelaydLog.warning("a push to \(slot.mailbox) names body \(hint.id.prefix(8)), which the relay does not hold (expired or never published)")
+                return .missing
+            }
+            return .found(body)
+        } catch {
+            return .failed("\(error)")
+        }
     }
 
     private func retryDelay(deliveries: UInt64) -> Int64 {

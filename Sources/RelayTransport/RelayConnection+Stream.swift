@@ -161,6 +161,18 @@ extension RelayConnection {
         return count
     }
 
+    /// Messages and bytes a stream holds; (0, 0) when it does not exist.
+    public func streamUsage(_ streamName: String = Mailbox.streamName) throws(RelayError) -> (messages: UInt64, bytes: UInt64) {
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var jsError = jsErrCode(0)
+        let status = js_GetStreamInfo(&info, jetStream, streamName, nil, &jsError)
+        if status == NATS_NOT_FOUND || jsError == JSStreamNotFoundErr { return (0, 0) }
+        try NatsCall.check(status, "stream info", jsError: jsError)
+        guard let info else { return (0, 0) }
+        defer { jsStreamInfo_Destroy(info) }
+        return (info.pointee.State.Msgs, info.pointee.State.Bytes)
+    }
+
     /// The name of the server that leads the mailbox stream (nil on a single node).
     public func streamLeader() throws(RelayError) -> String? {
         var info: UnsafeMutablePointer<jsStreamInfo>?

@@ -135,6 +135,27 @@ struct WorkerAfterCommitTests {
         #expect(strings.contains("im.received"))
     }
 
+    @Test("A 64 KiB text by reference is stored whole; its notification shows a bounded preview")
+    func longTextPreview() throws {
+        let f = try fixture()
+        let bus = try PrivateBus()
+        let text = "éclair " + String(repeating: "0123456789", count: 6_552)  // 65,528 bytes
+        let content = Array(text.utf8)
+        #expect(content.count <= MessageContent.maxTextBytes)
+        let push = f.byReference(contentType: ContentType.text, content: content)
+        var environment = f.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        let result = try ChildProcess.run(try WorkerRun.worker(), ["--payload", "-"], environment: environment,
+                                          stdinBytes: push.payload + [0x0a] + push.body)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try f.message(id: push.messageId)?.content == content)
+        let strings = try #require(try bus.notifyCalls().first)
+        let body = strings[3]
+        #expect(body.hasPrefix("\(f.senderProfileName): éclair 0123"))
+        #expect(body.hasSuffix("…"))
+        #expect(body.count == "\(f.senderProfileName): ".count + 200 + 1)
+    }
+
     @Test("A notification server that never answers does not hold the worker")
     func stalledServerDoesNotHoldTheWorker() throws {
         let f = try fixture()

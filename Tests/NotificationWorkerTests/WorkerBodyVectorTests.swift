@@ -67,9 +67,12 @@ struct WorkerBodyVectorTests {
         #expect(reply.count <= SealedBody.maxContentBytes)
         let push = fixture.byReference(contentType: ContentType.reply, content: reply)
         #expect(push.body.count == SealedBody.maxSealedBytes)
-        let result = try ChildProcess.run(try WorkerRun.worker(), ["--payload", "-"], environment: fixture.environment,
-                                          stdinBytes: push.payload + [0x0a] + push.body)
+        // The unit's MemoryMax is 24M (systemd/sotto-push@.service): measured here as the peak RSS.
+        let result = try ChildProcess.run("/usr/bin/time", ["-f", "RSS %M", try WorkerRun.worker(), "--payload", "-"],
+                                          environment: fixture.environment, stdinBytes: push.payload + [0x0a] + push.body)
         #expect(result.stdout.contains("\"ok\":true"), "\(result.stdout) \(result.stderr)")
+        let rss = result.stderr.split(separator: "\n").last { $0.hasPrefix("RSS ") }.flatMap { Int($0.dropFirst(4)) }
+        #expect((rss ?? Int.max) < 24 * 1024, "peak RSS \(rss ?? -1) KiB")
         let row = try #require(try fixture.message(id: push.messageId))
         #expect(row.content == reply)
     }

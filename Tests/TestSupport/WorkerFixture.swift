@@ -128,12 +128,18 @@ public final class WorkerFixture: @unchecked Sendable {
         public let messageId: String
         public let payload: [UInt8]
         public let body: [UInt8]
+
+        /// The body id the push names.
+        public var bodyId: String { (try? PushPayload.decode(payload))?.body?.id ?? "" }
+        /// As the relay tests publish pushes.
+        public var push: Push { Push(messageId: messageId, payload: payload) }
     }
 
     /// `content` sealed once into a body, the reference signed by `sender` (or `signer`) and
     /// sealed to the recipient with the body named in the payload.
+    /// `showTopic: false`: as a sender writes it for a relay (PROTOCOL §2, 1.1).
     public func byReference(contentType: String, content: [UInt8], signer: PrivateKey? = nil,
-                            id: String = Hex.encode(SecureRandom.bytes(16))) -> ReferencePush {
+                            id: String = Hex.encode(SecureRandom.bytes(16)), showTopic: Bool = true) -> ReferencePush {
         let body = SealedBody.seal(content)
         let reference = BodyReference(body, contentType: contentType, fallback: nil)
         let message = SignedMessage.sign(id: id, conversationId: recipient.conversationId, sentAtMs: now,
@@ -142,7 +148,7 @@ public final class WorkerFixture: @unchecked Sendable {
         let recipientKey = try! PrivateKey(bytes: recipient.privateKey).publicKey
         let envelope = Envelope.seal(message.encode(), recipient: recipientKey, clientId: recipient.clientId,
                                      topic: recipient.topic)
-        let payload = PushPayload(clientId: recipient.clientId, topic: recipient.topic, envelope: envelope,
+        let payload = PushPayload(clientId: recipient.clientId, topic: showTopic ? recipient.topic : nil, envelope: envelope,
                                   body: reference.hint).encode()
         return ReferencePush(messageId: id, payload: payload, body: body.sealed)
     }

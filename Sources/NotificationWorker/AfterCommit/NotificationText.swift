@@ -11,6 +11,10 @@ import SharedStore
 /// NotificationText.make(for: .text("hi"), receipt: receipt)   // ("Book club", "Ann: hi")
 /// ```
 enum NotificationText {
+    /// A notification shows at most this many characters of a message: a 64 KiB text is read
+    /// in `sotto read`, not in a bubble (notification servers cut or refuse long bodies).
+    static let previewCharacters = 200
+
     static func make(for content: MessageContent, receipt: IncomingWriteReceipt) -> (summary: String, body: String)? {
         guard !receipt.muted, !receipt.isOpen else { return nil }
         let sender = senderName(receipt)
@@ -24,8 +28,16 @@ enum NotificationText {
             return nil
         default:
             guard receipt.isUserVisible else { return nil }
-            return (summary, conversation == nil ? content.displayText : "\(sender): \(content.displayText)")
+            let text = preview(content.displayText)
+            return (summary, conversation == nil ? text : "\(sender): \(text)")
         }
+    }
+
+    /// The first `previewCharacters` characters (whole grapheme clusters), with "…" when cut.
+    static func preview(_ text: String) -> String {
+        guard let cut = text.index(text.startIndex, offsetBy: previewCharacters, limitedBy: text.endIndex),
+              cut < text.endIndex else { return text }
+        return String(text[..<cut]) + "…"
     }
 
     /// The sender's profile name, else the first 8 characters of its inbox id.

@@ -22,7 +22,14 @@ final class RelayConnections: Sendable {
         var open: [String: RelayConnection] = [:]
         var failed: [String: (untilMs: Int64, error: RelayError)] = [:]
         var closed = false
+        /// "<relay URL> <body id>" of the bodies published in this run: a body goes to a relay
+        /// once, not once per member (docs/protocol/bodies.md §6).
+        var publishedBodies: Set<String> = []
     }
+
+    /// How many published bodies are remembered; past it the memory starts over (a body
+    /// published again is then a duplicate the relay refuses, not a second copy).
+    static let maxRememberedBodies = 4096
 
     private let own: RelayConfiguration?
     private let options: RelayConnection.Options
@@ -74,6 +81,7 @@ final class RelayConnections: Sendable {
             }
             do throws(RelayError) {
                 try connection.ensureStream()  // a relay no receiver has used yet has no stream
+                try connection.ensureBodyStream()
             } catch {
                 connection.close()
                 throw error
@@ -95,6 +103,18 @@ final class RelayConnections: Sendable {
         }
         if kept !== connection { connection.close() }
         return kept
+    }
+
+    /// Whether this run already published `bodyId` to `url`.
+    func hasPublished(bodyId: String, to url: RelayURL) -> Bool {
+        state.withLock { $0.publishedBodies.contains("\(url) \(bodyId)") }
+    }
+
+    func recordPublished(bodyId: String, to url: RelayURL) {
+        state.withLock { state in
+            if state.publishedBodies.count >= Self.maxRememberedBodies { state.publishedBodies = [] }
+            state.publishedBodies.insert("\(url) \(bodyId)")
+        }
     }
 
     /// Closes every connection; later `connection(to:)` calls throw.

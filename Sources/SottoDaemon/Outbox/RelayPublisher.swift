@@ -36,6 +36,28 @@ enum RelayPublisher {
         Hex.encode(SHA256.hash(payload))
     }
 
+    /// Puts a sealed body on the member's relay before the first push that references it
+    /// (docs/protocol/bodies.md §6): once per relay and body in a run, and a body the relay
+    /// already holds (published before a restart) is not stored twice.
+    static func publishBody(sealed: [UInt8], bodyId: String, to endpoint: String, via relays: RelayConnections) -> Outcome {
+        let url: RelayURL
+        do throws(RelayError) {
+            url = try RelayURL.parse(endpoint)
+        } catch {
+            return .badEndpoint("\(error)")
+        }
+        if relays.hasPublished(bodyId: bodyId, to: url) { return .relayed(duplicate: true) }
+        do throws(RelayError) {
+            let connection = try relays.connection(to: url)
+            guard connection.isConnected else { return .unreachable("relay \(url) is reconnecting") }
+            let ack = try connection.publishBody(sealed, id: bodyId)
+            relays.recordPublished(bodyId: bodyId, to: url)
+            return .relayed(duplicate: ack.duplicate)
+        } catch {
+            return .unreachable("relay \(url): body: \(error)")
+        }
+    }
+
     static func publish(_ payload: [UInt8], to endpoint: String, via relays: RelayConnections) -> Outcome {
         let url: RelayURL
         let mailbox: Mailbox

@@ -136,7 +136,7 @@ struct SealedBodyTests {
         (#"{"id":"0123456789abcdef0123456789abcdef","length":4112}"#, "ok"),
         (#"{"id":"0123456789abcdef0123456789abcdef","length":4113}"#, "malformed_payload"),
         (#"{"id":"0123456789abcdef0123456789abcdef","length":16}"#, "malformed_payload"),
-        (#"{"id":"0123456789abcdef0123456789abcdef","length":1052688}"#, "payload_too_large"),
+        (#"{"id":"0123456789abcdef0123456789abcdef","length":1048592}"#, "payload_too_large"),
         (#"{"id":"0123456789abcdef0123456789abcdef","length":-4080}"#, "malformed_payload"),
         (#"{"id":"0123456789ABCDEF0123456789ABCDEF","length":4112}"#, "malformed_payload"),
         (#"{"length":4112}"#, "malformed_payload"),

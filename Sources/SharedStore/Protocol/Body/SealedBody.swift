@@ -8,9 +8,11 @@
 /// ```
 public struct SealedBody: Sendable, Equatable {
     public static let blockBytes = 4096
-    /// The largest content: a padded body of 256 blocks less the 4-byte length prefix.
-    public static let maxContentBytes = 1_048_572
-    public static let maxPaddedBytes = 1_048_576
+    /// The largest content: a padded body of 255 blocks less the 4-byte length prefix. 255,
+    /// not 256: a sealed body and its relay headers must fit nats-server's default
+    /// `max_payload` of 1 MiB.
+    public static let maxContentBytes = 1_044_476
+    public static let maxPaddedBytes = 1_044_480
     public static let minSealedBytes = blockBytes + ChaCha20Poly1305.tagByteCount
     public static let maxSealedBytes = maxPaddedBytes + ChaCha20Poly1305.tagByteCount
     public static let idByteCount = 16
