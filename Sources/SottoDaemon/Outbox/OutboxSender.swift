@@ -93,11 +93,21 @@ actor OutboxSender: Service {
 
     /// Delivers one push (to a device, or to a relay) off the actor's executor, and says how
     /// its row is to be recorded. `body`: the sealed body the push references, which a device
-    /// gets after the push on the same connection (docs/protocol/bodies.md §5).
+    /// gets after the push on the same connection (docs/protocol/bodies.md §5) and a relay
+    /// gets before the push (§6); a body the relay did not take leaves the push pending with
+    /// the relay's reason, like any relay failure.
     private func attempt(_ item: DBOutboxItem, body: OutboxBodyRepository.Body?) async -> (DBOutboxItem.State, Int64, String?) {
         let backoff = Self.backoff(item)
         if RelayPublisher.isRelayEndpoint(item.endpoint) {
-            let result = await Task.detached { [relays] in RelayPublisher.publish(item.payload, to: item.endpoint, via: relays) }.value
+            // The body first, once per relay (docs/protocol/bodies.md §6): a push whose body
+            // is not on the relay would be terminated by the member's relayd.
+            let result = await Task.detached { [relays] () -> RelayPublisher.Outcome in
+                if let body {
+                    let stored = RelayPublisher.publishBody(sealed: body.sealed, bodyId: body.bodyId, to: item.endpoint, via: relays)
+                    guard case .relayed = stored else { return stored }
+                }
+                return RelayPublisher.publish(item.payload, to: item.endpoint, via: relays)
+            }.value
             switch result {
             case .relayed:
                 CrashPoint.reach("outbox.relayed")  // stored by the relay, not yet recorded here
