@@ -2,7 +2,7 @@
 /// version `i + 1`, which ``Migrator`` records in `PRAGMA user_version` in the same transaction.
 ///
 /// ```swift
-/// Schema.currentVersion          // 3
+/// Schema.currentVersion          // 4
 /// Schema.migrations[0].id        // "v1-initial"
 /// ```
 public enum Schema {
@@ -10,6 +10,7 @@ public enum Schema {
         (id: "v1-initial", sql: v1),
         (id: "v2-inbox-tombstone", sql: v2),
         (id: "v3-outbox-relayed", sql: v3),
+        (id: "v4-invite-single-use-revoked", sql: v4),
     ]
 
     /// The version this build reads and writes.
@@ -167,5 +168,14 @@ public enum Schema {
         DROP TABLE outbox;
         ALTER TABLE outbox_v3 RENAME TO outbox;
         CREATE INDEX outbox_due ON outbox(state, nextAttemptAt);
+        """
+
+    // MARK: v4
+
+    // Issue #17: an invite can be limited to one join (`singleUse`) and revoked (`revokedAt`);
+    // a join request decided after either is refused. Existing invites stay as they were.
+    static let v4 = """
+        ALTER TABLE invite ADD COLUMN singleUse INTEGER NOT NULL DEFAULT 0 CHECK (singleUse IN (0, 1));
+        ALTER TABLE invite ADD COLUMN revokedAt INTEGER;
         """
 }
