@@ -14,6 +14,7 @@ public enum ControlMethodName: String, CaseIterable, Sendable {
     case sendMessage
     case markRead
     case createInvite
+    case revokeInvite
     case joinConversation
     case react
     case explode
@@ -59,7 +60,8 @@ extension ControlRequest {
 public enum ControlMethods {
     public static var all: [any ControlRequest.Type] { [
         StatusParams.self, ListConversationsParams.self, NewConversationParams.self, ReadMessagesParams.self,
-        SendMessageParams.self, MarkReadParams.self, CreateInviteParams.self, JoinConversationParams.self,
+        SendMessageParams.self, MarkReadParams.self, CreateInviteParams.self, RevokeInviteParams.self,
+        JoinConversationParams.self,
         ReactParams.self, ExplodeParams.self, SubscribeParams.self,
     ] }
 }

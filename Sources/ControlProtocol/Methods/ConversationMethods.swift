@@ -223,27 +223,100 @@ public struct CreateInviteParams: ControlRequest {
         [
             WireField("conversation", .nonEmptyString, "conversation id, or a unique prefix of it"),
             WireField("expiresInMs", .integer, optional: true, "how long the invite stays valid (default: no expiry)"),
+            WireField("singleUse", .boolean, optional: true, "accept at most one join with it (default: false)"),
         ]
     }
 
     public var conversation: String
     public var expiresInMs: Int64?
+    public var singleUse: Bool
 
-    public init(conversation: String, expiresInMs: Int64? = nil) {
+    public init(conversation: String, expiresInMs: Int64? = nil, singleUse: Bool = false) {
         self.conversation = conversation
         self.expiresInMs = expiresInMs
+        self.singleUse = singleUse
     }
 
     public init(json: JSONValue) throws(WireError) {
         let fields = try WireFields(json)
-        self.init(conversation: try fields.nonEmptyString("conversation"), expiresInMs: try fields.optionalInt("expiresInMs"))
+        self.init(conversation: try fields.nonEmptyString("conversation"), expiresInMs: try fields.optionalInt("expiresInMs"),
+                  singleUse: try fields.optionalBool("singleUse") ?? false)
     }
 
     public var json: JSONValue {
         var out = WireObjectBuilder()
         out["conversation"] = .string(conversation)
         out["expiresInMs"] = expiresInMs.map(JSONValue.int)
+        if singleUse { out["singleUse"] = .bool(true) }
         return out.json
+    }
+}
+
+// MARK: - revokeInvite
+
+/// `revokeInvite`: a join request decided after this is refused, whenever it was sent
+/// (`sotto revoke`); creator only.
+///
+/// ```swift
+/// let revoked = try client.call(RevokeInviteParams(conversation: "ab12", invite: "9f3e"))
+/// revoked.inviteId   // the whole id; revoked.revokedNow is false when it already was
+/// ```
+public struct RevokeInviteParams: ControlRequest {
+    public typealias Result = RevokedInvite
+    public static var method: ControlMethodName { .revokeInvite }
+    public static var summary: String { "Revoke an invite of a conversation this device created." }
+    public static var errors: [RPCErrorCode] { [.notFound, .refused] }
+    public static var schemaName: String { "RevokeInviteParams" }
+    public static var fields: [WireField] {
+        [
+            WireField("conversation", .nonEmptyString, "conversation id, or a unique prefix of it"),
+            WireField("invite", .nonEmptyString, "the invite's id, a unique prefix of it, or the invite code (sotto1:…)"),
+        ]
+    }
+
+    public var conversation: String
+    public var invite: String
+
+    public init(conversation: String, invite: String) {
+        self.conversation = conversation
+        self.invite = invite
+    }
+
+    public init(json: JSONValue) throws(WireError) {
+        let fields = try WireFields(json)
+        self.init(conversation: try fields.nonEmptyString("conversation"), invite: try fields.nonEmptyString("invite"))
+    }
+
+    public var json: JSONValue { ["conversation": .string(conversation), "invite": .string(invite)] }
+}
+
+/// The result of `revokeInvite`.
+///
+/// ```swift
+/// revoked.revokedNow   // false: it had been revoked before
+/// ```
+public struct RevokedInvite: WireCodable {
+    public var inviteId: String
+    public var revokedNow: Bool
+
+    public init(inviteId: String, revokedNow: Bool) {
+        self.inviteId = inviteId
+        self.revokedNow = revokedNow
+    }
+
+    public init(json: JSONValue) throws(WireError) {
+        let fields = try WireFields(json)
+        self.init(inviteId: try fields.string("inviteId"), revokedNow: try fields.bool("revokedNow"))
+    }
+
+    public var json: JSONValue { ["inviteId": .string(inviteId), "revokedNow": .bool(revokedNow)] }
+
+    public static var schemaName: String { "RevokedInvite" }
+    public static var fields: [WireField] {
+        [
+            WireField("inviteId", .string, "the revoked invite's id"),
+            WireField("revokedNow", .boolean, "false when it had been revoked before"),
+        ]
     }
 }
 

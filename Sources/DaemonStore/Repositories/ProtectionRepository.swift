@@ -44,7 +44,10 @@ public enum ProtectionRepository {
     public static func hasLiveInvite(inboxId: String, now: Int64, on conn: SQLiteConnection) throws(StoreError) -> Bool {
         try conn.queryOne("""
             SELECT 1 FROM invite i JOIN conversation c ON c.id = i.conversationId
-            WHERE c.inboxId = ? AND (i.expiresAt IS NULL OR i.expiresAt > ?) LIMIT 1
+            WHERE c.inboxId = ? AND (i.expiresAt IS NULL OR i.expiresAt > ?) AND i.revokedAt IS NULL
+              AND NOT (i.singleUse = 1 AND EXISTS (
+                  SELECT 1 FROM join_request r WHERE r.inviteId = i.id AND r.state = 'accepted'))
+            LIMIT 1
             """, [.text(inboxId), .integer(now)]) != nil
     }
 }

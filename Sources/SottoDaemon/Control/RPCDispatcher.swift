@@ -27,7 +27,7 @@ struct RPCDispatcher: ControlRequestHandler {
             return JSONRPC.errorLine(id: request.id, error)
         } catch let error as ConversationService.Failure {
             switch error {
-            case .notFound, .ambiguous: return JSONRPC.errorLine(id: request.id, .notFound(error.description))
+            case .notFound, .ambiguous, .missing: return JSONRPC.errorLine(id: request.id, .notFound(error.description))
             case .refused: return JSONRPC.errorLine(id: request.id, .refused(error.description))
             case .invalid: return JSONRPC.errorLine(id: request.id, .invalidParams(error.description))
             }
@@ -113,8 +113,14 @@ struct RPCDispatcher: ControlRequestHandler {
             }
         case .createInvite:
             return try await answer(request, as: CreateInviteParams.self) { params in
-                let invite = try await daemon.invites.createInvite(for: params.conversation, expiresInMs: params.expiresInMs)
+                let invite = try await daemon.invites.createInvite(for: params.conversation, expiresInMs: params.expiresInMs,
+                                                                   singleUse: params.singleUse)
                 return InviteResult(code: invite.code, inviteId: invite.inviteId, expiresAtMs: invite.expiresAtMs)
+            }
+        case .revokeInvite:
+            return try await answer(request, as: RevokeInviteParams.self) { params in
+                let revoked = try await daemon.invites.revoke(in: params.conversation, invite: params.invite)
+                return RevokedInvite(inviteId: revoked.inviteId, revokedNow: revoked.revokedNow)
             }
         case .joinConversation:
             return try await answer(request, as: JoinConversationParams.self) { params in

@@ -15,6 +15,8 @@ actor ConversationService {
     enum Failure: Error, Equatable, CustomStringConvertible {
         case notFound(String)
         case ambiguous(String)
+        /// Something of a conversation (an invite, a message) that is not there: said as is.
+        case missing(String)
         case refused(String)
         case invalid(String)
 
@@ -22,7 +24,7 @@ actor ConversationService {
             switch self {
             case .notFound(let reference): return "no conversation matches '\(reference)'"
             case .ambiguous(let reference): return "'\(reference)' matches more than one conversation; give more of the id"
-            case .refused(let reason), .invalid(let reason): return reason
+            case .refused(let reason), .invalid(let reason), .missing(let reason): return reason
             }
         }
     }

@@ -35,7 +35,8 @@ actor InviteService {
     // MARK: - Creator
 
     /// A signed invite code for a conversation this device created.
-    func createInvite(for reference: String, expiresInMs: Int64?) async throws -> (code: String, inviteId: String, expiresAtMs: Int64?) {
+    func createInvite(for reference: String, expiresInMs: Int64?, singleUse: Bool = false) async throws
+        -> (code: String, inviteId: String, expiresAtMs: Int64?) {
         if let expiresInMs, expiresInMs <= 0 { throw ConversationService.Failure.invalid("--expires must be positive") }
         let conversation = try await service.conversation(reference)
         guard conversation.creatorInboxId == conversation.inboxId else {
@@ -59,10 +60,53 @@ actor InviteService {
             throw ConversationService.Failure.invalid(error.description)
         }
         let row = DBInvite(id: invite.inviteId, conversationId: conversation.id, secret: invite.secret,
-                           createdAt: now, expiresAt: expiresAtMs)
+                           createdAt: now, expiresAt: expiresAtMs, singleUse: singleUse)
         try await database.write { conn in try InvitationWriter.insert(row, on: conn) }
         try await lifecycle.setProtected(conversation.inboxId, reason: .pendingInvite, true)
         return (invite.code, invite.inviteId, expiresAtMs)
+    }
+
+    /// Revokes an invite of a conversation this device created: a join request decided after
+    /// this is refused, whenever it was sent. `invite` is the invite's id, a unique prefix of
+    /// it, or the invite code itself. Returns the id and whether it was revoked just now
+    /// (false: it already was).
+    func revoke(in reference: String, invite: String) async throws -> (inviteId: String, revokedNow: Bool) {
+        let conversation = try await service.conversation(reference)
+        guard conversation.creatorInboxId == conversation.inboxId else {
+            throw ConversationService.Failure.refused("only the conversation's creator can revoke its invites")
+        }
+        let wanted = try Self.inviteIdOrPrefix(invite)
+        let invites = try database.read { conn in try InvitationWriter.invites(conversationId: conversation.id, on: conn) }
+        let matches = invites.filter { $0.id.hasPrefix(wanted) }
+        guard let target = matches.first else {
+            throw ConversationService.Failure.missing("no invite of conversation \(conversation.id.prefix(12)) matches '\(wanted.prefix(40))'")
+        }
+        guard matches.count == 1 else {
+            throw ConversationService.Failure.invalid("'\(wanted)' matches more than one invite; give more of the id")
+        }
+        let revokedNow = try await database.write { conn in
+            try InvitationWriter.revoke(inviteId: target.id, now: WallClock.nowMs(), on: conn)
+        }
+        await service.joinRequests.refreshProtection(inboxId: conversation.inboxId)
+        return (target.id, revokedNow)
+    }
+
+    /// An invite id (or prefix) as typed, or the id inside an invite code (`sotto1:…`, read
+    /// without checking its expiry: an expired invite can still be revoked).
+    static func inviteIdOrPrefix(_ text: String) throws -> String {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.hasPrefix(InviteCode.prefix) {
+            do {
+                return try InviteCode.parse(trimmed, nowMs: 0).inviteId
+            } catch {
+                throw ConversationService.Failure.invalid("not an invite code: \(error.description)")
+            }
+        }
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 128, trimmed.utf8.allSatisfy(Hex.isDigit),
+              trimmed == trimmed.lowercased() else {
+            throw ConversationService.Failure.invalid("'\(trimmed.prefix(40))' is neither an invite id nor an invite code")
+        }
+        return trimmed
     }
 
     // MARK: - Joiner

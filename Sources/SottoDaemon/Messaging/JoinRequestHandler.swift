@@ -89,6 +89,9 @@ actor JoinRequestHandler {
                   invite.conversationId == conversation.id else { return "unknown invite" }
             guard Self.constantTimeEqual(invite.secret, request.secret) else { return "wrong secret" }
             guard invite.isValid(at: request.receivedAt) else { return "invite expired" }
+            // Revoked: refused whenever the request came, as long as it was not decided before.
+            guard invite.revokedAt == nil else { return "invite revoked" }
+            if invite.singleUse, try InvitationWriter.isUsed(inviteId: invite.id, on: conn) { return "invite already used" }
             return nil
         }
         if let reason {
@@ -96,18 +99,31 @@ actor JoinRequestHandler {
             DaemonLog.info("join request \(request.id) rejected: \(reason)")
             return .rejected(requesterInboxId: request.requesterInboxId, reason: reason)
         }
-        try await acceptAndAnnounce(request, in: conversation)
+        if let refusal = try await acceptAndAnnounce(request, in: conversation) {
+            DaemonLog.info("join request \(request.id) rejected: \(refusal)")
+            return .rejected(requesterInboxId: request.requesterInboxId, reason: refusal)
+        }
         DaemonLog.info("join request \(request.id) accepted")
         return .accepted(requesterInboxId: request.requesterInboxId)
     }
 
     /// One transaction: the request accepted, the requester a member, and a
     /// `sotto/membership:1.0` (the whole list and the name) queued to every member but us.
-    private func acceptAndAnnounce(_ request: DBJoinRequest, in conversation: DBConversation) async throws {
+    /// Returns why it was refused instead (the invite revoked or used up meanwhile), or nil.
+    private func acceptAndAnnounce(_ request: DBJoinRequest, in conversation: DBConversation) async throws -> String? {
         let identity = try await identities.identity(of: conversation.inboxId)
         CrashPoint.reach("join.decided")
-        let accepted = try await database.write { conn -> Bool in
-            guard try InvitationWriter.accept(request, on: conn) != nil else { return false }
+        let outcome = try await database.write { conn -> (accepted: Bool, refusal: String?) in
+            // Checked again under the write lock: two requests decided at once cannot both use
+            // a single-use invite, nor one slip past a revoke.
+            if let invite = try InvitationWriter.invite(id: request.inviteId, on: conn) {
+                let usedUp = invite.singleUse ? try InvitationWriter.isUsed(inviteId: invite.id, on: conn) : false
+                if invite.revokedAt != nil || usedUp {
+                    try InvitationWriter.reject(request, on: conn)
+                    return (false, invite.revokedAt != nil ? "invite revoked" : "invite already used")
+                }
+            }
+            guard try InvitationWriter.accept(request, on: conn) != nil else { return (false, nil) }
             let now = WallClock.nowMs()
             let entries = try InvitationWriter.memberEntries(conversationId: conversation.id, on: conn)
             let members = try MemberRepository.members(of: conversation.id, on: conn)
@@ -118,10 +134,11 @@ actor JoinRequestHandler {
                 fallback: "\(name.isEmpty ? "Conversation" : name): \(entries.count) members",
                 conversation: conversation, members: members, sender: identity, now: now)
             try composed.insert(now: now, on: conn)
-            return true
+            return (true, nil)
         }
         CrashPoint.reach("join.committed")
-        if accepted { await outbox.kick() }
+        if outcome.accepted { await outbox.kick() }
+        return outcome.refusal
     }
 
     /// The membership message's content: the name and every member with its profile name.

@@ -3,7 +3,7 @@ import SharedStore
 import Testing
 import TestSupport
 
-/// `outbox_body` (schema v4, docs/adr/0032): one sealed body per outgoing message, kept while
+/// `outbox_body` (schema v5, docs/adr/0032): one sealed body per outgoing message, kept while
 /// any of its pushes is pending and deleted with the last one that is not.
 @Suite("Outbox bodies in the database")
 struct OutboxBodyStoreTests {

@@ -59,7 +59,7 @@ struct SchemaAndPragmaTests {
         }
         let before = try conn.query("SELECT * FROM outbox ORDER BY messageId, memberInboxId").map { try $0.string(0) + $0.string(1) + $0.string(4) }
         #expect(throws: StoreError.schemaMissing) { try SchemaCheck.verify(conn) }
-        #expect(try Migrator.migrate(conn) == Int(Schema.currentVersion) - 2)
+        #expect(try Migrator.migrate(conn) == Int(Schema.currentVersion) - 2)  // v3 and every later step
         try SchemaCheck.verify(conn)
         #expect(try conn.query("SELECT * FROM outbox ORDER BY messageId, memberInboxId").map { try $0.string(0) + $0.string(1) + $0.string(4) } == before)
         let m1 = try OutboxRepository.items(messageId: "m1", on: conn)
@@ -77,13 +77,38 @@ struct SchemaAndPragmaTests {
         #expect(try conn.queryOne("SELECT count(*) FROM outbox")?.int64(0) == 1)
     }
 
-    @Test("a v3 file with pending pushes migrates to v4 (outbox_body): rows kept, a body per message, cascading from message")
-    func migratesToV4KeepingRows() throws {
+    @Test("a v3 file with invites migrates to v4: each invite kept, open to several joins and not revoked")
+    func migratesInvitesToV4() throws {
         let f = try StoreFixture(seed: false)
         let conn = try SQLiteConnection.open(path: f.directory.databasePath, profile: .worker, create: true)
         try conn.immediateTransaction { () throws(StoreError) in
-            for index in 0..<3 { try conn.execute(Schema.migrations[index].sql) }
+            for step in Schema.migrations.prefix(3) { try conn.execute(step.sql) }
             try conn.execute("PRAGMA user_version = 3")
+            try conn.execute("""
+                INSERT INTO inbox(inboxId, clientId, createdAt) VALUES ('i1', 'c1', 1);
+                INSERT INTO conversation(id, inboxId, clientId, topic, creatorInboxId, createdAt, state)
+                    VALUES ('v1', 'i1', 'c1', '/t', 'i1', 1, 'active');
+                INSERT INTO invite(id, conversationId, secret, createdAt, expiresAt) VALUES ('n1', 'v1', 's1', 5, NULL), ('n2', 'v1', 's2', 6, 99);
+                """)
+        }
+        #expect(try Migrator.migrate(conn) == Int(Schema.currentVersion) - 3)
+        try SchemaCheck.verify(conn)
+        let n1 = try #require(try InvitationWriter.invite(id: "n1", on: conn))
+        #expect(n1 == DBInvite(id: "n1", conversationId: "v1", secret: "s1", createdAt: 5, expiresAt: nil))
+        #expect(try InvitationWriter.invite(id: "n2", on: conn)?.expiresAt == 99)
+        #expect(try InvitationWriter.revoke(inviteId: "n1", now: 7, on: conn))
+        #expect(try !InvitationWriter.revoke(inviteId: "n1", now: 8, on: conn))
+        #expect(try InvitationWriter.invite(id: "n1", on: conn)?.revokedAt == 7)
+        #expect(throws: StoreError.self) { try conn.run("UPDATE invite SET singleUse = 2 WHERE id = 'n2'") }
+    }
+
+    @Test("a v4 file with pending pushes migrates to v5 (outbox_body): rows kept, one body per message, cascading from message")
+    func migratesToV5KeepingRows() throws {
+        let f = try StoreFixture(seed: false)
+        let conn = try SQLiteConnection.open(path: f.directory.databasePath, profile: .worker, create: true)
+        try conn.immediateTransaction { () throws(StoreError) in
+            for step in Schema.migrations.prefix(4) { try conn.execute(step.sql) }
+            try conn.execute("PRAGMA user_version = 4")
             try conn.execute("""
                 INSERT INTO inbox(inboxId, clientId, createdAt) VALUES ('i1', 'c1', 1);
                 INSERT INTO conversation(id, inboxId, clientId, topic, creatorInboxId, createdAt, state)
@@ -95,7 +120,7 @@ struct SchemaAndPragmaTests {
                 """)
         }
         #expect(throws: StoreError.schemaMissing) { try SchemaCheck.verify(conn) }
-        #expect(try Migrator.migrate(conn) == 1)
+        #expect(try Migrator.migrate(conn) == Int(Schema.currentVersion) - 4)
         try SchemaCheck.verify(conn)
         #expect(try OutboxRepository.items(messageId: "m1", on: conn).map(\.attempts) == [2])
         try conn.run("INSERT INTO outbox_body(messageId, bodyId, sealed) VALUES ('m1', 'b', x'01')")

@@ -5,13 +5,17 @@ import ArgumentParser
 struct InviteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "invite", abstract: "Print an invite code for a conversation you created.",
-        discussion: "Share the code; whoever runs `sotto join <code>` asks to join, and this device's daemon accepts it.")
+        discussion: "Share the code; whoever runs `sotto join <code>` asks to join, and this device's daemon accepts it. "
+            + "`sotto revoke <conversation> <code>` withdraws it.")
 
     @Argument(help: "Conversation id, or a unique prefix of it.")
     var conversation: String
 
     @Option(name: .long, help: "How long the invite stays valid, e.g. 30m, 1h, 7d (default: no expiry).")
     var expires: String?
+
+    @Flag(name: .long, help: "Accept at most one join with this invite.")
+    var singleUse = false
 
     @OptionGroup var client: ClientOptions
 
@@ -23,6 +27,6 @@ struct InviteCommand: ParsableCommand {
 
     func run() throws {
         let expiresInMs = expires.flatMap(DurationParser.milliseconds)
-        try client.call(CreateInviteParams(conversation: conversation, expiresInMs: expiresInMs)) { $0.code }
+        try client.call(CreateInviteParams(conversation: conversation, expiresInMs: expiresInMs, singleUse: singleUse)) { $0.code }
     }
 }

@@ -10,13 +10,20 @@ public struct DBInvite: Sendable, Equatable {
     public var secret: String
     public var createdAt: Int64
     public var expiresAt: Int64?
+    /// At most one join request is accepted with it.
+    public var singleUse: Bool
+    /// When the creator revoked it; a request decided after that is refused.
+    public var revokedAt: Int64?
 
-    public init(id: String, conversationId: String, secret: String, createdAt: Int64, expiresAt: Int64?) {
+    public init(id: String, conversationId: String, secret: String, createdAt: Int64, expiresAt: Int64?,
+                singleUse: Bool = false, revokedAt: Int64? = nil) {
         self.id = id
         self.conversationId = conversationId
         self.secret = secret
         self.createdAt = createdAt
         self.expiresAt = expiresAt
+        self.singleUse = singleUse
+        self.revokedAt = revokedAt
     }
 
     /// True while the invite has not expired at `ms`.
@@ -38,17 +45,43 @@ public enum InvitationWriter {
 
     public static func insert(_ invite: DBInvite, on conn: SQLiteConnection) throws(StoreError) {
         try conn.run("""
-            INSERT INTO invite(id, conversationId, secret, createdAt, expiresAt) VALUES (?, ?, ?, ?, ?)
+            INSERT INTO invite(id, conversationId, secret, createdAt, expiresAt, singleUse, revokedAt)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
             """, [.text(invite.id), .text(invite.conversationId), .text(invite.secret),
-                  .integer(invite.createdAt), .optional(invite.expiresAt)])
+                  .integer(invite.createdAt), .optional(invite.expiresAt), .integer(invite.singleUse ? 1 : 0),
+                  .optional(invite.revokedAt)])
     }
 
     public static func invite(id: String, on conn: SQLiteConnection) throws(StoreError) -> DBInvite? {
-        guard let row = try conn.queryOne("""
-            SELECT id, conversationId, secret, createdAt, expiresAt FROM invite WHERE id = ?
-            """, [.text(id)]) else { return nil }
-        return DBInvite(id: try row.string(0), conversationId: try row.string(1), secret: try row.string(2),
-                        createdAt: try row.int64(3), expiresAt: try row.optionalInt64(4))
+        try conn.queryOne("SELECT \(inviteColumns) FROM invite WHERE id = ?", [.text(id)]).map(decodeInvite)
+    }
+
+    /// The conversation's invites, oldest first.
+    public static func invites(conversationId: String, on conn: SQLiteConnection) throws(StoreError) -> [DBInvite] {
+        try conn.query("SELECT \(inviteColumns) FROM invite WHERE conversationId = ? ORDER BY createdAt, id",
+                       [.text(conversationId)]).map(decodeInvite)
+    }
+
+    /// Marks the invite revoked at `now` (a second revoke keeps the first time). Returns
+    /// false when it was already revoked.
+    @discardableResult
+    public static func revoke(inviteId: String, now: Int64, on conn: SQLiteConnection) throws(StoreError) -> Bool {
+        try conn.run("UPDATE invite SET revokedAt = ? WHERE id = ? AND revokedAt IS NULL", [.integer(now), .text(inviteId)]) == 1
+    }
+
+    /// Whether a join request with this invite was accepted already (a single-use invite is
+    /// then used up).
+    public static func isUsed(inviteId: String, on conn: SQLiteConnection) throws(StoreError) -> Bool {
+        try conn.queryOne("SELECT 1 FROM join_request WHERE inviteId = ? AND state = 'accepted' LIMIT 1",
+                          [.text(inviteId)]) != nil
+    }
+
+    private static let inviteColumns = "id, conversationId, secret, createdAt, expiresAt, singleUse, revokedAt"
+
+    private static func decodeInvite(_ row: Row) throws(StoreError) -> DBInvite {
+        DBInvite(id: try row.string(0), conversationId: try row.string(1), secret: try row.string(2),
+                 createdAt: try row.int64(3), expiresAt: try row.optionalInt64(4), singleUse: try row.int64(5) != 0,
+                 revokedAt: try row.optionalInt64(6))
     }
 
     // MARK: Join requests
