@@ -156,6 +156,33 @@ struct WorkerAfterCommitTests {
         #expect(body.count == "\(f.senderProfileName): ".count + 200 + 1)
     }
 
+    @Test("What a notification shows follows the conversation's setting, else the device's", arguments: [
+        (nil as String?, nil as String?, ["Trip", "Sam: the code is 4711"]),
+        ("name", nil, ["Trip", "Sam: New message"]),
+        ("none", nil, ["Sotto", "New message"]),
+        ("none", "full", ["Trip", "Sam: the code is 4711"]),
+        (nil, "none", ["Sotto", "New message"]),
+        ("full", "name", ["Trip", "Sam: New message"]),
+    ])
+    func previewSetting(device: String?, conversation: String?, expected: [String]) throws {
+        let f = try fixture()
+        if let device {
+            try f.open().run("INSERT INTO device_setting(key, value) VALUES ('notificationPreview', ?)", [.text(device)])
+        }
+        if let conversation {
+            try f.open().run("UPDATE conversation_local_state SET notificationPreview = ? WHERE conversationId = ?",
+                             [.text(conversation), .text(f.recipient.conversationId)])
+        }
+        let bus = try PrivateBus()
+        let push = try f.sealText("the code is 4711")
+        var environment = f.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        #expect(try runStdin(push, environment).status == 0)
+        let strings = try #require(try bus.notifyCalls().first)
+        #expect(Array(strings[2...3]) == expected)
+        if expected[1] != "Sam: the code is 4711" { #expect(!strings.contains { $0.contains("4711") }) }
+    }
+
     @Test("A notification server that never answers does not hold the worker")
     func stalledServerDoesNotHoldTheWorker() throws {
         let f = try fixture()

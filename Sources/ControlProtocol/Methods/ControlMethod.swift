@@ -18,6 +18,7 @@ public enum ControlMethodName: String, CaseIterable, Sendable {
     case joinConversation
     case react
     case explode
+    case notificationPreview
     case subscribe
 }
 
@@ -62,6 +63,6 @@ public enum ControlMethods {
         StatusParams.self, ListConversationsParams.self, NewConversationParams.self, ReadMessagesParams.self,
         SendMessageParams.self, MarkReadParams.self, CreateInviteParams.self, RevokeInviteParams.self,
         JoinConversationParams.self,
-        ReactParams.self, ExplodeParams.self, SubscribeParams.self,
+        ReactParams.self, ExplodeParams.self, NotificationPreviewParams.self, SubscribeParams.self,
     ] }
 }

@@ -117,6 +117,11 @@ struct RPCDispatcher: ControlRequestHandler {
                                                                    singleUse: params.singleUse)
                 return InviteResult(code: invite.code, inviteId: invite.inviteId, expiresAtMs: invite.expiresAtMs)
             }
+        case .notificationPreview:
+            return try await answer(request, as: NotificationPreviewParams.self) { params in
+                try await service.notificationPreview(conversation: params.conversation,
+                                                      set: params.preview.map { $0 == "default" ? nil : NotificationPreview(rawValue: $0) })
+            }
         case .revokeInvite:
             return try await answer(request, as: RevokeInviteParams.self) { params in
                 let revoked = try await daemon.invites.revoke(in: params.conversation, invite: params.invite)

@@ -1,3 +1,4 @@
+import ControlProtocol
 import Foundation
 import DaemonStore
 import SharedStore
@@ -193,6 +194,31 @@ actor ConversationService {
         await lifecycle.recordActivity(conversation.inboxId, at: now)
         await outbox.kick()
         return (composed.outgoing.id, composed.pushes.count)
+    }
+
+    /// Reads, and with `set` changes, what notifications show: for the device when
+    /// `conversation` is nil (`.some(nil)`, "default", means `full` there), else for that
+    /// conversation (`.some(nil)`: it follows the device again).
+    func notificationPreview(conversation reference: String?, set: NotificationPreview??) async throws -> NotificationPreviewResult {
+        guard let reference else {
+            if let set {
+                try await database.write { conn in try DeviceSettings.setNotificationPreview(set ?? .deviceDefault, on: conn) }
+            }
+            let device = try database.read { conn in try DeviceSettings.notificationPreview(on: conn) }
+            return NotificationPreviewResult(device: device.rawValue, effective: device.rawValue)
+        }
+        let conversation = try conversation(reference)
+        if let set {
+            _ = try await database.write { conn in
+                try LocalStateWriter.setNotificationPreview(set, conversationId: conversation.id, on: conn)
+            }
+        }
+        let (device, own) = try database.read { conn in
+            (try DeviceSettings.notificationPreview(on: conn),
+             try DeviceSettings.conversationPreview(conversationId: conversation.id, on: conn))
+        }
+        return NotificationPreviewResult(device: device.rawValue, conversationId: conversation.id,
+                                         conversationPreview: own?.rawValue, effective: (own ?? device).rawValue)
     }
 
     func markRead(_ reference: String) async throws {

@@ -56,6 +56,10 @@ enum WireSamples {
         try check(CreateInviteParams(conversation: "c0", expiresInMs: 3_600_000), InviteResult(code: "sotto1:x", inviteId: "v", expiresAtMs: 5))
         try check(CreateInviteParams(conversation: "c0"), InviteResult(code: "sotto1:x", inviteId: "v"))
         try check(CreateInviteParams(conversation: "c0", singleUse: true), InviteResult(code: "sotto1:x", inviteId: "v"))
+        try check(NotificationPreviewParams(), NotificationPreviewResult(device: "full", effective: "full"))
+        try check(NotificationPreviewParams(conversation: "c0", preview: "default"),
+                  NotificationPreviewResult(device: "name", conversationId: "c0ffee", effective: "name"))
+        try check(NotificationPreviewParams(preview: "none"), NotificationPreviewResult(device: "none", conversationId: "c0", conversationPreview: "none", effective: "none"))
         try check(RevokeInviteParams(conversation: "c0", invite: "9f3e"), RevokedInvite(inviteId: "9f3e00", revokedNow: true))
         try check(RevokeInviteParams(conversation: "c0", invite: "sotto1:abc"), RevokedInvite(inviteId: "9f3e00", revokedNow: false))
         try check(JoinConversationParams(code: "sotto1:abc", profileName: tricky), JoinResult(conversationId: "c", state: "pending", inboxId: "i", name: "Trip"))
