@@ -18,6 +18,8 @@ final class DaemonContext: Sendable {
     let keystore: Keystore
     let service: ConversationService
     let lifecycle: InboxLifecycleManager
+    /// The conversations control clients hold open (kept awake with `openInClient`).
+    let openConversations: OpenConversations
     let unusedInboxes: UnusedInboxCache
     let feed: ChangeFeed
     let outbox: OutboxSender
@@ -32,7 +34,8 @@ final class DaemonContext: Sendable {
     let startedAtMs = WallClock.nowMs()
 
     private init(group: GroupDirectory, runtime: RuntimeDirectory, database: DaemonDatabase, keystore: Keystore,
-                 service: ConversationService, lifecycle: InboxLifecycleManager, unusedInboxes: UnusedInboxCache,
+                 service: ConversationService, lifecycle: InboxLifecycleManager, openConversations: OpenConversations,
+                 unusedInboxes: UnusedInboxCache,
                  feed: ChangeFeed, outbox: OutboxSender, walKeeper: WALKeeper, invites: InviteService,
                  joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker, explode: ExplodeService,
                  damagedIdentities: [KeystoreAudit.Damaged]) {
@@ -42,6 +45,7 @@ final class DaemonContext: Sendable {
         self.keystore = keystore
         self.service = service
         self.lifecycle = lifecycle
+        self.openConversations = openConversations
         self.unusedInboxes = unusedInboxes
         self.feed = feed
         self.outbox = outbox
@@ -113,7 +117,8 @@ final class DaemonContext: Sendable {
             await service.apply(changes)
         }
         return DaemonContext(group: group, runtime: runtime, database: database, keystore: keystore,
-                             service: service, lifecycle: lifecycle, unusedInboxes: unusedInboxes, feed: feed,
+                             service: service, lifecycle: lifecycle, openConversations: OpenConversations(protection: lifecycle),
+                             unusedInboxes: unusedInboxes, feed: feed,
                              outbox: outbox, walKeeper: walKeeper, invites: invites, joinRequests: joinRequests,
                              expired: expired, explode: explode, damagedIdentities: damagedIdentities)
     }
@@ -156,7 +161,16 @@ final class DaemonContext: Sendable {
             walBytes: stats.lastWALBytes, checkpoints: CheckpointCounts(passive: stats.passive, truncate: stats.truncated, busy: stats.busy),
             uptimeMs: WallClock.nowMs() - startedAtMs,
             damagedIdentities: damagedIdentities.map { DamagedIdentity(clientId: $0.clientId, reason: $0.reason) },
-            databaseDamaged: database.damageMarker.reason().map { DatabaseDamage.message(group: group, cause: $0) })
+            databaseDamaged: database.damageMarker.reason().map { DatabaseDamage.message(group: group, cause: $0) },
+            openInClient: await openClients(snapshot.protectedBy[.openInClient] ?? []))
+    }
+
+    /// The inboxes the lifecycle manager protects as open in a client, with how many clients
+    /// have each open (0 would mean a protection nobody holds any more).
+    private func openClients(_ inboxIds: [String]) async -> [String: Int64] {
+        var out: [String: Int64] = [:]
+        for inboxId in inboxIds { out[inboxId] = Int64(await openConversations.clients(of: inboxId)) }
+        return out
     }
 
     /// One line for systemd's STATUS=.

@@ -13,7 +13,8 @@ enum WireSamples {
         lastSeq: 9_000_000_000_001, walBytes: 4_096, checkpoints: CheckpointCounts(passive: 3, truncate: 1, busy: 0),
         uptimeMs: 12_345, damagedIdentities: [DamagedIdentity(clientId: "c1", reason: tricky)],
         databaseDamaged: "the database is damaged", control: ControlFigures(connections: 2, maxConnections: 256,
-                                                                           bufferedBytes: 10, refused: 0, evicted: 1, fileLimitHits: 0))
+                                                                           bufferedBytes: 10, refused: 0, evicted: 1, fileLimitHits: 0),
+        openInClient: ["bb": 2])
     static let bareStatus = StatusResult(
         pid: 1, version: "", groupDirectory: "/g", runtimeDirectory: "/r", conversations: 0, awakeCount: 0, awake: [],
         protectedAwake: [], sleepingCount: 0, capacity: 1, wakeReasons: [:], unusedInboxReady: false, unusedInboxHits: 0,
