@@ -13,6 +13,7 @@ public enum ControlMethodName: String, CaseIterable, Sendable {
     case readMessages
     case sendMessage
     case markRead
+    case muteConversation
     case createInvite
     case joinConversation
     case react
@@ -59,7 +60,7 @@ extension ControlRequest {
 public enum ControlMethods {
     public static var all: [any ControlRequest.Type] { [
         StatusParams.self, ListConversationsParams.self, NewConversationParams.self, ReadMessagesParams.self,
-        SendMessageParams.self, MarkReadParams.self, CreateInviteParams.self, JoinConversationParams.self,
+        SendMessageParams.self, MarkReadParams.self, MuteConversationParams.self, CreateInviteParams.self, JoinConversationParams.self,
         ReactParams.self, ExplodeParams.self, SubscribeParams.self,
     ] }
 }

@@ -25,7 +25,7 @@ struct SottoCommand: AsyncParsableCommand {
         version: SottoVersion.string,
         subcommands: [
             DaemonCommand.self, StatusCommand.self, ListCommand.self, NewCommand.self,
-            ReadCommand.self, SendCommand.self, ReactCommand.self, InviteCommand.self, JoinCommand.self,
+            ReadCommand.self, SendCommand.self, ReactCommand.self, MuteCommand.self, InviteCommand.self, JoinCommand.self,
             ExplodeCommand.self, WatchCommand.self, InstallCommand.self, UninstallCommand.self, RepairCommand.self,
             RelaydCommand.self,
         ])

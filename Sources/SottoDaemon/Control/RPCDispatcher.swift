@@ -114,6 +114,11 @@ struct RPCDispatcher: ControlRequestHandler {
                 try await service.markRead(params.conversation)
                 return EmptyObject()
             }
+        case .muteConversation:
+            return try await answer(request, as: MuteConversationParams.self) { params in
+                let conversationId = try await service.setMuted(params.conversation, params.muted)
+                return MuteConversationResult(conversationId: conversationId, muted: params.muted)
+            }
         case .createInvite:
             return try await answer(request, as: CreateInviteParams.self) { params in
                 let invite = try await daemon.invites.createInvite(for: params.conversation, expiresInMs: params.expiresInMs)

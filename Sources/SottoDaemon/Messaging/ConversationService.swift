@@ -101,7 +101,7 @@ actor ConversationService {
                  try MemberRepository.members(of: conversation.id, on: conn))
             }
             out.append(ConversationSummary(conversation: conversation, unread: state?.unreadCount ?? 0,
-                                           memberCount: members.count,
+                                           muted: state?.muted ?? false, memberCount: members.count,
                                            awake: await lifecycle.state(of: conversation.inboxId) == .awake))
         }
         return out
@@ -201,6 +201,16 @@ actor ConversationService {
         await stores.store(for: conversation.id)?.markAllRead()
     }
 
+    /// Sets the conversation's `muted` flag (this device only; the worker then posts no
+    /// desktop notification for it). Returns the conversation's full id.
+    func setMuted(_ reference: String, _ muted: Bool) async throws -> String {
+        let conversation = try conversation(reference)
+        _ = try await database.write { conn in
+            try LocalStateWriter.setMuted(muted, conversationId: conversation.id, on: conn)
+        }
+        return conversation.id
+    }
+
     /// A message id or a unique prefix of one, within a conversation.
     func resolveMessage(_ reference: String, in conversationId: String) throws -> String {
         guard !reference.isEmpty, reference.utf8.count <= 32, reference.utf8.allSatisfy(Hex.isDigit) else {
@@ -288,6 +298,7 @@ public struct DatabaseActivitySource: InboxActivitySource {
 struct ConversationSummary: Sendable {
     let conversation: DBConversation
     let unread: Int64
+    let muted: Bool
     let memberCount: Int
     let awake: Bool
 }
