@@ -282,14 +282,20 @@ actor ConversationService {
     }
 }
 
-/// The "Inbox Lifecycle Management" ranking from the database's index, for the lifecycle manager.
+/// The "Inbox Lifecycle Management" ranking from the database's index, for the lifecycle
+/// manager, without the inboxes whose identity does not open (`excluding`, by clientId).
 public struct DatabaseActivitySource: InboxActivitySource {
     let database: DaemonDatabase
+    let excluded: Set<String>
 
-    public init(database: DaemonDatabase) { self.database = database }
+    public init(database: DaemonDatabase, excluding clientIds: Set<String> = []) {
+        self.database = database
+        self.excluded = clientIds
+    }
 
     public func rankedInboxes(limit: Int) async throws -> [InboxActivity] {
         try database.read { conn in try InboxRepository.rankedByActivity(limit: limit, on: conn) }
+            .filter { !excluded.contains($0.clientId) }
             .map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) }
     }
 }

@@ -81,7 +81,9 @@ final class DaemonContext: Sendable {
         // MARK: Inboxes: what an awake one holds, and who decides which are awake
         let stores = ConversationStoreRegistry()
         let awake = AwakeInboxes(database: database, keystore: keystore, stores: stores)
-        let lifecycle = InboxLifecycleManager(capacity: capacity, activitySource: DatabaseActivitySource(database: database)) { inboxId in
+        // An identity that does not open stays asleep: neither launch nor a rebalance tries to wake it.
+        let ranking = DatabaseActivitySource(database: database, excluding: Set(damagedIdentities.map(\.clientId)))
+        let lifecycle = InboxLifecycleManager(capacity: capacity, activitySource: ranking) { inboxId in
             AwakeInbox(inboxId: inboxId, inboxes: awake)
         }
         let identities = InboxIdentities(lifecycle: lifecycle, awake: awake, keystore: keystore)
