@@ -64,7 +64,8 @@ final class DaemonContext: Sendable {
     /// the endpoint in this device's invites and join requests, and the outbox publishes
     /// with its credentials.
     static func start(group: GroupDirectory, runtime: RuntimeDirectory, capacity: Int,
-                      environment: [String: String], relay: RelayConfiguration? = nil) async throws -> DaemonContext {
+                      environment: [String: String], relay: RelayConfiguration? = nil,
+                      pendingJoinLimit: PendingJoinLimit = PendingJoinLimit()) async throws -> DaemonContext {
         // MARK: Storage
         try StartupIntegrityCheck.run(group: group, environment: environment)
         let database = try DaemonDatabase(directory: group, profile: .daemon(environment: environment))
@@ -95,12 +96,13 @@ final class DaemonContext: Sendable {
         let outbox = OutboxSender(database: database, relay: relay)
         let joinRequests = JoinRequestHandler(database: database, protection: lifecycle, identities: identities, outbox: outbox)
         let expired = ExpiredConversationsWorker(database: database, keystore: keystore, lifecycle: lifecycle, awake: awake,
-                                                 walKeeper: walKeeper, explodeDeliveryBudgetMs: budget)
+                                                 walKeeper: walKeeper, explodeDeliveryBudgetMs: budget,
+                                                 pendingJoinLimitMs: pendingJoinLimit.ms)
         let service = ConversationService(database: database, unusedInboxes: unusedInboxes, stores: stores, endpoint: endpoint,
                                           lifecycle: lifecycle, identities: identities, outbox: outbox,
                                           joinRequests: joinRequests, expired: expired)
         let invites = InviteService(database: database, unusedInboxes: unusedInboxes, service: service, lifecycle: lifecycle,
-                                    identities: identities, outbox: outbox, endpoint: endpoint)
+                                    identities: identities, outbox: outbox, expired: expired, endpoint: endpoint)
         let explode = ExplodeService(database: database, service: service, outbox: outbox, expired: expired,
                                      deliveryBudgetMs: budget)
         // ADR 0016: an explosion a crash interrupted after its rows' commit is finished

@@ -74,10 +74,12 @@ struct DaemonStartup {
         let controlLimits: ControlLimits
         let feedPoll: SafetyNetPoll
         let rebalance: RebalanceSchedule
+        let pendingJoinLimit: PendingJoinLimit
         do {
             controlLimits = try ControlLimits.forFileLimit(fileLimit, environment: environment)
             feedPoll = try SafetyNetPoll(environment: environment)
             rebalance = try RebalanceSchedule(environment: environment)
+            pendingJoinLimit = try PendingJoinLimit(environment: environment)
         } catch {
             throw StartupFailure(exitCode: 78, description: "\(error)")  // EX_CONFIG
         }
@@ -85,7 +87,7 @@ struct DaemonStartup {
         let context: DaemonContext
         do {
             context = try await DaemonContext.start(group: group, runtime: runtime, capacity: capacity,
-                                                    environment: environment, relay: relay)
+                                                    environment: environment, relay: relay, pendingJoinLimit: pendingJoinLimit)
             try await context.launchInboxes()
         } catch {
             throw StartupFailure(exitCode: 70, description: "start-up failed: \(error)")

@@ -31,9 +31,10 @@ extension DaemonProcessTests {
             #expect(int64(after["awakeCount"]) == 2)
         }
 
-        @Test("a rebalance interval out of range stops the daemon with exit 78 naming it")
+        @Test("a rebalance interval or a pending-join limit out of range stops the daemon with exit 78 naming it")
         func badSettingsRefused() throws {
-            for (name, value) in [("SOTTO_REBALANCE_MS", "50"), ("SOTTO_REBALANCE_MS", "often")] {
+            for (name, value) in [("SOTTO_REBALANCE_MS", "50"), ("SOTTO_REBALANCE_MS", "often"), ("SOTTO_PENDING_JOIN_MAX_MS", "0"),
+                                  ("SOTTO_PENDING_JOIN_MAX_MS", "-5")] {
                 let home = try DaemonHome()
                 let daemon = try DaemonProcess.launch(home: home, environment: [name: value])
                 #expect(daemon.waitForExit() == 78, "\(name)=\(value)")
