@@ -104,7 +104,7 @@ actor ConversationService {
                  try MemberRepository.members(of: conversation.id, on: conn))
             }
             out.append(ConversationSummary(conversation: conversation, unread: state?.unreadCount ?? 0,
-                                           memberCount: members.count,
+                                           muted: state?.muted ?? false, memberCount: members.count,
                                            awake: await lifecycle.state(of: conversation.inboxId) == .awake))
         }
         return out
@@ -229,6 +229,16 @@ actor ConversationService {
         await stores.store(for: conversation.id)?.markAllRead()
     }
 
+    /// Sets the conversation's `muted` flag (this device only; the worker then posts no
+    /// desktop notification for it). Returns the conversation's full id.
+    func setMuted(_ reference: String, _ muted: Bool) async throws -> String {
+        let conversation = try conversation(reference)
+        _ = try await database.write { conn in
+            try LocalStateWriter.setMuted(muted, conversationId: conversation.id, on: conn)
+        }
+        return conversation.id
+    }
+
     /// A message id or a unique prefix of one, within a conversation.
     func resolveMessage(_ reference: String, in conversationId: String) throws -> String {
         guard !reference.isEmpty, reference.utf8.count <= 32, reference.utf8.allSatisfy(Hex.isDigit) else {
@@ -300,14 +310,20 @@ actor ConversationService {
     }
 }
 
-/// The "Inbox Lifecycle Management" ranking from the database's index, for the lifecycle manager.
+/// The "Inbox Lifecycle Management" ranking from the database's index, for the lifecycle
+/// manager, without the inboxes whose identity does not open (`excluding`, by clientId).
 public struct DatabaseActivitySource: InboxActivitySource {
     let database: DaemonDatabase
+    let excluded: Set<String>
 
-    public init(database: DaemonDatabase) { self.database = database }
+    public init(database: DaemonDatabase, excluding clientIds: Set<String> = []) {
+        self.database = database
+        self.excluded = clientIds
+    }
 
     public func rankedInboxes(limit: Int) async throws -> [InboxActivity] {
         try database.read { conn in try InboxRepository.rankedByActivity(limit: limit, on: conn) }
+            .filter { !excluded.contains($0.clientId) }
             .map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) }
     }
 }
@@ -316,6 +332,7 @@ public struct DatabaseActivitySource: InboxActivitySource {
 struct ConversationSummary: Sendable {
     let conversation: DBConversation
     let unread: Int64
+    let muted: Bool
     let memberCount: Int
     let awake: Bool
 }
