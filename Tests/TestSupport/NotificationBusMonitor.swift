@@ -15,13 +15,25 @@ public final class NotificationBusMonitor: @unchecked Sendable {
     public let address: String
     private let daemon: ChildProcess
     private let monitor: ChildProcess
+    /// With `stalledServer`: the notification server that never answers.
+    private let stalled: StalledNotificationBus?
     /// Every Notify call seen so far: its string arguments (app name, icon, summary, body, hints).
     public private(set) var calls: [[String]] = []
 
-    public init() throws {
-        daemon = try ChildProcess.launch("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address=1"])
-        guard let line = daemon.readStdoutLine() else { throw Device.Failure(message: "dbus-daemon printed no address") }
-        address = line
+    /// `stalledServer`: the bus has a notification server that takes calls and never answers
+    /// (`StalledNotificationBus`); otherwise nothing owns the name.
+    public init(stalledServer: Bool = false) throws {
+        if stalledServer {
+            let bus = try StalledNotificationBus()
+            stalled = bus
+            daemon = bus.daemon
+            address = bus.address
+        } else {
+            stalled = nil
+            daemon = try ChildProcess.launch("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address=1"])
+            guard let line = daemon.readStdoutLine() else { throw Device.Failure(message: "dbus-daemon printed no address") }
+            address = line
+        }
         // Line-buffered: dbus-monitor block-buffers a pipe otherwise.
         monitor = try ChildProcess.launch("/usr/bin/stdbuf", ["-oL", "/usr/bin/dbus-monitor", "--address", address,
                                                              "type='method_call',interface='org.freedesktop.Notifications'"])
