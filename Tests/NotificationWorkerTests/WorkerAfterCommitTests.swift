@@ -62,62 +62,8 @@ struct WorkerAfterCommitTests {
 
     // MARK: - Desktop notifications on a private session bus
 
-    /// A private dbus-daemon and a dbus-monitor watching calls to org.freedesktop.Notifications.
-    /// `stalledServer`: a `StalledNotificationBus`, whose notification server never answers.
-    private final class PrivateBus {
-        let daemon: ChildProcess
-        let monitor: ChildProcess
-        let address: String
-        private let stalled: StalledNotificationBus?
-
-        init(stalledServer: Bool = false) throws {
-            if stalledServer {
-                let bus = try StalledNotificationBus()
-                stalled = bus
-                daemon = bus.daemon
-                address = bus.address
-            } else {
-                stalled = nil
-                daemon = try ChildProcess.launch("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address=1"])
-                address = try #require(daemon.readStdoutLine())
-            }
-            // Line-buffered: dbus-monitor block-buffers a pipe otherwise.
-            monitor = try ChildProcess.launch("/usr/bin/stdbuf", ["-oL", "/usr/bin/dbus-monitor",
-                "--address", address, "type='method_call',interface='org.freedesktop.Notifications'"])
-            // dbus-monitor prints its NameAcquired signal only once BecomeMonitor returned.
-            _ = monitor.waitForLine(containing: "NameAcquired")
-        }
-
-        /// The string arguments of every Notify call seen before a marker call this sends
-        /// (with an argument, so its header line is complete once printed).
-        func notifyCalls() throws -> [[String]] {
-            _ = try ChildProcess.run("/usr/bin/dbus-send", ["--print-reply", "--reply-timeout=200", 
-                "--address=\(address)", "--dest=org.freedesktop.Notifications", "/org/freedesktop/Notifications",
-                "org.freedesktop.Notifications.GetCapabilities", "string:end-of-test"])
-            var calls: [[String]] = []
-            var current: [String]?
-            while let line = monitor.readStdoutLine() {
-                if line.hasPrefix("method call") {
-                    if let current { calls.append(current) }
-                    if line.contains("member=GetCapabilities") { return calls }
-                    current = line.contains("member=Notify") ? [] : nil
-                } else {
-                    // `string "x"`, or a hint value `variant string "x"`.
-                    var trimmed = Substring(line.trimmingCharacters(in: .whitespaces))
-                    if trimmed.hasPrefix("variant ") { trimmed = trimmed.dropFirst(8).drop { $0 == " " } }
-                    if trimmed.hasPrefix("string \"") { current?.append(String(trimmed.dropFirst(8).dropLast())) }
-                }
-            }
-            return calls
-        }
-
-        deinit {
-            monitor.kill(SIGKILL)
-            daemon.kill(SIGKILL)
-            monitor.terminate()
-            daemon.terminate()
-        }
-    }
+    /// A private session bus watched for Notify calls (TestSupport).
+    private typealias PrivateBus = NotificationBusMonitor
 
     @Test("Notify on the session bus: conversation name, then the sender's name and text, category im.received")
     func notifies() throws {
@@ -127,7 +73,7 @@ struct WorkerAfterCommitTests {
         var environment = f.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         #expect(try runStdin(push, environment).status == 0)
-        let calls = try bus.notifyCalls()
+        let calls = try bus.readCalls()
         #expect(calls.count == 1)
         let strings = try #require(calls.first)
         // app_name, app_icon, summary, body, then the hint key "category" and its value.
@@ -149,11 +95,38 @@ struct WorkerAfterCommitTests {
                                           stdinBytes: push.payload + [0x0a] + push.body)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try f.message(id: push.messageId)?.content == content)
-        let strings = try #require(try bus.notifyCalls().first)
+        let strings = try #require(try bus.readCalls().first)
         let body = strings[3]
         #expect(body.hasPrefix("\(f.senderProfileName): éclair 0123"))
         #expect(body.hasSuffix("…"))
         #expect(body.count == "\(f.senderProfileName): ".count + 200 + 1)
+    }
+
+    @Test("What a notification shows follows the conversation's setting, else the device's", arguments: [
+        (nil as String?, nil as String?, ["Trip", "Sam: the code is 4711"]),
+        ("name", nil, ["Trip", "Sam: New message"]),
+        ("none", nil, ["Sotto", "New message"]),
+        ("none", "full", ["Trip", "Sam: the code is 4711"]),
+        (nil, "none", ["Sotto", "New message"]),
+        ("full", "name", ["Trip", "Sam: New message"]),
+    ])
+    func previewSetting(device: String?, conversation: String?, expected: [String]) throws {
+        let f = try fixture()
+        if let device {
+            try f.open().run("INSERT INTO device_setting(key, value) VALUES ('notificationPreview', ?)", [.text(device)])
+        }
+        if let conversation {
+            try f.open().run("UPDATE conversation_local_state SET notificationPreview = ? WHERE conversationId = ?",
+                             [.text(conversation), .text(f.recipient.conversationId)])
+        }
+        let bus = try PrivateBus()
+        let push = try f.sealText("the code is 4711")
+        var environment = f.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        #expect(try runStdin(push, environment).status == 0)
+        let strings = try #require(try bus.readCalls().first)
+        #expect(Array(strings[2...3]) == expected)
+        if expected[1] != "Sam: the code is 4711" { #expect(!strings.contains { $0.contains("4711") }) }
     }
 
     @Test("A notification server that never answers does not hold the worker")
@@ -169,7 +142,7 @@ struct WorkerAfterCommitTests {
         // Waiting for a reply ends in a timeout that the worker reports; sent without
         // expecting one, the call is on the bus and the worker has nothing to wait for.
         #expect(!result.stderr.contains("notification not shown"), "\(result.stderr)")
-        #expect(try bus.notifyCalls().count == 1)
+        #expect(try bus.readCalls().count == 1)
     }
 
     @Test("Unnamed conversation: the summary is the sender's profile name")
@@ -180,7 +153,7 @@ struct WorkerAfterCommitTests {
         var environment = f.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         #expect(try runStdin(push, environment).status == 0)
-        let calls = try bus.notifyCalls()
+        let calls = try bus.readCalls()
         #expect(calls.first?.prefix(4) == ["Sotto", "", f.senderProfileName, "hello"])
     }
 
@@ -193,7 +166,7 @@ struct WorkerAfterCommitTests {
         var environment = f.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         #expect(try runStdin(push, environment).status == 0)
-        let calls = try bus.notifyCalls()
+        let calls = try bus.readCalls()
         #expect(calls.first?.prefix(4) == ["Sotto", "", "Trip", "\(f.senderKey.publicKey.inboxId.prefix(8)): who am i"])
     }
 
@@ -207,7 +180,7 @@ struct WorkerAfterCommitTests {
         var environment = f.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         #expect(try runStdin(push, environment).status == 0)
-        #expect(try bus.notifyCalls().isEmpty)
+        #expect(try bus.readCalls().isEmpty)
         #expect(try f.message(id: push.messageId) != nil)
     }
 
@@ -223,7 +196,7 @@ struct WorkerAfterCommitTests {
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         #expect(try runStdin(push, environment).status == 0)
         #expect(try f.conversationExpiresAt() == expiresAt)
-        let calls = try bus.notifyCalls()
+        let calls = try bus.readCalls()
         for call in calls { #expect(!call.contains { $0.contains("secret fallback") || $0.contains("expiresAt") }) }
     }
 

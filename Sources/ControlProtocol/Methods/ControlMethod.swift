@@ -13,11 +13,13 @@ public enum ControlMethodName: String, CaseIterable, Sendable {
     case readMessages
     case sendMessage
     case markRead
+    case muteConversation
     case createInvite
     case revokeInvite
     case joinConversation
     case react
     case explode
+    case notificationPreview
     case subscribe
 }
 
@@ -60,8 +62,8 @@ extension ControlRequest {
 public enum ControlMethods {
     public static var all: [any ControlRequest.Type] { [
         StatusParams.self, ListConversationsParams.self, NewConversationParams.self, ReadMessagesParams.self,
-        SendMessageParams.self, MarkReadParams.self, CreateInviteParams.self, RevokeInviteParams.self,
-        JoinConversationParams.self,
-        ReactParams.self, ExplodeParams.self, SubscribeParams.self,
+        SendMessageParams.self, MarkReadParams.self, MuteConversationParams.self, CreateInviteParams.self,
+        RevokeInviteParams.self, JoinConversationParams.self, ReactParams.self, ExplodeParams.self,
+        NotificationPreviewParams.self, SubscribeParams.self,
     ] }
 }

@@ -52,9 +52,11 @@ public struct ConversationInfo: WireCodable {
     public var isCreator: Bool
     public var name: String?
     public var expiresAtMs: Int64?
+    /// Muted on this device (`sotto mute`): no desktop notifications.
+    public var muted: Bool
 
     public init(id: String, state: String, inboxId: String, unread: Int64, members: Int, awake: Bool, isCreator: Bool,
-                name: String? = nil, expiresAtMs: Int64? = nil) {
+                name: String? = nil, expiresAtMs: Int64? = nil, muted: Bool = false) {
         self.id = id
         self.state = state
         self.inboxId = inboxId
@@ -64,6 +66,7 @@ public struct ConversationInfo: WireCodable {
         self.isCreator = isCreator
         self.name = name
         self.expiresAtMs = expiresAtMs
+        self.muted = muted
     }
 
     public init(json: JSONValue) throws(WireError) {
@@ -71,7 +74,7 @@ public struct ConversationInfo: WireCodable {
         self.init(id: try fields.string("id"), state: try fields.string("state"), inboxId: try fields.string("inboxId"),
                   unread: try fields.int("unread", minimum: 0), members: try fields.count("members"), awake: try fields.bool("awake"),
                   isCreator: try fields.bool("isCreator"), name: try fields.optionalString("name"),
-                  expiresAtMs: try fields.optionalInt("expiresAtMs"))
+                  expiresAtMs: try fields.optionalInt("expiresAtMs"), muted: try fields.optionalBool("muted") ?? false)
     }
 
     public var json: JSONValue {
@@ -85,6 +88,7 @@ public struct ConversationInfo: WireCodable {
         out["isCreator"] = .bool(isCreator)
         out["name"] = name.map(JSONValue.string)
         out["expiresAtMs"] = expiresAtMs.map(JSONValue.int)
+        out["muted"] = .bool(muted)
         return out.json
     }
 
@@ -100,6 +104,7 @@ public struct ConversationInfo: WireCodable {
             WireField("isCreator", .boolean, "whether this device created it (and may explode it)"),
             WireField("name", .string, optional: true, "its name, when it has one"),
             WireField("expiresAtMs", .integer, optional: true, "when it explodes, when scheduled"),
+            WireField("muted", .boolean, optional: true, "muted on this device: no desktop notifications (absent: false)"),
         ]
     }
 }

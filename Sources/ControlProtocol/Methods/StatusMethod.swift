@@ -35,6 +35,9 @@ public struct StatusResult: WireCodable {
     public var awakeCount: Int
     public var awake: [String]
     public var protectedAwake: [String]
+    /// Inboxes a connected client has open (`sotto watch --conversation`), kept awake, with
+    /// how many clients have each open.
+    public var openInClient: [String: Int64]
     public var sleepingCount: Int
     public var capacity: Int
     public var wakeReasons: [String: Int64]
@@ -53,7 +56,8 @@ public struct StatusResult: WireCodable {
                 awakeCount: Int, awake: [String], protectedAwake: [String], sleepingCount: Int, capacity: Int,
                 wakeReasons: [String: Int64], unusedInboxReady: Bool, unusedInboxHits: Int, unusedInboxMisses: Int,
                 lastSeq: Int64, walBytes: Int64, checkpoints: CheckpointCounts, uptimeMs: Int64,
-                damagedIdentities: [DamagedIdentity], databaseDamaged: String? = nil, control: ControlFigures? = nil) {
+                damagedIdentities: [DamagedIdentity], databaseDamaged: String? = nil, control: ControlFigures? = nil,
+                openInClient: [String: Int64] = [:]) {
         self.pid = pid
         self.version = version
         self.groupDirectory = groupDirectory
@@ -62,6 +66,7 @@ public struct StatusResult: WireCodable {
         self.awakeCount = awakeCount
         self.awake = awake
         self.protectedAwake = protectedAwake
+        self.openInClient = openInClient
         self.sleepingCount = sleepingCount
         self.capacity = capacity
         self.wakeReasons = wakeReasons
@@ -90,7 +95,8 @@ public struct StatusResult: WireCodable {
             lastSeq: try fields.int("lastSeq", minimum: 0), walBytes: try fields.int("walBytes", minimum: 0),
             checkpoints: try fields.decode("checkpoints"), uptimeMs: try fields.int("uptimeMs"),
             damagedIdentities: try fields.array("damagedIdentities"),
-            databaseDamaged: try fields.optionalString("databaseDamaged"), control: try fields.optionalDecode("control"))
+            databaseDamaged: try fields.optionalString("databaseDamaged"), control: try fields.optionalDecode("control"),
+            openInClient: try fields.optionalIntegerMap("openInClient") ?? [:])
     }
 
     public var json: JSONValue {
@@ -103,6 +109,7 @@ public struct StatusResult: WireCodable {
         out["awakeCount"] = .int(Int64(awakeCount))
         out["awake"] = .strings(awake)
         out["protectedAwake"] = .strings(protectedAwake)
+        out["openInClient"] = .integerMap(openInClient)
         out["sleepingCount"] = .int(Int64(sleepingCount))
         out["capacity"] = .int(Int64(capacity))
         out["wakeReasons"] = .integerMap(wakeReasons)
@@ -130,6 +137,8 @@ public struct StatusResult: WireCodable {
             WireField("awakeCount", .integer(minimum: 0), "inboxes awake now"),
             WireField("awake", .strings, "the inbox ids awake now"),
             WireField("protectedAwake", .strings, "awake inboxes that are never slept (pending joins)"),
+            WireField("openInClient", .integerMap, optional: true,
+                      "inboxes kept awake because a connected client has their conversation open (subscribed to it), with how many clients"),
             WireField("sleepingCount", .integer(minimum: 0), "inboxes asleep"),
             WireField("capacity", .integer(minimum: 1), "most inboxes awake at once"),
             WireField("wakeReasons", .integerMap, "wake-ups since start, by reason"),

@@ -133,6 +133,12 @@ public struct WireFields {
         return out
     }
 
+    /// nil when `key` is absent or null; otherwise an object of integers, as `integerMap`.
+    public func optionalIntegerMap(_ key: String) throws(WireError) -> [String: Int64]? {
+        guard present(key) != nil else { return nil }
+        return try integerMap(key)
+    }
+
     /// An object of integers keyed by name (`wakeReasons`).
     public func integerMap(_ key: String) throws(WireError) -> [String: Int64] {
         guard let map = present(key)?.object else { throw WireError("'\(key)' must be an object of integers") }

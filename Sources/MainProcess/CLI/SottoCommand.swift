@@ -25,7 +25,8 @@ struct SottoCommand: AsyncParsableCommand {
         version: SottoVersion.string,
         subcommands: [
             DaemonCommand.self, StatusCommand.self, ListCommand.self, NewCommand.self,
-            ReadCommand.self, SendCommand.self, ReactCommand.self, InviteCommand.self, RevokeCommand.self, JoinCommand.self,
+            ReadCommand.self, SendCommand.self, ReactCommand.self, MuteCommand.self, NotificationsCommand.self,
+            InviteCommand.self, RevokeCommand.self, JoinCommand.self,
             ExplodeCommand.self, WatchCommand.self, InstallCommand.self, UninstallCommand.self, RepairCommand.self,
             RelaydCommand.self,
         ])

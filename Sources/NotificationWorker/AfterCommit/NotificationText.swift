@@ -5,7 +5,9 @@ import SharedStore
 /// sender and body = the text (a reaction's summary, or the fallback). The sender is its
 /// profile name, or a short inbox id only when it has none. An explosion says when, never
 /// content. Nothing for a muted conversation, the one open in the daemon, or a message no
-/// user sees (join requests, membership).
+/// user sees (join requests, membership). The conversation's (else the device's)
+/// `NotificationPreview` can hide the text (`name`: "Ann: New message") or everything (`none`:
+/// "Sotto", "New message").
 ///
 /// ```swift
 /// NotificationText.make(for: .text("hi"), receipt: receipt)   // ("Book club", "Ann: hi")
@@ -15,22 +17,32 @@ enum NotificationText {
     /// in `sotto read`, not in a bubble (notification servers cut or refuse long bodies).
     static let previewCharacters = 200
 
+    /// What `NotificationPreview.none` shows: no name, no text.
+    static let anonymous = (summary: "Sotto", body: "New message")
+
     static func make(for content: MessageContent, receipt: IncomingWriteReceipt) -> (summary: String, body: String)? {
         guard !receipt.muted, !receipt.isOpen else { return nil }
         let sender = senderName(receipt)
         let conversation = receipt.conversationName.flatMap { $0.isEmpty ? nil : $0 }
         let summary = conversation ?? sender
+        let body: String
         switch content {
         case .explodeSettings(let expiresAtMs):
-            if expiresAtMs <= WallClock.nowMs() { return (summary, "This conversation exploded") }
-            return (summary, "This conversation explodes at \(ISO8601.string(fromMillis: expiresAtMs))")
+            body = expiresAtMs <= WallClock.nowMs() ? "This conversation exploded"
+                                                     : "This conversation explodes at \(ISO8601.string(fromMillis: expiresAtMs))"
         case .joinRequest, .membership:
             return nil
         default:
             guard receipt.isUserVisible else { return nil }
-            let text = preview(content.displayText)
-            return (summary, conversation == nil ? text : "\(sender): \(text)")
+            switch receipt.preview {
+            case .full:
+                let text = preview(content.displayText)
+                body = conversation == nil ? text : "\(sender): \(text)"
+            case .name, .none:
+                body = conversation == nil ? "New message" : "\(sender): New message"
+            }
         }
+        return receipt.preview == .none ? anonymous : (summary, body)
     }
 
     /// The first `previewCharacters` characters (whole grapheme clusters), with "…" when cut.

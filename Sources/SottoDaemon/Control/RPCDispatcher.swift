@@ -55,7 +55,10 @@ struct RPCDispatcher: ControlRequestHandler {
 
     func connectionClosed(_ connection: ControlConnection) {
         let feed = daemon.feed
+        let open = daemon.openConversations
+        let client = connection.serial
         Task { await feed.unsubscribe(connection: ObjectIdentifier(connection)) }
+        Task { await open.close(client: client) }
     }
 
     /// Decodes the params as the method's type, runs it, encodes its result type: a method
@@ -111,11 +114,21 @@ struct RPCDispatcher: ControlRequestHandler {
                 try await service.markRead(params.conversation)
                 return EmptyObject()
             }
+        case .muteConversation:
+            return try await answer(request, as: MuteConversationParams.self) { params in
+                let conversationId = try await service.setMuted(params.conversation, params.muted)
+                return MuteConversationResult(conversationId: conversationId, muted: params.muted)
+            }
         case .createInvite:
             return try await answer(request, as: CreateInviteParams.self) { params in
                 let invite = try await daemon.invites.createInvite(for: params.conversation, expiresInMs: params.expiresInMs,
                                                                    singleUse: params.singleUse)
                 return InviteResult(code: invite.code, inviteId: invite.inviteId, expiresAtMs: invite.expiresAtMs)
+            }
+        case .notificationPreview:
+            return try await answer(request, as: NotificationPreviewParams.self) { params in
+                try await service.notificationPreview(conversation: params.conversation,
+                                                      set: params.preview.map { $0 == "default" ? nil : NotificationPreview(rawValue: $0) })
             }
         case .revokeInvite:
             return try await answer(request, as: RevokeInviteParams.self) { params in
@@ -143,12 +156,17 @@ struct RPCDispatcher: ControlRequestHandler {
             }
         case .subscribe:
             return try await answer(request, as: SubscribeParams.self) { params in
-                var conversationId: String?
+                var conversation: DBConversation?
                 if let reference = params.conversation {
-                    conversationId = try await daemon.service.conversation(reference).id
+                    conversation = try await daemon.service.conversation(reference)
                 }
+                let conversationId = conversation?.id
                 let (lastSeq, gap) = await daemon.feed.subscribe(key: ObjectIdentifier(connection), since: params.since,
                                                                  conversationId: conversationId) { line in connection.send(line) }
+                // One conversation open in this client keeps its inbox awake until the client
+                // subscribes anew or goes; a client that went while this ran is closed here.
+                await daemon.openConversations.open(conversation?.inboxId, client: connection.serial)
+                if connection.isClosed { await daemon.openConversations.close(client: connection.serial) }
                 return SubscribeResult(lastSeq: lastSeq, gap: gap.map {
                     FeedGap(afterSeq: $0.afterSeq, resumedAtSeq: $0.resumedAtSeq, reason: $0.reason,
                             remedy: DatabaseDamage.remedy(group: daemon.group))

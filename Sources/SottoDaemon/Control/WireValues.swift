@@ -12,7 +12,7 @@ extension ConversationInfo {
         self.init(id: conversation.id, state: conversation.state.rawValue, inboxId: conversation.inboxId,
                   unread: summary.unread, members: summary.memberCount, awake: summary.awake,
                   isCreator: conversation.creatorInboxId == conversation.inboxId, name: conversation.name,
-                  expiresAtMs: conversation.expiresAt)
+                  expiresAtMs: conversation.expiresAt, muted: summary.muted)
     }
 }
 

@@ -93,9 +93,14 @@ public actor InboxLifecycleManager {
 
     public func snapshot() -> LifecycleSnapshot {
         let awake = resources.keys.sorted { entries[$0]!.recency > entries[$1]!.recency }
+        var protectedBy: [ProtectionReason: [String]] = [:]
+        for inboxId in protectedIds.sorted() {
+            for reason in entries[inboxId]?.protections ?? [] { protectedBy[reason, default: []].append(inboxId) }
+        }
         return LifecycleSnapshot(
             awake: awake,
             protectedAwake: awake.filter { protectedIds.contains($0) },
+            protectedBy: protectedBy,
             sleepingCount: entries.count - resources.count,
             wakesByReason: wakeCounts,
             capacity: capacity)

@@ -9,33 +9,36 @@ import ServiceLifecycle
 /// 1. `systemd`: `STOPPING=1` (systemd knows at once), the watchdog pings end.
 /// 2. `control`: stop accepting control clients and close every connection; a request
 ///    that already committed (a `send`) has kicked the outbox, which still runs.
-/// 3. `unused-inbox`: a refill under way finishes.
-/// 4. `outbox`: the push in flight gets its ack (or its deadline) and is recorded as sent,
+/// 3. `inbox-rebalance`: a pass under way finishes (it writes nothing).
+/// 4. `unused-inbox`: a refill under way finishes.
+/// 5. `outbox`: the push in flight gets its ack (or its deadline) and is recorded as sent,
 ///    failed or pending; nothing new starts. A restart delivers what is pending.
-/// 5. `expired-conversations`: a deletion under way finishes.
-/// 6. `change-feed`: `events.sock` closes, a last catch-up reads what the parts above
+/// 6. `expired-conversations`: a deletion under way finishes (an explosion, or a join
+///    never accepted).
+/// 7. `change-feed`: `events.sock` closes, a last catch-up reads what the parts above
 ///    committed, subscriptions end.
-/// 7. `wal-keeper`: a last checkpoint, once nothing of this process writes any more.
+/// 8. `wal-keeper`: a last checkpoint, once nothing of this process writes any more.
 ///
 /// Any part that throws (or returns while the daemon runs) starts the same graceful
 /// shutdown of the others; the group then rethrows its error.
 ///
 /// ```swift
 /// let parts = DaemonServices(context: context, control: control, events: events, feedPoll: poll,
-///                            notifier: SystemdNotifier(), environment: environment)
+///                            rebalance: RebalanceSchedule(), notifier: SystemdNotifier(), environment: environment)
 /// try await parts.group(logger: DaemonLog.logger).run()
 /// ```
 struct DaemonServices {
     let parts: [DaemonPart]
 
     init(context: DaemonContext, control: ControlServer, events: EventsSocketListener, feedPoll: SafetyNetPoll,
-         notifier: SystemdNotifier, environment: [String: String]) {
+         rebalance: RebalanceSchedule, notifier: SystemdNotifier, environment: [String: String]) {
         let ordered: [(String, any Service)] = [
             ("wal-keeper", context.walKeeper),
             ("change-feed", ChangeFeedService(feed: context.feed, events: events, poll: feedPoll)),
             ("expired-conversations", context.expired),
             ("outbox", context.outbox),
             ("unused-inbox", UnusedInboxRefill(cache: context.unusedInboxes)),
+            ("inbox-rebalance", InboxRebalancer(lifecycle: context.lifecycle, schedule: rebalance)),
             ("control", ControlServerService(server: control)),
             ("systemd", SystemdService(notifier: notifier) { await context.statusLine() }),
         ]

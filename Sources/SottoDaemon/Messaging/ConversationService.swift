@@ -1,3 +1,4 @@
+import ControlProtocol
 import Foundation
 import DaemonStore
 import SharedStore
@@ -103,7 +104,7 @@ actor ConversationService {
                  try MemberRepository.members(of: conversation.id, on: conn))
             }
             out.append(ConversationSummary(conversation: conversation, unread: state?.unreadCount ?? 0,
-                                           memberCount: members.count,
+                                           muted: state?.muted ?? false, memberCount: members.count,
                                            awake: await lifecycle.state(of: conversation.inboxId) == .awake))
         }
         return out
@@ -204,12 +205,47 @@ actor ConversationService {
         return (composed.outgoing.id, composed.pushes.count)
     }
 
+    /// Reads, and with `set` changes, what notifications show: for the device when
+    /// `conversation` is nil (`.some(nil)`, "default", means `full` there), else for that
+    /// conversation (`.some(nil)`: it follows the device again).
+    func notificationPreview(conversation reference: String?, set: NotificationPreview??) async throws -> NotificationPreviewResult {
+        guard let reference else {
+            if let set {
+                try await database.write { conn in try DeviceSettings.setNotificationPreview(set ?? .deviceDefault, on: conn) }
+            }
+            let device = try database.read { conn in try DeviceSettings.notificationPreview(on: conn) }
+            return NotificationPreviewResult(device: device.rawValue, effective: device.rawValue)
+        }
+        let conversation = try conversation(reference)
+        if let set {
+            _ = try await database.write { conn in
+                try LocalStateWriter.setNotificationPreview(set, conversationId: conversation.id, on: conn)
+            }
+        }
+        let (device, own) = try database.read { conn in
+            (try DeviceSettings.notificationPreview(on: conn),
+             try DeviceSettings.conversationPreview(conversationId: conversation.id, on: conn))
+        }
+        return NotificationPreviewResult(device: device.rawValue, conversationId: conversation.id,
+                                         conversationPreview: own?.rawValue, effective: (own ?? device).rawValue)
+    }
+
     func markRead(_ reference: String) async throws {
         let conversation = try conversation(reference)
         _ = try await database.write { conn in
             try LocalStateWriter.markRead(conversationId: conversation.id, at: WallClock.nowMs(), on: conn)
         }
         await stores.store(for: conversation.id)?.markAllRead()
+    }
+
+    /// Sets the conversation's `muted` flag (this device only; the worker then posts no
+    /// desktop notification for it). Returns the conversation's full id.
+    func setMuted(_ reference: String, _ muted: Bool) async throws -> String {
+        let conversation = try conversation(reference)
+        _ = try await database.write { conn in
+            try LocalStateWriter.setMuted(muted, conversationId: conversation.id, on: conn)
+        }
+        return conversation.id
     }
 
     /// A message id or a unique prefix of one, within a conversation.
@@ -283,14 +319,20 @@ actor ConversationService {
     }
 }
 
-/// The "Inbox Lifecycle Management" ranking from the database's index, for the lifecycle manager.
+/// The "Inbox Lifecycle Management" ranking from the database's index, for the lifecycle
+/// manager, without the inboxes whose identity does not open (`excluding`, by clientId).
 public struct DatabaseActivitySource: InboxActivitySource {
     let database: DaemonDatabase
+    let excluded: Set<String>
 
-    public init(database: DaemonDatabase) { self.database = database }
+    public init(database: DaemonDatabase, excluding clientIds: Set<String> = []) {
+        self.database = database
+        self.excluded = clientIds
+    }
 
     public func rankedInboxes(limit: Int) async throws -> [InboxActivity] {
         try database.read { conn in try InboxRepository.rankedByActivity(limit: limit, on: conn) }
+            .filter { !excluded.contains($0.clientId) }
             .map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) }
     }
 }
@@ -299,6 +341,7 @@ public struct DatabaseActivitySource: InboxActivitySource {
 struct ConversationSummary: Sendable {
     let conversation: DBConversation
     let unread: Int64
+    let muted: Bool
     let memberCount: Int
     let awake: Bool
 }

@@ -13,6 +13,12 @@ import SharedStore
 /// plaintext. A tombstone left by a
 /// crash is finished by `finishTombstones()` at start-up, before the daemon serves.
 ///
+/// A join the creator never accepted (refused, the invite expired, the creator gone) is
+/// given up the same way once `pendingJoinLimitMs` passed since this device asked: the
+/// `pendingJoin` conversation and its identity are deleted on this device (docs/adr/0033).
+/// The unused inbox (a prepared identity with no rows) is not a conversation and is never
+/// touched.
+///
 /// Only the creator explodes a conversation (docs/protocol-rules.md): an `expiresAt` counts
 /// only as far as an `explode_settings` message from the creator stored in the conversation
 /// backs it. One with no such message (written by an older worker that took it from any
@@ -46,15 +52,20 @@ actor ExpiredConversationsWorker: Service {
     let explodeDeliveryBudgetMs: Int64
     /// How often a held-back deletion looks again whether the pushes are out.
     static let heldPollMs: Int64 = 250
+    /// How long a join may stay pending before it is given up (``PendingJoinLimit``).
+    let pendingJoinLimitMs: Int64
+    private(set) var abandonedJoins = 0
 
     init(database: DaemonDatabase, keystore: Keystore, lifecycle: InboxLifecycleManager, awake: AwakeInboxes,
-         walKeeper: WALKeeper, explodeDeliveryBudgetMs: Int64 = 10_000) {
+         walKeeper: WALKeeper, explodeDeliveryBudgetMs: Int64 = 10_000,
+         pendingJoinLimitMs: Int64 = PendingJoinLimit.defaultMs) {
         self.database = database
         self.keystore = keystore
         self.lifecycle = lifecycle
         self.awake = awake
         self.walKeeper = walKeeper
         self.explodeDeliveryBudgetMs = explodeDeliveryBudgetMs
+        self.pendingJoinLimitMs = pendingJoinLimitMs
     }
 
     func signal() { wakeSignal.wake() }
@@ -81,8 +92,9 @@ actor ExpiredConversationsWorker: Service {
         }
     }
 
-    /// Deletes every inbox with a conversation whose expiresAt has passed. Returns the next
-    /// future expiresAt, if any.
+    /// Deletes every inbox with a conversation whose expiresAt has passed, and every inbox
+    /// whose join has waited longer than `pendingJoinLimitMs`. Returns when the next of
+    /// either is due, if any.
     @discardableResult
     func sweep() async -> Int64? {
         do {
@@ -129,9 +141,31 @@ actor ExpiredConversationsWorker: Service {
                 DaemonLog.warning("expired inbox not deleted yet: \(error)")
             }
         }
-        let next = try? database.read { conn in try ExplosionRepository.nextExpiry(after: now, on: conn) } ?? nil
+        let nextJoinDue = await abandonStalledJoins(now: now)
+        let nextExpiry = try? database.read { conn in try ExplosionRepository.nextExpiry(after: now, on: conn) } ?? nil
+        let next = [nextExpiry, nextJoinDue].compactMap { $0 }.min()
         guard held else { return next }
         return min(next ?? Int64.max, WallClock.nowMs() + Self.heldPollMs)
+    }
+
+    /// Deletes the inboxes of joins asked more than `pendingJoinLimitMs` ago and never
+    /// accepted, as an explode deletes (rows and tombstone, then the identity). Returns when
+    /// the oldest join still pending reaches the limit.
+    private func abandonStalledJoins(now: Int64) async -> Int64? {
+        let stale = (try? database.read { conn in
+            try PendingJoinRepository.inboxes(askedBefore: now - pendingJoinLimitMs, on: conn)
+        }) ?? []
+        for inboxId in stale where !reporting.contains(inboxId) {
+            DaemonLog.info("a join waited \(pendingJoinLimitMs / 1000) s and was never accepted; deleting it and its identity")
+            do {
+                try await deleteInbox(inboxId)
+                abandonedJoins += 1
+            } catch {
+                DaemonLog.warning("abandoned join not deleted yet: \(error)")
+            }
+        }
+        let oldest = try? database.read { conn in try PendingJoinRepository.oldestRequest(on: conn) }
+        return (oldest ?? nil).map { max($0 + pendingJoinLimitMs, now + 1) }
     }
 
     /// Removes one inbox and everything of it from this device.

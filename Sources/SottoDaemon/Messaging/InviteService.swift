@@ -19,16 +19,20 @@ actor InviteService {
     let lifecycle: InboxLifecycleManager
     let identities: InboxIdentities
     let outbox: OutboxSender
+    /// Gives up a join never accepted (``PendingJoinLimit``): told of each new one.
+    let expired: ExpiredConversationsWorker
     let endpoint: String
 
     init(database: DaemonDatabase, unusedInboxes: UnusedInboxCache, service: ConversationService,
-         lifecycle: InboxLifecycleManager, identities: InboxIdentities, outbox: OutboxSender, endpoint: String) {
+         lifecycle: InboxLifecycleManager, identities: InboxIdentities, outbox: OutboxSender,
+         expired: ExpiredConversationsWorker, endpoint: String) {
         self.database = database
         self.unusedInboxes = unusedInboxes
         self.service = service
         self.lifecycle = lifecycle
         self.identities = identities
         self.outbox = outbox
+        self.expired = expired
         self.endpoint = endpoint
     }
 
@@ -165,6 +169,7 @@ actor InviteService {
         }
         _ = try await lifecycle.wake(identity.inboxId, reason: .userInteraction)
         await outbox.kick()
+        await expired.signal()  // its next sweep sets its timer to this join's limit
         return try await service.conversation(conversationId)
     }
 }

@@ -18,6 +18,8 @@ final class DaemonContext: Sendable {
     let keystore: Keystore
     let service: ConversationService
     let lifecycle: InboxLifecycleManager
+    /// The conversations control clients hold open (kept awake with `openInClient`).
+    let openConversations: OpenConversations
     let unusedInboxes: UnusedInboxCache
     let feed: ChangeFeed
     let outbox: OutboxSender
@@ -32,7 +34,8 @@ final class DaemonContext: Sendable {
     let startedAtMs = WallClock.nowMs()
 
     private init(group: GroupDirectory, runtime: RuntimeDirectory, database: DaemonDatabase, keystore: Keystore,
-                 service: ConversationService, lifecycle: InboxLifecycleManager, unusedInboxes: UnusedInboxCache,
+                 service: ConversationService, lifecycle: InboxLifecycleManager, openConversations: OpenConversations,
+                 unusedInboxes: UnusedInboxCache,
                  feed: ChangeFeed, outbox: OutboxSender, walKeeper: WALKeeper, invites: InviteService,
                  joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker, explode: ExplodeService,
                  damagedIdentities: [KeystoreAudit.Damaged]) {
@@ -42,6 +45,7 @@ final class DaemonContext: Sendable {
         self.keystore = keystore
         self.service = service
         self.lifecycle = lifecycle
+        self.openConversations = openConversations
         self.unusedInboxes = unusedInboxes
         self.feed = feed
         self.outbox = outbox
@@ -60,7 +64,8 @@ final class DaemonContext: Sendable {
     /// the endpoint in this device's invites and join requests, and the outbox publishes
     /// with its credentials.
     static func start(group: GroupDirectory, runtime: RuntimeDirectory, capacity: Int,
-                      environment: [String: String], relay: RelayConfiguration? = nil) async throws -> DaemonContext {
+                      environment: [String: String], relay: RelayConfiguration? = nil,
+                      pendingJoinLimit: PendingJoinLimit = PendingJoinLimit()) async throws -> DaemonContext {
         // MARK: Storage
         try StartupIntegrityCheck.run(group: group, environment: environment)
         let database = try DaemonDatabase(directory: group, profile: .daemon(environment: environment))
@@ -77,7 +82,9 @@ final class DaemonContext: Sendable {
         // MARK: Inboxes: what an awake one holds, and who decides which are awake
         let stores = ConversationStoreRegistry()
         let awake = AwakeInboxes(database: database, keystore: keystore, stores: stores)
-        let lifecycle = InboxLifecycleManager(capacity: capacity, activitySource: DatabaseActivitySource(database: database)) { inboxId in
+        // An identity that does not open stays asleep: neither launch nor a rebalance tries to wake it.
+        let ranking = DatabaseActivitySource(database: database, excluding: Set(damagedIdentities.map(\.clientId)))
+        let lifecycle = InboxLifecycleManager(capacity: capacity, activitySource: ranking) { inboxId in
             AwakeInbox(inboxId: inboxId, inboxes: awake)
         }
         let identities = InboxIdentities(lifecycle: lifecycle, awake: awake, keystore: keystore)
@@ -89,12 +96,13 @@ final class DaemonContext: Sendable {
         let outbox = OutboxSender(database: database, relay: relay)
         let joinRequests = JoinRequestHandler(database: database, protection: lifecycle, identities: identities, outbox: outbox)
         let expired = ExpiredConversationsWorker(database: database, keystore: keystore, lifecycle: lifecycle, awake: awake,
-                                                 walKeeper: walKeeper, explodeDeliveryBudgetMs: budget)
+                                                 walKeeper: walKeeper, explodeDeliveryBudgetMs: budget,
+                                                 pendingJoinLimitMs: pendingJoinLimit.ms)
         let service = ConversationService(database: database, unusedInboxes: unusedInboxes, stores: stores, endpoint: endpoint,
                                           lifecycle: lifecycle, identities: identities, outbox: outbox,
                                           joinRequests: joinRequests, expired: expired)
         let invites = InviteService(database: database, unusedInboxes: unusedInboxes, service: service, lifecycle: lifecycle,
-                                    identities: identities, outbox: outbox, endpoint: endpoint)
+                                    identities: identities, outbox: outbox, expired: expired, endpoint: endpoint)
         let explode = ExplodeService(database: database, service: service, outbox: outbox, expired: expired,
                                      deliveryBudgetMs: budget)
         // ADR 0016: an explosion a crash interrupted after its rows' commit is finished
@@ -113,7 +121,8 @@ final class DaemonContext: Sendable {
             await service.apply(changes)
         }
         return DaemonContext(group: group, runtime: runtime, database: database, keystore: keystore,
-                             service: service, lifecycle: lifecycle, unusedInboxes: unusedInboxes, feed: feed,
+                             service: service, lifecycle: lifecycle, openConversations: OpenConversations(protection: lifecycle),
+                             unusedInboxes: unusedInboxes, feed: feed,
                              outbox: outbox, walKeeper: walKeeper, invites: invites, joinRequests: joinRequests,
                              expired: expired, explode: explode, damagedIdentities: damagedIdentities)
     }
@@ -156,7 +165,16 @@ final class DaemonContext: Sendable {
             walBytes: stats.lastWALBytes, checkpoints: CheckpointCounts(passive: stats.passive, truncate: stats.truncated, busy: stats.busy),
             uptimeMs: WallClock.nowMs() - startedAtMs,
             damagedIdentities: damagedIdentities.map { DamagedIdentity(clientId: $0.clientId, reason: $0.reason) },
-            databaseDamaged: database.damageMarker.reason().map { DatabaseDamage.message(group: group, cause: $0) })
+            databaseDamaged: database.damageMarker.reason().map { DatabaseDamage.message(group: group, cause: $0) },
+            openInClient: await openClients(snapshot.protectedBy[.openInClient] ?? []))
+    }
+
+    /// The inboxes the lifecycle manager protects as open in a client, with how many clients
+    /// have each open (0 would mean a protection nobody holds any more).
+    private func openClients(_ inboxIds: [String]) async -> [String: Int64] {
+        var out: [String: Int64] = [:]
+        for inboxId in inboxIds { out[inboxId] = Int64(await openConversations.clients(of: inboxId)) }
+        return out
     }
 
     /// One line for systemd's STATUS=.

@@ -76,7 +76,7 @@ struct DaemonService: Service {
         notifier.ready(status: await started.context.statusLine())
         DaemonLog.info(started.readyLine)
         let parts = DaemonServices(context: started.context, control: started.control, events: started.events,
-                                   feedPoll: started.feedPoll,
+                                   feedPoll: started.feedPoll, rebalance: started.rebalance,
                                    notifier: notifier, environment: environment)
         try await parts.group(logger: DaemonLog.logger).run()
         DaemonLog.info("stopped")

@@ -25,6 +25,7 @@ struct DaemonStartup {
         let control: ControlServer
         let events: EventsSocketListener
         let feedPoll: SafetyNetPoll
+        let rebalance: RebalanceSchedule
         let readyLine: String
 
         /// Closes both sockets without having served (a stop requested during start-up).
@@ -72,9 +73,13 @@ struct DaemonStartup {
                        lock: InstanceLock, relay: RelayConfiguration?) async throws -> Started {
         let controlLimits: ControlLimits
         let feedPoll: SafetyNetPoll
+        let rebalance: RebalanceSchedule
+        let pendingJoinLimit: PendingJoinLimit
         do {
             controlLimits = try ControlLimits.forFileLimit(fileLimit, environment: environment)
             feedPoll = try SafetyNetPoll(environment: environment)
+            rebalance = try RebalanceSchedule(environment: environment)
+            pendingJoinLimit = try PendingJoinLimit(environment: environment)
         } catch {
             throw StartupFailure(exitCode: 78, description: "\(error)")  // EX_CONFIG
         }
@@ -82,7 +87,7 @@ struct DaemonStartup {
         let context: DaemonContext
         do {
             context = try await DaemonContext.start(group: group, runtime: runtime, capacity: capacity,
-                                                    environment: environment, relay: relay)
+                                                    environment: environment, relay: relay, pendingJoinLimit: pendingJoinLimit)
             try await context.launchInboxes()
         } catch {
             throw StartupFailure(exitCode: 70, description: "start-up failed: \(error)")
@@ -115,7 +120,7 @@ struct DaemonStartup {
         // What workers wrote while the daemon was down, and requests stored meanwhile.
         await feed.catchUp()
         await context.joinRequests.handleAllPending()
-        return Started(context: context, lock: lock, control: control, events: events, feedPoll: feedPoll,
+        return Started(context: context, lock: lock, control: control, events: events, feedPoll: feedPoll, rebalance: rebalance,
                        readyLine: "ready: group \(group.path), control \(runtime.controlSocketPath) "
                            + "(at most \(controlLimits.maxConnections) clients; \(fileLimit) open files), "
                            // Whether SOTTO_RELAY (relay.env under systemd) reached the daemon.

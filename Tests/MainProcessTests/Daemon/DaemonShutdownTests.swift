@@ -74,7 +74,7 @@ extension DaemonProcessTests {
         // MARK: A part that fails
 
         @Test("a part that throws stops the daemon: a log line naming it, STOPPING=1, the sockets closed, exit 70",
-              arguments: ["outbox", "change-feed", "control", "wal-keeper"])
+              arguments: ["outbox", "change-feed", "control", "wal-keeper", "inbox-rebalance"])
         func failingPart(part: String) throws {
             let home = try DaemonHome()
             let daemon = try DaemonProcess.launch(home: home, environment: ["SOTTO_FAIL_SERVICE": part])

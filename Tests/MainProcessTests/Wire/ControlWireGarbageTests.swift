@@ -51,6 +51,10 @@ struct ControlWireGarbageTests {
             (SubscribeParams.self, ["since": "0"], "'since' must be an integer"),
             (ReactParams.self, ["conversation": "ab", "message": "m", "emoji": "x", "remove": 1], "'remove' must be a boolean"),
             (ExplodeParams.self, ["conversation": "ab", "atMs": 9_100_000_000_000_000], "'atMs' must be an integer"),
+            (MuteConversationParams.self, ["conversation": "ab"], "'muted' must be a boolean"),
+            (MuteConversationParams.self, ["conversation": "ab", "muted": "yes"], "'muted' must be a boolean"),
+            (MuteConversationParams.self, ["conversation": "ab", "muted": 1], "'muted' must be a boolean"),
+            (MuteConversationParams.self, ["muted": true], "'conversation' must be a non-empty string"),
         ]
         for (method, params, message) in cases {
             let request = JSONRPC.Request(id: .number(1), method: method.method.rawValue, params: params)

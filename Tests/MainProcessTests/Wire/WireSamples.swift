@@ -13,7 +13,8 @@ enum WireSamples {
         lastSeq: 9_000_000_000_001, walBytes: 4_096, checkpoints: CheckpointCounts(passive: 3, truncate: 1, busy: 0),
         uptimeMs: 12_345, damagedIdentities: [DamagedIdentity(clientId: "c1", reason: tricky)],
         databaseDamaged: "the database is damaged", control: ControlFigures(connections: 2, maxConnections: 256,
-                                                                           bufferedBytes: 10, refused: 0, evicted: 1, fileLimitHits: 0))
+                                                                           bufferedBytes: 10, refused: 0, evicted: 1, fileLimitHits: 0),
+        openInClient: ["bb": 2])
     static let bareStatus = StatusResult(
         pid: 1, version: "", groupDirectory: "/g", runtimeDirectory: "/r", conversations: 0, awakeCount: 0, awake: [],
         protectedAwake: [], sleepingCount: 0, capacity: 1, wakeReasons: [:], unusedInboxReady: false, unusedInboxHits: 0,
@@ -21,7 +22,8 @@ enum WireSamples {
         uptimeMs: 0, damagedIdentities: [])
 
     static let conversation = ConversationInfo(id: "c0ffee", state: "active", inboxId: "ab", unread: 7, members: 3,
-                                               awake: true, isCreator: true, name: tricky, expiresAtMs: 1_900_000_000_000)
+                                               awake: true, isCreator: true, name: tricky, expiresAtMs: 1_900_000_000_000,
+                                               muted: true)
     static let bareConversation = ConversationInfo(id: "c0ffef", state: "pending", inboxId: "ac", unread: 0, members: 1,
                                                    awake: false, isCreator: false)
     static let message = MessageInfo(id: "m1", conversationId: "c0ffee", senderInboxId: "ab", sentAtMs: 1_700_000_000_123,
@@ -53,9 +55,15 @@ enum WireSamples {
         try check(SendMessageParams(conversation: "c0", text: tricky, replyTo: "m0"), SentMessage(messageId: "m9", recipients: 2))
         try check(SendMessageParams(conversation: "c0", text: "hi"), SentMessage(messageId: "m9", recipients: 0))
         try check(MarkReadParams(conversation: "c0"), EmptyObject())
+        try check(MuteConversationParams(conversation: "c0", muted: true), MuteConversationResult(conversationId: "c0ffee", muted: true))
+        try check(MuteConversationParams(conversation: "c0", muted: false), MuteConversationResult(conversationId: "c0ffee", muted: false))
         try check(CreateInviteParams(conversation: "c0", expiresInMs: 3_600_000), InviteResult(code: "sotto1:x", inviteId: "v", expiresAtMs: 5))
         try check(CreateInviteParams(conversation: "c0"), InviteResult(code: "sotto1:x", inviteId: "v"))
         try check(CreateInviteParams(conversation: "c0", singleUse: true), InviteResult(code: "sotto1:x", inviteId: "v"))
+        try check(NotificationPreviewParams(), NotificationPreviewResult(device: "full", effective: "full"))
+        try check(NotificationPreviewParams(conversation: "c0", preview: "default"),
+                  NotificationPreviewResult(device: "name", conversationId: "c0ffee", effective: "name"))
+        try check(NotificationPreviewParams(preview: "none"), NotificationPreviewResult(device: "none", conversationId: "c0", conversationPreview: "none", effective: "none"))
         try check(RevokeInviteParams(conversation: "c0", invite: "9f3e"), RevokedInvite(inviteId: "9f3e00", revokedNow: true))
         try check(RevokeInviteParams(conversation: "c0", invite: "sotto1:abc"), RevokedInvite(inviteId: "9f3e00", revokedNow: false))
         try check(JoinConversationParams(code: "sotto1:abc", profileName: tricky), JoinResult(conversationId: "c", state: "pending", inboxId: "i", name: "Trip"))

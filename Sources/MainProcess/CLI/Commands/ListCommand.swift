@@ -16,8 +16,9 @@ struct ListCommand: ParsableCommand {
             if result.conversations.isEmpty { return "no conversations (create one with `sotto new`)" }
             return result.conversations.map { conversation in
                 let awake = conversation.awake ? "awake" : "asleep"
+                let muted = conversation.muted ? ", muted" : ""
                 let expires = conversation.expiresAtMs.map { " explodes \(CLIOutput.time($0))" } ?? ""
-                return "\(conversation.id.prefix(12))  \(conversation.name ?? "(unnamed)")  [\(conversation.state), \(awake)]  unread \(conversation.unread)\(expires)"
+                return "\(conversation.id.prefix(12))  \(conversation.name ?? "(unnamed)")  [\(conversation.state), \(awake)\(muted)]  unread \(conversation.unread)\(expires)"
             }.joined(separator: "\n")
         }
     }

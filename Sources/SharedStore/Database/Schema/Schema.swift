@@ -10,7 +10,7 @@ public enum Schema {
         (id: "v1-initial", sql: v1),
         (id: "v2-inbox-tombstone", sql: v2),
         (id: "v3-outbox-relayed", sql: v3),
-        (id: "v4-invite-single-use-revoked", sql: v4),
+        (id: "v4-invite-limits-notification-preview", sql: v4),
         (id: "v5-outbox-body", sql: v5),
     ]
 
@@ -175,9 +175,18 @@ public enum Schema {
 
     // Issue #17: an invite can be limited to one join (`singleUse`) and revoked (`revokedAt`);
     // a join request decided after either is refused. Existing invites stay as they were.
+    // Issue #22: what a notification shows (`NotificationPreview`), per conversation (NULL:
+    // the device's setting) and for the device (`device_setting`, key `notificationPreview`).
     static let v4 = """
         ALTER TABLE invite ADD COLUMN singleUse INTEGER NOT NULL DEFAULT 0 CHECK (singleUse IN (0, 1));
         ALTER TABLE invite ADD COLUMN revokedAt INTEGER;
+        ALTER TABLE conversation_local_state ADD COLUMN notificationPreview TEXT
+            CHECK (notificationPreview IS NULL OR notificationPreview IN ('full', 'name', 'none'));
+        CREATE TABLE device_setting (
+            key TEXT PRIMARY KEY NOT NULL,
+            value TEXT NOT NULL,
+            CHECK (key <> 'notificationPreview' OR value IN ('full', 'name', 'none'))
+        ) WITHOUT ROWID;
         """
 
     // MARK: v5

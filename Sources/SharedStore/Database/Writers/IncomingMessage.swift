@@ -130,4 +130,6 @@ public struct IncomingWriteReceipt: Sendable, Equatable {
     /// True for a message a user should be told about (`.stored`); false for settings,
     /// join requests and membership updates.
     public var isUserVisible: Bool
+    /// What its notification may show (the conversation's setting, else the device's).
+    public var preview: NotificationPreview = .deviceDefault
 }

@@ -100,15 +100,17 @@ public enum IncomingMessageWriter {
                                 on conn: SQLiteConnection) throws(StoreError) -> IncomingWriteReceipt {
         let row = try conn.queryOne("""
             SELECT c.name, coalesce(s.muted, 0), coalesce(s.isOpen, 0), coalesce(s.unreadCount, 0),
-                   (SELECT name FROM member_profile WHERE conversationId = c.id AND inboxId = ?)
+                   (SELECT name FROM member_profile WHERE conversationId = c.id AND inboxId = ?),
+                   coalesce(s.notificationPreview, (SELECT value FROM device_setting WHERE key = ?))
             FROM conversation c LEFT JOIN conversation_local_state s ON s.conversationId = c.id
             WHERE c.id = ?
-            """, [.text(senderInboxId), .text(conversationId)])
+            """, [.text(senderInboxId), .text(NotificationPreview.settingKey), .text(conversationId)])
         guard let row else { throw .sqlite(code: SQLiteResultCode.error, message: "conversation vanished during write") }
         return IncomingWriteReceipt(
             seq: seq, conversationId: conversationId, conversationName: try row.optionalString(0),
             senderInboxId: senderInboxId, senderProfileName: try row.optionalString(4), muted: try row.bool(1),
-            isOpen: try row.bool(2), unreadCount: try row.int64(3), isUserVisible: visible)
+            isOpen: try row.bool(2), unreadCount: try row.int64(3), isUserVisible: visible,
+            preview: try row.optionalString(5).flatMap(NotificationPreview.init(rawValue:)) ?? .deviceDefault)
     }
 
     private static func store<T>(_ body: () throws(StoreError) -> T) throws(IncomingWriteError) -> T {

@@ -33,6 +33,13 @@ public enum LocalStateWriter {
         try update("muted = ?", [.bool(muted)], conversationId, conn)
     }
 
+    /// What this conversation's notifications show; nil: the device's setting.
+    @discardableResult
+    public static func setNotificationPreview(_ preview: NotificationPreview?, conversationId: String,
+                                              on conn: SQLiteConnection) throws(LocalStateWriteError) -> Int64 {
+        try update("notificationPreview = ?", [.optional(preview?.rawValue)], conversationId, conn)
+    }
+
     /// Whether the conversation is on screen (the worker then does not notify).
     @discardableResult
     public static func setOpen(_ isOpen: Bool, conversationId: String,

@@ -1,0 +1,37 @@
+/// How long a join may wait for the creator to accept before this device gives up: the
+/// conversation, still `pendingJoin`, is deleted with its identity by the expired-conversations
+/// worker, the way an explode deletes one (docs/adr/0016, 0033). 7 days by default;
+/// `SOTTO_PENDING_JOIN_MAX_MS` sets it (tests use a second or two).
+///
+/// ```swift
+/// let limit = try PendingJoinLimit(environment: ProcessInfo.processInfo.environment)
+/// limit.ms   // 604_800_000
+/// ```
+struct PendingJoinLimit: Sendable, Equatable {
+    static let variable = "SOTTO_PENDING_JOIN_MAX_MS"
+    static let defaultMs: Int64 = 7 * 86_400_000
+    /// 3650 days: as far as an explosion may be scheduled.
+    static let maximumMs: Int64 = 3650 * 86_400_000
+
+    struct Failure: Error, CustomStringConvertible {
+        let value: String
+        var description: String {
+            "\(PendingJoinLimit.variable)=\(value) is not a number of milliseconds from 1 to \(PendingJoinLimit.maximumMs)"
+        }
+    }
+
+    let ms: Int64
+
+    init(ms: Int64 = Self.defaultMs) {
+        self.ms = ms
+    }
+
+    init(environment: [String: String]) throws(Failure) {
+        guard let text = environment[Self.variable] else {
+            self.init()
+            return
+        }
+        guard let value = Int64(text), (1...Self.maximumMs).contains(value) else { throw Failure(value: text) }
+        self.init(ms: value)
+    }
+}
