@@ -9,6 +9,9 @@ import SharedStore
 /// the push sent; a relay's publish ack (a `nats://`/`tls://` endpoint) marks it relayed
 /// (docs/adr/0028); a permanent error marks it failed; a retryable error or an unreachable
 /// endpoint or relay schedules a retry with exponential backoff (1 s doubling to 5 min).
+/// A push by reference carries the message's sealed body (`outbox_body`, docs/adr/0032):
+/// after the push on a direct connection, published to the relay before the push; the body
+/// is deleted with the last of the message's pushes that leaves pending.
 ///
 /// ```swift
 /// let outbox = OutboxSender(database: db, relay: config)   // run by the daemon's service group (DaemonServices)
