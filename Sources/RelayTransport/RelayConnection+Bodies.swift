@@ -13,31 +13,20 @@ extension RelayConnection {
         if found == NATS_OK { jsStreamInfo_Destroy(info); return }
         guard found == NATS_NOT_FOUND else { throw NatsCall.error(found, "look up the body stream", jsError: jsError) }
 
-        var config = jsStreamConfig()
-        jsStreamConfig_Init(&config)
-        let status = BodyStream.streamName.withCString { name in
-            BodyStream.allSubjects.withCString { subject in
-                var subjects: [UnsafePointer<CChar>?] = [subject]
-                return subjects.withUnsafeMutableBufferPointer { list in
-                    config.Name = name
-                    config.Subjects = list.baseAddress
-                    config.SubjectsLen = 1
-                    config.Retention = js_LimitsPolicy
-                    config.Storage = js_FileStorage
-                    config.Replicas = Int64(stream.replicas)
-                    config.MaxAge = stream.maxAgeMs * 1_000_000
-                    config.Duplicates = min(MailboxStream.duplicateWindowMs, stream.maxAgeMs) * 1_000_000
-                    config.MaxMsgSize = BodyStream.maxMessageBytes
-                    // First publish wins: one message per body, a second one refused.
-                    config.MaxMsgsPerSubject = 1
-                    config.Discard = js_DiscardNew
-                    config.DiscardNewPerSubject = true
-                    jsError = jsErrCode(0)
-                    return js_AddStream(&info, jetStream, &config, nil, &jsError)
-                }
-            }
+        jsError = jsErrCode(0)
+        let status = addStream(named: BodyStream.streamName, subjects: BodyStream.allSubjects, jsError: &jsError) { config in
+            config.Retention = js_LimitsPolicy
+            config.Storage = js_FileStorage
+            config.Replicas = Int64(stream.replicas)
+            config.MaxAge = stream.maxAgeMs * 1_000_000
+            config.Duplicates = min(MailboxStream.duplicateWindowMs, stream.maxAgeMs) * 1_000_000
+            config.MaxMsgSize = BodyStream.maxMessageBytes
+            // First publish wins: one message per body, a second one refused.
+            config.MaxMsgsPerSubject = 1
+            config.Discard = js_DiscardNew
+            config.DiscardNewPerSubject = true
         }
-        if status == NATS_OK { jsStreamInfo_Destroy(info); return }
+        if status == NATS_OK { return }
         // Another device created it in between: fine.
         if js_GetStreamInfo(&info, jetStream, BodyStream.streamName, nil, nil) == NATS_OK { jsStreamInfo_Destroy(info); return }
         throw NatsCall.error(status, "create the body stream", jsError: jsError)

@@ -47,33 +47,48 @@ extension RelayConnection {
         }
         guard found == NATS_NOT_FOUND else { throw NatsCall.error(found, "look up the mailbox stream", jsError: jsError) }
 
-        var config = jsStreamConfig()
-        jsStreamConfig_Init(&config)
-        let status = Mailbox.streamName.withCString { name in
-            Mailbox.allSubjects.withCString { subject in
-                var subjects: [UnsafePointer<CChar>?] = [subject]
-                return subjects.withUnsafeMutableBufferPointer { list in
-                    config.Name = name
-                    config.Subjects = list.baseAddress
-                    config.SubjectsLen = 1
-                    config.Retention = js_WorkQueuePolicy
-                    config.Storage = js_FileStorage
-                    config.Replicas = Int64(stream.replicas)
-                    config.Duplicates = stream.effectiveDuplicateWindowMs * 1_000_000
-                    config.MaxAge = stream.maxAgeMs * 1_000_000
-                    config.MaxMsgSize = MailboxStream.maxMessageBytes
-                    jsError = jsErrCode(0)
-                    return js_AddStream(&info, jetStream, &config, nil, &jsError)
-                }
-            }
+        jsError = jsErrCode(0)
+        let status = addStream(named: Mailbox.streamName, subjects: Mailbox.allSubjects, jsError: &jsError) { config in
+            config.Retention = js_WorkQueuePolicy
+            config.Storage = js_FileStorage
+            config.Replicas = Int64(stream.replicas)
+            config.Duplicates = stream.effectiveDuplicateWindowMs * 1_000_000
+            config.MaxAge = stream.maxAgeMs * 1_000_000
+            config.MaxMsgSize = MailboxStream.maxMessageBytes
         }
-        if status == NATS_OK { jsStreamInfo_Destroy(info); return .created }
+        if status == NATS_OK { return .created }
         // Another device created it in between: fine.
         if js_GetStreamInfo(&info, jetStream, Mailbox.streamName, nil, nil) == NATS_OK, let info {
             defer { jsStreamInfo_Destroy(info) }
             return addAgeLimitIfMissing(info, stream: stream)
         }
         throw NatsCall.error(status, "create the mailbox stream", jsError: jsError)
+    }
+
+    /// Creates stream `name` over `subjects`, with the settings `configure` makes on a
+    /// default configuration; the caller decides what a failure means (another device may have
+    /// created it in between).
+    func addStream(named name: String, subjects: String, jsError: inout jsErrCode,
+                   _ configure: (inout jsStreamConfig) -> Void) -> natsStatus {
+        var config = jsStreamConfig()
+        jsStreamConfig_Init(&config)
+        configure(&config)
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var error = jsErrCode(0)
+        let status = name.withCString { name in
+            subjects.withCString { subject in
+                var list: [UnsafePointer<CChar>?] = [subject]
+                return list.withUnsafeMutableBufferPointer { list in
+                    config.Name = name
+                    config.Subjects = list.baseAddress
+                    config.SubjectsLen = 1
+                    return js_AddStream(&info, jetStream, &config, nil, &error)
+                }
+            }
+        }
+        jsError = error
+        if let info { jsStreamInfo_Destroy(info) }
+        return status
     }
 
     /// The existing stream's configuration with `MaxAge` set, when it had none (0).

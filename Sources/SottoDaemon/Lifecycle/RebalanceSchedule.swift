@@ -9,17 +9,9 @@
 struct RebalanceSchedule: Sendable, Equatable {
     static let variable = "SOTTO_REBALANCE_MS"
     static let defaultIntervalMs: Int64 = 60_000
-    /// Below this a rebalance would wake an idle daemon too often (docs/adr/0011).
-    static let minimumMs: Int64 = 100
-    static let maximumMs: Int64 = 86_400_000
-
-    struct Failure: Error, CustomStringConvertible {
-        let value: String
-        var description: String {
-            "\(RebalanceSchedule.variable)=\(value) is not a number of milliseconds from "
-                + "\(RebalanceSchedule.minimumMs) to \(RebalanceSchedule.maximumMs)"
-        }
-    }
+    /// From 100 ms (below it a rebalance would wake an idle daemon too often, docs/adr/0011)
+    /// to a day.
+    static let setting = MillisecondsSetting(variable: variable, defaultMs: defaultIntervalMs, range: 100...86_400_000)
 
     let intervalMs: Int64
 
@@ -27,12 +19,7 @@ struct RebalanceSchedule: Sendable, Equatable {
         self.intervalMs = intervalMs
     }
 
-    init(environment: [String: String]) throws(Failure) {
-        guard let text = environment[Self.variable] else {
-            self.init()
-            return
-        }
-        guard let value = Int64(text), (Self.minimumMs...Self.maximumMs).contains(value) else { throw Failure(value: text) }
-        self.init(intervalMs: value)
+    init(environment: [String: String]) throws(MillisecondsSetting.Invalid) {
+        self.init(intervalMs: try Self.setting.read(environment))
     }
 }

@@ -10,15 +10,8 @@
 struct PendingJoinLimit: Sendable, Equatable {
     static let variable = "SOTTO_PENDING_JOIN_MAX_MS"
     static let defaultMs: Int64 = 7 * 86_400_000
-    /// 3650 days: as far as an explosion may be scheduled.
-    static let maximumMs: Int64 = 3650 * 86_400_000
-
-    struct Failure: Error, CustomStringConvertible {
-        let value: String
-        var description: String {
-            "\(PendingJoinLimit.variable)=\(value) is not a number of milliseconds from 1 to \(PendingJoinLimit.maximumMs)"
-        }
-    }
+    /// Up to 3650 days: as far as an explosion may be scheduled.
+    static let setting = MillisecondsSetting(variable: variable, defaultMs: defaultMs, range: 1...(3650 * 86_400_000))
 
     let ms: Int64
 
@@ -26,12 +19,7 @@ struct PendingJoinLimit: Sendable, Equatable {
         self.ms = ms
     }
 
-    init(environment: [String: String]) throws(Failure) {
-        guard let text = environment[Self.variable] else {
-            self.init()
-            return
-        }
-        guard let value = Int64(text), (1...Self.maximumMs).contains(value) else { throw Failure(value: text) }
-        self.init(ms: value)
+    init(environment: [String: String]) throws(MillisecondsSetting.Invalid) {
+        self.init(ms: try Self.setting.read(environment))
     }
 }
