@@ -202,6 +202,10 @@ let package = Package(
             dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
             path: "Benchmarks/BodyBench"),
         .executableTarget(
+            name: "SendBench",
+            dependencies: ["DaemonStore", "ControlProtocol", "SottoClient", "SharedStore", "TestSupport"],
+            path: "Benchmarks/SendBench"),
+        .executableTarget(
             name: "WorkerBench",
             dependencies: ["SharedStore", "TestSupport"],
             path: "Benchmarks/WorkerBench",

@@ -23,10 +23,12 @@ public struct RemoteMember: Sendable {
     public let recipientClientId: String
     public let topic: String
 
-    /// Creates an identity and inserts it as a `member` of the conversation, in one IMMEDIATE
-    /// transaction on a connection of its own (a foreign writer, like a worker).
-    public static func join(conversationId: String, databasePath: String, name: String = "Remote") throws -> RemoteMember {
-        let identity = Identity.generate()
+    /// Creates an identity (or takes `identity`) and inserts it as a `member` of the
+    /// conversation, reached at `endpoint`, in one IMMEDIATE transaction on a connection of
+    /// its own (a foreign writer, like a worker).
+    public static func join(conversationId: String, databasePath: String, name: String = "Remote",
+                            identity: Identity = Identity.generate(),
+                            endpoint: String = "unix:/nonexistent/remote.sock") throws -> RemoteMember {
         let conn = try SQLiteConnection.open(path: databasePath, profile: .worker)
         let members = try MemberRepository.members(of: conversationId, on: conn)
         guard let recipient = members.first,
@@ -38,7 +40,7 @@ public struct RemoteMember: Sendable {
                 INSERT INTO member(conversationId, inboxId, publicKey, endpoint, clientId, role)
                 VALUES (?, ?, ?, ?, ?, 'member')
                 """, [.text(conversationId), .text(identity.inboxId), .text(identity.publicKey.hex),
-                      .text("unix:/nonexistent/remote.sock"), .text(identity.clientId)])
+                      .text(endpoint), .text(identity.clientId)])
             try conn.run("INSERT INTO member_profile(conversationId, inboxId, name) VALUES (?, ?, ?)",
                          [.text(conversationId), .text(identity.inboxId), .text(name)])
         }

@@ -15,7 +15,10 @@ public enum JSONRPC {
     // MARK: Bounds
 
     /// The largest request line accepted; longer lines get `invalidRequest` and are discarded.
-    public static let maxLineBytes = 256 * 1024
+    /// A `sendMessage` of the longest text (`MessageContent.maxTextBytes`, 65,536 bytes) must
+    /// fit whatever its characters: JSON writes a control character as `\u00XX`, six bytes
+    /// for one, so the text alone can take 393,216 bytes (docs/adr/0032).
+    public static let maxLineBytes = 512 * 1024
     /// The deepest nesting a request may have (every method's params are flat).
     public static let maxRequestDepth = 16
     /// The largest reply line a client reads (a `readMessages` of 10,000 long messages fits).

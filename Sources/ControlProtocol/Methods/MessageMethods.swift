@@ -206,7 +206,7 @@ public struct SendMessageParams: ControlRequest {
     public static var fields: [WireField] {
         [
             WireField("conversation", .nonEmptyString, "conversation id, or a unique prefix of it"),
-            WireField("text", .nonEmptyString, "the text"),
+            WireField("text", .nonEmptyString, "the text: 1 to 65,536 bytes of UTF-8 (longer is invalidParams, nothing stored)"),
             WireField("replyTo", .string, optional: true, "the id (or a unique prefix) of the message this replies to"),
         ]
     }

@@ -132,11 +132,14 @@ actor ConversationService {
         return Array(messages)
     }
 
-    /// Signs once, seals per member, stores the message with its outbox rows in one
-    /// transaction, and wakes the outbox sender. The conversation store gets the message
+    /// Signs once, seals per member (by reference when it does not fit one push:
+    /// docs/protocol/bodies.md), stores the message with its outbox rows (and its body) in one
+    /// transaction, and wakes the outbox sender. A text is at most `MessageContent.maxTextBytes`. The conversation store gets the message
     /// from the change feed, like every other change.
     func send(to reference: String, text: String, replyTo: String?) async throws -> (messageId: String, recipients: Int) {
-        guard !text.isEmpty, text.utf8.count <= 2048 else { throw Failure.invalid("text must be 1 to 2048 bytes") }
+        guard !text.isEmpty, text.utf8.count <= MessageContent.maxTextBytes else {
+            throw Failure.invalid("a text is 1 to \(MessageContent.maxTextBytes) bytes of UTF-8; this one is \(text.utf8.count)")
+        }
         let conversation = try conversation(reference)
         let contentType: String
         let content: [UInt8]
@@ -179,12 +182,18 @@ actor ConversationService {
         let identity = try await identities.identity(of: conversation.inboxId)
         let members = try database.read { conn in try MemberRepository.members(of: conversation.id, on: conn) }
         let now = WallClock.nowMs()
-        let composed = MessageComposer.compose(contentType: contentType, content: content, fallback: fallback,
-                                               referenceId: referenceId, conversation: conversation,
-                                               members: members, sender: identity, now: now)
+        let composed: MessageComposer.Composed
+        do {
+            composed = try MessageComposer.compose(contentType: contentType, content: content, fallback: fallback,
+                                                   referenceId: referenceId, conversation: conversation,
+                                                   members: members, sender: identity, now: now)
+        } catch {
+            // Refused here, with nothing stored: never a message every member fails to get.
+            throw Failure.invalid(error.description)
+        }
         CrashPoint.reach("send.composed")
         try await database.write { conn in
-            try OutgoingMessageWriter.insert(composed.outgoing, pushes: composed.pushes, now: now, on: conn)
+            try composed.insert(now: now, on: conn)
             try InboxWriter.touch(inboxId: conversation.inboxId, at: now, on: conn)
             try alsoInTransaction?(conn)
         }

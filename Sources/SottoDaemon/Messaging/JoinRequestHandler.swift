@@ -128,11 +128,12 @@ actor JoinRequestHandler {
             let entries = try InvitationWriter.memberEntries(conversationId: conversation.id, on: conn)
             let members = try MemberRepository.members(of: conversation.id, on: conn)
             let name = conversation.name ?? ""
-            let composed = MessageComposer.compose(
+            // The whole roster: by reference when it does not fit one push (docs/adr/0032).
+            let composed = try MessageComposer.compose(
                 contentType: ContentType.membership, content: Self.membershipContent(name: name, entries: entries),
                 fallback: "\(name.isEmpty ? "Conversation" : name): \(entries.count) members",
                 conversation: conversation, members: members, sender: identity, now: now)
-            try OutgoingMessageWriter.insert(composed.outgoing, pushes: composed.pushes, now: now, on: conn)
+            try composed.insert(now: now, on: conn)
             return (true, nil)
         }
         CrashPoint.reach("join.committed")

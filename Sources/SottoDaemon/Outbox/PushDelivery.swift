@@ -2,12 +2,14 @@ import Glibc
 import SharedStore
 
 /// Delivers one sealed push to a member's endpoint (`unix:/path` or `tcp:host:port`,
-/// PROTOCOL §1) and reads the worker's ack line (§2). Blocking, with deadlines; the outbox
-/// calls it off the actor's executor.
+/// PROTOCOL §1) and reads the worker's ack line (§2). A push that references a body gets the
+/// sealed body right after its LF on the same connection (docs/protocol/bodies.md §5,
+/// docs/adr/0032). Blocking, with deadlines; the outbox calls it off the actor's executor.
 ///
 /// ```swift
 /// let result = PushDelivery.deliver(payload, to: "unix:/run/user/1000/sotto/push.sock")
 /// if case .acked(let ack) = result, ack.ok { … mark sent … }
+/// PushDelivery.deliver(referencePush, body: sealed, to: endpoint)   // payload, LF, body
 /// ```
 enum PushDelivery {
     /// The worker's ack as the outbox uses it. Read by `PushAck.parse`, the one parser of
@@ -34,14 +36,14 @@ enum PushDelivery {
         case badEndpoint(String)
     }
 
-    static func deliver(_ payload: [UInt8], to endpoint: String, timeoutMs: Int32 = 10_000) -> Result {
+    static func deliver(_ payload: [UInt8], body: [UInt8]? = nil, to endpoint: String, timeoutMs: Int32 = 10_000) -> Result {
         let fd: Int32
         switch connect(endpoint) {
         case .success(let socket): fd = socket
         case .failure(let failure): return failure
         }
         defer { close(fd) }
-        switch PushExchange.run(fd, payload: payload, timeoutMs: timeoutMs) {
+        switch PushExchange.run(fd, payload: payload, body: body, timeoutMs: timeoutMs) {
         case .acked(let ack): return .acked(Ack(ack))
         case .noAck(let why): return .unreachable(why)
         }

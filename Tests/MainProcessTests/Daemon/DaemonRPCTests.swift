@@ -1,3 +1,4 @@
+import ControlProtocol
 import Foundation
 import SharedStore
 import Testing
@@ -28,13 +29,14 @@ extension DaemonProcessTests {
                 #expect(Self.errorCode(try client.readResponse()) == -32700, "\(line)")
             }
 
-            try client.sendRaw(Array(repeating: UInt8(ascii: "a"), count: 300 * 1024) + [0x0a])
+            // Over the limit (512 KiB since docs/adr/0032), whatever it is.
+            try client.sendRaw(Array(repeating: UInt8(ascii: "a"), count: JSONRPC.maxLineBytes + 44 * 1024) + [0x0a])
             response = try client.readResponse()
             #expect(Self.errorCode(response) == -32600)
             let tooLongMessage = (response["error"] as? [String: Any])?["message"] as? String
             #expect(tooLongMessage?.contains("longer than") == true)
             // A huge *valid* request is refused the same way and never executed.
-            let padding = String(repeating: "x", count: 300 * 1024)
+            let padding = String(repeating: "x", count: JSONRPC.maxLineBytes + 44 * 1024)
             try client.sendRaw("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"newConversation\",\"params\":{\"name\":\"\(padding)\"}}\n")
             #expect(Self.errorCode(try client.readResponse()) == -32600)
 

@@ -24,13 +24,15 @@ final class Network: @unchecked Sendable {
         for device in devices.values { device.stop() }
     }
 
-    /// Creates a conversation on `creator`, invites and joins each joiner, and waits until
-    /// every joiner's copy is active and the creator lists every member.
-    func conversation(creator: Device, joiners: [Device], name: String = "Trip") throws -> String {
+    /// Creates a conversation on `creator`, invites and joins each joiner (under
+    /// `profileName(joiner)`, its device name unless given), and waits until every joiner's
+    /// copy is active and the creator lists every member.
+    func conversation(creator: Device, joiners: [Device], name: String = "Trip",
+                      profileName: (Device) -> String = { $0.name }) throws -> String {
         let id = try require(try creator.json(["new", "--name", name])["conversationId"] as? String, "conversationId")
         for (index, joiner) in joiners.enumerated() {
             let code = try require(try creator.json(["invite", id, "--expires", "1h"])["code"] as? String, "code")
-            let joined = try joiner.json(["join", code, "--profile-name", joiner.name])
+            let joined = try joiner.json(["join", code, "--profile-name", profileName(joiner)])
             guard joined["conversationId"] as? String == id else { throw Device.Failure(message: "join returned \(joined)") }
             try joiner.waitUntil("\(joiner.name) active in \(name)") { try joiner.conversation(id)?["state"] as? String == "active" }
             try creator.waitUntil("\(creator.name) lists \(index + 2) members") {

@@ -15,7 +15,7 @@ struct SchemaAndPragmaTests {
         let tables = try conn.query("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
             .map { try $0.string(0) }
         for table in ["inbox", "conversation", "member", "member_profile", "invite", "join_request",
-                      "message", "conversation_local_state", "outbox", "change_log", "inbox_tombstone"] {
+                      "message", "conversation_local_state", "outbox", "change_log", "inbox_tombstone", "outbox_body"] {
             #expect(tables.contains(table), "missing \(table)")
         }
         #expect(try Migrator.migrate(conn) == 0)
@@ -100,6 +100,34 @@ struct SchemaAndPragmaTests {
         #expect(try !InvitationWriter.revoke(inviteId: "n1", now: 8, on: conn))
         #expect(try InvitationWriter.invite(id: "n1", on: conn)?.revokedAt == 7)
         #expect(throws: StoreError.self) { try conn.run("UPDATE invite SET singleUse = 2 WHERE id = 'n2'") }
+    }
+
+    @Test("a v4 file with pending pushes migrates to v5 (outbox_body): rows kept, one body per message, cascading from message")
+    func migratesToV5KeepingRows() throws {
+        let f = try StoreFixture(seed: false)
+        let conn = try SQLiteConnection.open(path: f.directory.databasePath, profile: .worker, create: true)
+        try conn.immediateTransaction { () throws(StoreError) in
+            for step in Schema.migrations.prefix(4) { try conn.execute(step.sql) }
+            try conn.execute("PRAGMA user_version = 4")
+            try conn.execute("""
+                INSERT INTO inbox(inboxId, clientId, createdAt) VALUES ('i1', 'c1', 1);
+                INSERT INTO conversation(id, inboxId, clientId, topic, creatorInboxId, createdAt, state)
+                    VALUES ('v1', 'i1', 'c1', '/t', 'i1', 1, 'active');
+                INSERT INTO message(id, conversationId, senderInboxId, sentAt, receivedAt, contentType, content, isOutgoing, deliveryStatus)
+                    VALUES ('m1', 'v1', 'i1', 1, 1, 't', x'00', 1, 'pending');
+                INSERT INTO outbox(messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt)
+                    VALUES ('m1', 'a', 'unix:/a', x'0102', 'pending', 2, 77);
+                """)
+        }
+        #expect(throws: StoreError.schemaMissing) { try SchemaCheck.verify(conn) }
+        #expect(try Migrator.migrate(conn) == Int(Schema.currentVersion) - 4)
+        try SchemaCheck.verify(conn)
+        #expect(try OutboxRepository.items(messageId: "m1", on: conn).map(\.attempts) == [2])
+        try conn.run("INSERT INTO outbox_body(messageId, bodyId, sealed) VALUES ('m1', 'b', x'01')")
+        #expect(throws: StoreError.self) { try conn.run("INSERT INTO outbox_body(messageId, bodyId, sealed) VALUES ('m1', 'c', x'02')") }
+        #expect(throws: StoreError.self) { try conn.run("INSERT INTO outbox_body(messageId, bodyId, sealed) VALUES ('nope', 'c', x'02')") }
+        try conn.run("DELETE FROM message WHERE id = 'm1'")
+        #expect(try conn.queryOne("SELECT count(*) FROM outbox_body")?.int64(0) == 0)
     }
 
     @Test func rawConnectionHasEveryPragma() throws {

@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import SottoClient
 import SottoDaemon
+import SharedStore
 
 /// `sotto watch`: follow the change feed; with `--since`, replay what was missed first; with
 /// `--conversation`, only that conversation's changes.
@@ -27,7 +28,7 @@ struct WatchCommand: ParsableCommand {
                 let resumed = gap.resumedAtSeq.map { "#\($0)" } ?? "the end"
                 let line = "gap: changes after #\(gap.afterSeq) before \(resumed) cannot be read: \(gap.reason); \(gap.remedy)"
                 FileHandle.standardError.write(Data("sotto: \(line)\n".utf8))
-                print(client.json ? CLIOutput.json(["gap": reply["gap"] ?? gap.json]).replacingOccurrences(of: "\n", with: "") : line)
+                print(client.json ? (["gap": reply["gap"] ?? gap.json] as JSONValue).sortedCompactText : line)
                 fflush(nil)
             }
             while let change = try connection.nextChange() {
@@ -50,7 +51,9 @@ struct WatchCommand: ParsableCommand {
         return line
     }
 
+    /// One line per change. Compact JSON, not pretty JSON with its spaces taken out: that
+    /// took the double spaces out of a message's text too.
     static func jsonLine(_ change: ChangeNotification) -> String {
-        CLIOutput.json(change.json).replacingOccurrences(of: "\n", with: "").replacingOccurrences(of: "  ", with: "")
+        change.json.sortedCompactText
     }
 }

@@ -2,7 +2,7 @@
 /// version `i + 1`, which ``Migrator`` records in `PRAGMA user_version` in the same transaction.
 ///
 /// ```swift
-/// Schema.currentVersion          // 4
+/// Schema.currentVersion          // 5
 /// Schema.migrations[0].id        // "v1-initial"
 /// ```
 public enum Schema {
@@ -11,6 +11,7 @@ public enum Schema {
         (id: "v2-inbox-tombstone", sql: v2),
         (id: "v3-outbox-relayed", sql: v3),
         (id: "v4-invite-limits-notification-preview", sql: v4),
+        (id: "v5-outbox-body", sql: v5),
     ]
 
     /// The version this build reads and writes.
@@ -186,5 +187,19 @@ public enum Schema {
             value TEXT NOT NULL,
             CHECK (key <> 'notificationPreview' OR value IN ('full', 'name', 'none'))
         ) WITHOUT ROWID;
+        """
+
+    // MARK: v5
+
+    // docs/adr/0032: the sealed body of an outgoing message that goes by reference
+    // (docs/protocol/bodies.md), stored once for all its members in the transaction that
+    // stores the message and its outbox rows; deleted once none of those rows is pending.
+    // A rowid table: the blob is up to 1 MiB, too large for a WITHOUT ROWID row.
+    static let v5 = """
+        CREATE TABLE outbox_body (
+            messageId TEXT PRIMARY KEY NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+            bodyId TEXT NOT NULL,
+            sealed BLOB NOT NULL
+        );
         """
 }
