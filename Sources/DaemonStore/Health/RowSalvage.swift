@@ -57,21 +57,31 @@ public enum RowSalvage {
         } catch { throw .store(error) }
     }
 
-    /// Copies `table`'s readable rows: forward to the first damaged page, then backward.
+    /// Copies `table`'s readable rows: forward to the first damaged page, then backward. Only
+    /// the columns both files have are copied, by name: a file from an older schema (repaired
+    /// before the daemon could migrate it) lacks later tables and columns, which keep their
+    /// defaults.
     private static func salvage(_ table: String, on conn: SQLiteConnection) throws(StoreError) -> TableResult {
         let name = SQLQuote.identifier(table)
-        let columns = try conn.query("SELECT name, pk FROM pragma_table_info(?)", [.text(table)])
-        let count = columns.count
+        let oldColumns = Set(try conn.query("SELECT name FROM pragma_table_info(?, 'old')", [.text(table)]).map { row throws(StoreError) in
+            try row.string(0)
+        })
+        guard !oldColumns.isEmpty else { return TableResult(table: table, rows: 0, damaged: nil) }
+        var shared: [String] = []
         var keys: [String] = []
-        for column in columns {
-            if try column.int64(1) > 0 { keys.append("\"\(try column.string(0))\"") }
+        for column in try conn.query("SELECT name, pk FROM pragma_table_info(?, 'main')", [.text(table)]) {
+            let columnName = try column.string(0)
+            guard oldColumns.contains(columnName) else { continue }
+            shared.append(SQLQuote.identifier(columnName))
+            if try column.int64(1) > 0 { keys.append(SQLQuote.identifier(columnName)) }
         }
+        let list = shared.joined(separator: ", ")
         let order = keys.isEmpty ? "rowid" : keys.joined(separator: ", ")
         let descending = keys.isEmpty ? "rowid DESC" : keys.map { $0 + " DESC" }.joined(separator: ", ")
-        let insert = try conn.prepare("INSERT OR IGNORE INTO main.\(name) VALUES (\(Array(repeating: "?", count: count).joined(separator: ", ")))")
-        let forward = try scan("SELECT * FROM old.\(name) ORDER BY \(order)", columns: count, into: insert, on: conn)
+        let insert = try conn.prepare("INSERT OR IGNORE INTO main.\(name) (\(list)) VALUES (\(Array(repeating: "?", count: shared.count).joined(separator: ", ")))")
+        let forward = try scan("SELECT \(list) FROM old.\(name) ORDER BY \(order)", columns: shared.count, into: insert, on: conn)
         guard let damage = forward.damage else { return TableResult(table: table, rows: forward.rows, damaged: nil) }
-        let backward = try scan("SELECT * FROM old.\(name) ORDER BY \(descending)", columns: count, into: insert, on: conn)
+        let backward = try scan("SELECT \(list) FROM old.\(name) ORDER BY \(descending)", columns: shared.count, into: insert, on: conn)
         return TableResult(table: table, rows: forward.rows + backward.rows, damaged: damage)
     }
 
