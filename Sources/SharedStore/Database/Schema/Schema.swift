@@ -2,7 +2,7 @@
 /// version `i + 1`, which ``Migrator`` records in `PRAGMA user_version` in the same transaction.
 ///
 /// ```swift
-/// Schema.currentVersion          // 3
+/// Schema.currentVersion          // 4
 /// Schema.migrations[0].id        // "v1-initial"
 /// ```
 public enum Schema {
@@ -10,6 +10,8 @@ public enum Schema {
         (id: "v1-initial", sql: v1),
         (id: "v2-inbox-tombstone", sql: v2),
         (id: "v3-outbox-relayed", sql: v3),
+        // Kept a step of its own: another branch adds a v4 too, and the merge renumbers this one.
+        (id: "v4-outliving-notice", sql: outlivingNotice),
     ]
 
     /// The version this build reads and writes.
@@ -167,5 +169,33 @@ public enum Schema {
         DROP TABLE outbox;
         ALTER TABLE outbox_v3 RENAME TO outbox;
         CREATE INDEX outbox_due ON outbox(state, nextAttemptAt);
+        """
+
+    // MARK: v4 (outliving notices; renumbered at a merge, kept apart from every other step)
+
+    // docs/adr/0034: a notice that must outlive its conversation (an explode today) waits here
+    // after the conversation's rows and keys are gone. It holds only what delivery needs: the
+    // sealed push exactly as the outbox held it, the member's endpoint and clientId (which the
+    // push names in clear anyway), the retry state, and when it was queued (the 30-day bound).
+    // No conversation id, inbox id, plaintext or key. A push that references a body
+    // (docs/protocol/bodies.md) names its sealed body, kept once in `outliving_notice_body`
+    // however many members wait for it, and deleted with the last notice that names it.
+    static let outlivingNotice = """
+        CREATE TABLE outliving_notice_body (
+            bodyId TEXT PRIMARY KEY NOT NULL,
+            sealed BLOB NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE outliving_notice (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            clientId TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            payload BLOB NOT NULL,
+            bodyId TEXT REFERENCES outliving_notice_body(bodyId),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            nextAttemptAt INTEGER NOT NULL,
+            lastError TEXT,
+            queuedAt INTEGER NOT NULL
+        );
+        CREATE INDEX outliving_notice_due ON outliving_notice(nextAttemptAt);
         """
 }
