@@ -9,23 +9,31 @@ import SharedStore
 /// the push sent; a relay's publish ack (a `nats://`/`tls://` endpoint) marks it relayed
 /// (docs/adr/0028); a permanent error marks it failed; a retryable error or an unreachable
 /// endpoint or relay schedules a retry with exponential backoff (1 s doubling to 5 min).
+/// The same pass delivers the notices that outlive their conversation (an explode whose
+/// conversation is deleted here, docs/adr/0034; `OutboxSender+OutlivingNotices.swift`), with
+/// the same code and backoff, until each is delivered or older than `noticeMaxAgeMs`.
 ///
 /// ```swift
 /// let outbox = OutboxSender(database: db, relay: config)   // run by the daemon's service group (DaemonServices)
 /// await outbox.kick()                                      // after queueing a message
 /// ```
 actor OutboxSender: Service {
-    static let firstRetryMs: Int64 = 1_000
-    static let maxRetryMs: Int64 = 300_000
+    static let firstRetryMs = PushAttempt.firstRetryMs
+    static let maxRetryMs = PushAttempt.maxRetryMs
+    /// How long a notice waits for a member who does not come back: 30 days, the relay's
+    /// mailbox limit (docs/adr/0030, 0034). `SOTTO_NOTICE_MAX_AGE_MS` overrides it (tests).
+    static let defaultNoticeMaxAgeMs: Int64 = 30 * 86_400_000
 
-    private let database: DaemonDatabase
+    let database: DaemonDatabase
     private let wakeSignal: WakeSignal
     private let relays: RelayConnections
+    let noticeMaxAgeMs: Int64
     private(set) var attempts = 0
 
     /// `relay`: this device's own relay (`SOTTO_RELAY`), whose credentials are used for it alone.
-    init(database: DaemonDatabase, relay: RelayConfiguration? = nil) {
+    init(database: DaemonDatabase, relay: RelayConfiguration? = nil, noticeMaxAgeMs: Int64 = OutboxSender.defaultNoticeMaxAgeMs) {
         self.database = database
+        self.noticeMaxAgeMs = noticeMaxAgeMs
         let wakeSignal = WakeSignal()
         self.wakeSignal = wakeSignal
         // A relay that is back: what waits for it may be due already.
@@ -54,17 +62,32 @@ actor OutboxSender: Service {
         await Task.detached { [relays] in relays.closeAll() }.value
     }
 
-    /// One pass over what is due now. Returns when the next pending push is due, if any.
+    /// One pass over what is due now: the outbox's pushes, then the outliving notices.
+    /// Returns when the next pending push or notice is due, if any.
     @discardableResult
     func deliverDue() async -> Int64? {
         let now = WallClock.nowMs()
+        let nextPush = await deliverDueOutbox(now: now)
+        let nextNotice = await deliverDueNotices(now: now)
+        guard let nextPush else { return nextNotice }
+        guard let nextNotice else { return nextPush }
+        return min(nextPush, nextNotice)
+    }
+
+    private func deliverDueOutbox(now: Int64) async -> Int64? {
         guard let due = try? database.read({ conn in try OutboxRepository.due(now: now, limit: 64, on: conn) }) else {
             return now + Self.firstRetryMs
         }
         for item in due {
             if Task.isShuttingDownGracefully { break }
-            attempts += 1
-            let (state, nextAttempt, lastError) = await attempt(item)
+            let outcome = await attempt(PushAttempt.Push(endpoint: item.endpoint, payload: item.payload, body: nil,
+                                                         attempts: item.attempts))
+            let (state, nextAttempt, lastError): (DBOutboxItem.State, Int64, String?) = switch outcome {
+            case .sent: (.sent, WallClock.nowMs(), nil)
+            case .relayed: (.relayed, WallClock.nowMs(), nil)
+            case .retry(let at, let reason): (.pending, at, reason)
+            case .failed(let reason): (.failed, WallClock.nowMs(), reason)
+            }
             _ = try? await database.write { conn in
                 try OutgoingMessageWriter.recordAttempt(messageId: item.messageId, memberInboxId: item.memberInboxId,
                                                         state: state, nextAttemptAt: nextAttempt,
@@ -76,35 +99,42 @@ actor OutboxSender: Service {
 
     // MARK: - One push
 
-    /// Delivers one push (to a device, or to a relay) off the actor's executor, and says how
-    /// its row is to be recorded.
-    private func attempt(_ item: DBOutboxItem) async -> (DBOutboxItem.State, Int64, String?) {
-        let backoff = min(Self.firstRetryMs << min(Int64(item.attempts), 20), Self.maxRetryMs)
-        if RelayPublisher.isRelayEndpoint(item.endpoint) {
-            let result = await Task.detached { [relays] in RelayPublisher.publish(item.payload, to: item.endpoint, via: relays) }.value
+    /// Delivers one push (to a device, or to a relay) off the actor's executor, and says what
+    /// came of it. The one delivery path of both queues.
+    func attempt(_ push: PushAttempt.Push) async -> PushAttempt {
+        attempts += 1
+        let backoff = PushAttempt.backoffMs(afterAttempts: push.attempts)
+        if RelayPublisher.isRelayEndpoint(push.endpoint) {
+            let result = await Task.detached { [relays] () -> RelayPublisher.Outcome in
+                if let body = push.body, let bodyId = try? PushPayload.decode(push.payload).body?.id {
+                    let published = RelayPublisher.publishBody(sealed: body, bodyId: bodyId, to: push.endpoint, via: relays)
+                    guard case .relayed = published else { return published }
+                }
+                return RelayPublisher.publish(push.payload, to: push.endpoint, via: relays)
+            }.value
             switch result {
             case .relayed:
                 CrashPoint.reach("outbox.relayed")  // stored by the relay, not yet recorded here
-                return (.relayed, WallClock.nowMs(), nil)
+                return .relayed
             case .unreachable(let reason):
-                return (.pending, WallClock.nowMs() + backoff, reason)
+                return .retry(at: WallClock.nowMs() + backoff, reason: reason)
             case .badEndpoint(let reason):
-                return (.failed, WallClock.nowMs(), reason)
+                return .failed(reason: reason)
             }
         }
-        let result = await Task.detached { PushDelivery.deliver(item.payload, to: item.endpoint) }.value
+        let result = await Task.detached { PushDelivery.deliver(push.payload, body: push.body, to: push.endpoint) }.value
         CrashPoint.reach("outbox.delivered")  // acked by the member, not yet recorded here
         switch result {
         case .acked(let ack) where ack.ok:
-            return (.sent, WallClock.nowMs(), nil)
+            return .sent
         case .acked(let ack) where ack.retry:
-            return (.pending, WallClock.nowMs() + backoff, ack.error ?? "retry")
+            return .retry(at: WallClock.nowMs() + backoff, reason: ack.error ?? "retry")
         case .acked(let ack):
-            return (.failed, WallClock.nowMs(), ack.error ?? "rejected")
+            return .failed(reason: ack.error ?? "rejected")
         case .unreachable(let reason):
-            return (.pending, WallClock.nowMs() + backoff, reason)
+            return .retry(at: WallClock.nowMs() + backoff, reason: reason)
         case .badEndpoint(let reason):
-            return (.failed, WallClock.nowMs(), reason)
+            return .failed(reason: reason)
         }
     }
 }

@@ -34,14 +34,16 @@ enum PushDelivery {
         case badEndpoint(String)
     }
 
-    static func deliver(_ payload: [UInt8], to endpoint: String, timeoutMs: Int32 = 10_000) -> Result {
+    /// `body`: the sealed body the push references, written after the payload's LF
+    /// (docs/protocol/bodies.md §5).
+    static func deliver(_ payload: [UInt8], body: [UInt8]? = nil, to endpoint: String, timeoutMs: Int32 = 10_000) -> Result {
         let fd: Int32
         switch connect(endpoint) {
         case .success(let socket): fd = socket
         case .failure(let failure): return failure
         }
         defer { close(fd) }
-        switch PushExchange.run(fd, payload: payload, timeoutMs: timeoutMs) {
+        switch PushExchange.run(fd, payload: payload, body: body, timeoutMs: timeoutMs) {
         case .acked(let ack): return .acked(Ack(ack))
         case .noAck(let why): return .unreachable(why)
         }

@@ -73,6 +73,9 @@ final class DaemonContext: Sendable {
         let unusedInboxes = UnusedInboxCache(vault: KeystoreIdentityVault(keystore: keystore)) { Identity.generate() }
         let endpoint = relay?.url.endpoint ?? environment["SOTTO_ENDPOINT"] ?? "unix:" + runtime.pushSocketPath
         let budget = environment["SOTTO_EXPLODE_DELIVERY_MS"].flatMap(Int64.init) ?? 10_000
+        // docs/adr/0034: how long a notice of a deleted conversation waits for its member.
+        let noticeMaxAgeMs = environment["SOTTO_NOTICE_MAX_AGE_MS"].flatMap(Int64.init).flatMap { $0 > 0 ? $0 : nil }
+            ?? OutboxSender.defaultNoticeMaxAgeMs
 
         // MARK: Inboxes: what an awake one holds, and who decides which are awake
         let stores = ConversationStoreRegistry()
@@ -86,7 +89,7 @@ final class DaemonContext: Sendable {
         let walKeeper = WALKeeper(database: database, walPath: group.databasePath + "-wal",
                                   policy: try WALKeeper.Policy(environment: environment,
                                                                normalBusyMs: database.profile.busyTimeoutMs))
-        let outbox = OutboxSender(database: database, relay: relay)
+        let outbox = OutboxSender(database: database, relay: relay, noticeMaxAgeMs: noticeMaxAgeMs)
         let joinRequests = JoinRequestHandler(database: database, protection: lifecycle, identities: identities, outbox: outbox)
         let expired = ExpiredConversationsWorker(database: database, keystore: keystore, lifecycle: lifecycle, awake: awake,
                                                  walKeeper: walKeeper, explodeDeliveryBudgetMs: budget)
@@ -145,6 +148,7 @@ final class DaemonContext: Sendable {
         let unusedReady = (try? await unusedInboxes.hasPreparedIdentity()) ?? false
         let unusedStats = await unusedInboxes.stats
         let stats = await walKeeper.stats
+        let notices = try? database.read { conn in try OutlivingNoticeRepository.counts(on: conn) }
         return StatusResult(
             pid: Int64(getpid()), version: SottoVersion.string, groupDirectory: group.path,
             runtimeDirectory: runtime.path, conversations: conversations,
@@ -156,7 +160,8 @@ final class DaemonContext: Sendable {
             walBytes: stats.lastWALBytes, checkpoints: CheckpointCounts(passive: stats.passive, truncate: stats.truncated, busy: stats.busy),
             uptimeMs: WallClock.nowMs() - startedAtMs,
             damagedIdentities: damagedIdentities.map { DamagedIdentity(clientId: $0.clientId, reason: $0.reason) },
-            databaseDamaged: database.damageMarker.reason().map { DatabaseDamage.message(group: group, cause: $0) })
+            databaseDamaged: database.damageMarker.reason().map { DatabaseDamage.message(group: group, cause: $0) },
+            outlivingNotices: notices.map { OutlivingNoticeFigures(waiting: $0.notices, members: $0.members) })
     }
 
     /// One line for systemd's STATUS=.
