@@ -92,7 +92,7 @@ struct ProtocolTests {
                 == "{\"ok\":false,\"error\":\"decrypt_failed\",\"retry\":false,\"detail\":\"human readable\"}\n")
         #expect(PushAck.parse(PushAck.error(PushError(.busy, "x")).encodeLine()) == .error(PushError(.busy, "x")))
         #expect(PushErrorCode.allCases.filter(\.retry) == [.timeout, .busy, .internal])
-        #expect(PushErrorCode.allCases.count == 14)
+        #expect(PushErrorCode.allCases.count == 16)  // PROTOCOL §2's 14, and body_missing, body_mismatch (docs/protocol/bodies.md)
         #expect { try PushPayload.decode([UInt8](repeating: 0x20, count: 4097)) } throws: { ($0 as? PushError)?.code == .payloadTooLarge }
         let upper = #"{"version":1,"clientId":"A28B86C6-C3B9-444B-829E-DAC9B60CCA19","notificationData":{"topic":"\#(topic)","envelope":"AQ"}}"#
         #expect { try PushPayload.decode(Array(upper.utf8)) } throws: { ($0 as? PushError)?.code == .malformedPayload }
