@@ -22,6 +22,8 @@ enum NotificationText {
             return (summary, "This conversation explodes at \(ISO8601.string(fromMillis: expiresAtMs))")
         case .joinRequest, .membership:
             return nil
+        case .leave:
+            return (summary, "\(sender) left")
         default:
             guard receipt.isUserVisible else { return nil }
             return (summary, conversation == nil ? content.displayText : "\(sender): \(content.displayText)")
