@@ -17,6 +17,7 @@ public enum ControlMethodName: String, CaseIterable, Sendable {
     case joinConversation
     case react
     case explode
+    case leave
     case subscribe
 }
 
@@ -60,6 +61,6 @@ public enum ControlMethods {
     public static var all: [any ControlRequest.Type] { [
         StatusParams.self, ListConversationsParams.self, NewConversationParams.self, ReadMessagesParams.self,
         SendMessageParams.self, MarkReadParams.self, CreateInviteParams.self, JoinConversationParams.self,
-        ReactParams.self, ExplodeParams.self, SubscribeParams.self,
+        ReactParams.self, ExplodeParams.self, LeaveParams.self, SubscribeParams.self,
     ] }
 }

@@ -28,7 +28,7 @@ public struct OutlivingNotice: Sendable, Equatable {
 
     /// Content types whose pending pushes outlive their conversation: what tells a member the
     /// conversation is gone for it must reach it after the conversation is gone here.
-    public static let contentTypes: [String] = [ContentType.explodeSettings]
+    public static let contentTypes: [String] = [ContentType.explodeSettings, ContentType.leave]
 
     static let columns = """
         n.id, n.clientId, n.endpoint, n.payload, n.bodyId, b.sealed, n.attempts, n.nextAttemptAt, n.lastError, n.queuedAt

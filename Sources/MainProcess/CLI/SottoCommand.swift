@@ -26,7 +26,7 @@ struct SottoCommand: AsyncParsableCommand {
         subcommands: [
             DaemonCommand.self, StatusCommand.self, ListCommand.self, NewCommand.self,
             ReadCommand.self, SendCommand.self, ReactCommand.self, InviteCommand.self, JoinCommand.self,
-            ExplodeCommand.self, WatchCommand.self, InstallCommand.self, UninstallCommand.self, RepairCommand.self,
+            ExplodeCommand.self, LeaveCommand.self, WatchCommand.self, InstallCommand.self, UninstallCommand.self, RepairCommand.self,
             RelaydCommand.self,
         ])
 }

@@ -101,8 +101,12 @@ actor ExpiredConversationsWorker: Service {
             let pending: Bool
             do {
                 (backed, pending) = try database.read { conn in
-                    let backed = try ExplosionRepository.creatorExpiry(conversationId: candidate.id,
-                                                                       creatorInboxId: candidate.creatorInboxId, on: conn)
+                    let exploded = try ExplosionRepository.creatorExpiry(conversationId: candidate.id,
+                                                                         creatorInboxId: candidate.creatorInboxId, on: conn)
+                    // This device left it (docs/protocol/leave-remove.md): deleted here as if exploded.
+                    let left = try ExplosionRepository.ownLeaveTime(conversationId: candidate.id,
+                                                                    ownInboxId: candidate.inboxId, on: conn)
+                    let backed = [exploded, left].compactMap { $0 }.min()
                     let pending = try ExplosionRepository.ownExplodePushesPending(
                         conversationId: candidate.id, storedAfter: now - explodeDeliveryBudgetMs, on: conn)
                     return (backed, pending)

@@ -26,6 +26,7 @@ final class DaemonContext: Sendable {
     let joinRequests: JoinRequestHandler
     let expired: ExpiredConversationsWorker
     let explode: ExplodeService
+    let leave: LeaveService
     /// Identities that did not open at start-up: isolated (their inboxes stay asleep) and
     /// reported by `sotto status` and the log; every other conversation is served.
     let damagedIdentities: [KeystoreAudit.Damaged]
@@ -34,7 +35,7 @@ final class DaemonContext: Sendable {
     private init(group: GroupDirectory, runtime: RuntimeDirectory, database: DaemonDatabase, keystore: Keystore,
                  service: ConversationService, lifecycle: InboxLifecycleManager, unusedInboxes: UnusedInboxCache,
                  feed: ChangeFeed, outbox: OutboxSender, walKeeper: WALKeeper, invites: InviteService,
-                 joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker, explode: ExplodeService,
+                 joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker, explode: ExplodeService, leave: LeaveService,
                  damagedIdentities: [KeystoreAudit.Damaged]) {
         self.group = group
         self.runtime = runtime
@@ -50,6 +51,7 @@ final class DaemonContext: Sendable {
         self.joinRequests = joinRequests
         self.expired = expired
         self.explode = explode
+        self.leave = leave
         self.damagedIdentities = damagedIdentities
     }
 
@@ -118,7 +120,8 @@ final class DaemonContext: Sendable {
         return DaemonContext(group: group, runtime: runtime, database: database, keystore: keystore,
                              service: service, lifecycle: lifecycle, unusedInboxes: unusedInboxes, feed: feed,
                              outbox: outbox, walKeeper: walKeeper, invites: invites, joinRequests: joinRequests,
-                             expired: expired, explode: explode, damagedIdentities: damagedIdentities)
+                             expired: expired, explode: explode, leave: LeaveService(service: service, expired: expired),
+                             damagedIdentities: damagedIdentities)
     }
 
     /// Launch initialisation (the source app's decision record "Inbox Lifecycle Management"): inboxes with pending invites or join requests first

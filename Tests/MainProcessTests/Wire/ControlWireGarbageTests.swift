@@ -51,6 +51,8 @@ struct ControlWireGarbageTests {
             (SubscribeParams.self, ["since": "0"], "'since' must be an integer"),
             (ReactParams.self, ["conversation": "ab", "message": "m", "emoji": "x", "remove": 1], "'remove' must be a boolean"),
             (ExplodeParams.self, ["conversation": "ab", "atMs": 9_100_000_000_000_000], "'atMs' must be an integer"),
+            (LeaveParams.self, [:], "'conversation' must be a non-empty string"),
+            (LeaveParams.self, ["conversation": 7], "'conversation' must be a non-empty string"),
         ]
         for (method, params, message) in cases {
             let request = JSONRPC.Request(id: .number(1), method: method.method.rawValue, params: params)
