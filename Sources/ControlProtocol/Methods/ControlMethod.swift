@@ -19,6 +19,7 @@ public enum ControlMethodName: String, CaseIterable, Sendable {
     case joinConversation
     case react
     case explode
+    case leave
     case notificationPreview
     case subscribe
 }
@@ -64,6 +65,6 @@ public enum ControlMethods {
         StatusParams.self, ListConversationsParams.self, NewConversationParams.self, ReadMessagesParams.self,
         SendMessageParams.self, MarkReadParams.self, MuteConversationParams.self, CreateInviteParams.self,
         RevokeInviteParams.self, JoinConversationParams.self, ReactParams.self, ExplodeParams.self,
-        NotificationPreviewParams.self, SubscribeParams.self,
+        LeaveParams.self, NotificationPreviewParams.self, SubscribeParams.self,
     ] }
 }

@@ -51,13 +51,16 @@ public struct StatusResult: WireCodable {
     public var damagedIdentities: [DamagedIdentity]
     public var databaseDamaged: String?
     public var control: ControlFigures?
+    /// Notices of deleted conversations still waiting for members (docs/adr/0034); nil when
+    /// the database could not be read.
+    public var outlivingNotices: OutlivingNoticeFigures?
 
     public init(pid: Int64, version: String, groupDirectory: String, runtimeDirectory: String, conversations: Int64,
                 awakeCount: Int, awake: [String], protectedAwake: [String], sleepingCount: Int, capacity: Int,
                 wakeReasons: [String: Int64], unusedInboxReady: Bool, unusedInboxHits: Int, unusedInboxMisses: Int,
                 lastSeq: Int64, walBytes: Int64, checkpoints: CheckpointCounts, uptimeMs: Int64,
                 damagedIdentities: [DamagedIdentity], databaseDamaged: String? = nil, control: ControlFigures? = nil,
-                openInClient: [String: Int64] = [:]) {
+                openInClient: [String: Int64] = [:], outlivingNotices: OutlivingNoticeFigures? = nil) {
         self.pid = pid
         self.version = version
         self.groupDirectory = groupDirectory
@@ -80,6 +83,7 @@ public struct StatusResult: WireCodable {
         self.damagedIdentities = damagedIdentities
         self.databaseDamaged = databaseDamaged
         self.control = control
+        self.outlivingNotices = outlivingNotices
     }
 
     public init(json: JSONValue) throws(WireError) {
@@ -96,7 +100,8 @@ public struct StatusResult: WireCodable {
             checkpoints: try fields.decode("checkpoints"), uptimeMs: try fields.int("uptimeMs"),
             damagedIdentities: try fields.array("damagedIdentities"),
             databaseDamaged: try fields.optionalString("databaseDamaged"), control: try fields.optionalDecode("control"),
-            openInClient: try fields.optionalIntegerMap("openInClient") ?? [:])
+            openInClient: try fields.optionalIntegerMap("openInClient") ?? [:],
+            outlivingNotices: try fields.optionalDecode("outlivingNotices"))
     }
 
     public var json: JSONValue {
@@ -123,6 +128,7 @@ public struct StatusResult: WireCodable {
         out["damagedIdentities"] = .list(damagedIdentities)
         out["databaseDamaged"] = databaseDamaged.map(JSONValue.string)
         out["control"] = control?.json
+        out["outlivingNotices"] = outlivingNotices?.json
         return out.json
     }
 
@@ -152,6 +158,8 @@ public struct StatusResult: WireCodable {
             WireField("damagedIdentities", .array(DamagedIdentity.self), "identities that cannot be opened"),
             WireField("databaseDamaged", .string, optional: true, "present when the database is damaged: what happened and what to do"),
             WireField("control", .object(ControlFigures.self), optional: true, "the control socket's figures"),
+            WireField("outlivingNotices", .object(OutlivingNoticeFigures.self), optional: true,
+                      "notices of deleted conversations (explodes) still waiting for members who were not reached; absent when the database cannot be read"),
         ]
     }
 }
@@ -262,6 +270,38 @@ public struct ControlFigures: WireCodable {
             WireField("refused", .integer(minimum: 0), "connections refused at the limit"),
             WireField("evicted", .integer(minimum: 0), "idle connections closed to make room"),
             WireField("fileLimitHits", .integer(minimum: 0), "accepts that met the file descriptor limit"),
+        ]
+    }
+}
+
+/// The notices that outlive their conversation (docs/adr/0034): an explode's pushes to members
+/// who were not reached before the conversation was deleted here, retried until delivered or
+/// 30 days old.
+///
+/// ```swift
+/// if let notices = status.outlivingNotices, notices.waiting > 0 { print(notices.waiting, notices.members) }
+/// ```
+public struct OutlivingNoticeFigures: WireCodable {
+    public var waiting: Int64
+    public var members: Int64
+
+    public init(waiting: Int64, members: Int64) {
+        self.waiting = waiting
+        self.members = members
+    }
+
+    public init(json: JSONValue) throws(WireError) {
+        let fields = try WireFields(json)
+        self.init(waiting: try fields.int("waiting", minimum: 0), members: try fields.int("members", minimum: 0))
+    }
+
+    public var json: JSONValue { ["waiting": .int(waiting), "members": .int(members)] }
+
+    public static var schemaName: String { "OutlivingNoticeFigures" }
+    public static var fields: [WireField] {
+        [
+            WireField("waiting", .integer(minimum: 0), "notices waiting to be delivered"),
+            WireField("members", .integer(minimum: 0), "distinct members they wait for"),
         ]
     }
 }

@@ -65,4 +65,13 @@ public enum ExplosionRepository {
         }
         return earliest
     }
+
+    /// When this device left the conversation (its own `sotto/leave:1.0`, docs/protocol/leave-remove.md),
+    /// or nil: a leave deletes the conversation here as an explode does, and backs its `expiresAt`.
+    public static func ownLeaveTime(conversationId: String, ownInboxId: String,
+                                    on conn: SQLiteConnection) throws(StoreError) -> Int64? {
+        try conn.queryOne("""
+            SELECT min(sentAt) FROM message WHERE conversationId = ? AND senderInboxId = ? AND isOutgoing = 1 AND contentType = ?
+            """, [.text(conversationId), .text(ownInboxId), .text(ContentType.leave)])?.optionalInt64(0)
+    }
 }

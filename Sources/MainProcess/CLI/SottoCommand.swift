@@ -26,8 +26,8 @@ struct SottoCommand: AsyncParsableCommand {
         subcommands: [
             DaemonCommand.self, StatusCommand.self, ListCommand.self, NewCommand.self,
             ReadCommand.self, SendCommand.self, ReactCommand.self, MuteCommand.self, NotificationsCommand.self,
-            InviteCommand.self, RevokeCommand.self, JoinCommand.self,
-            ExplodeCommand.self, WatchCommand.self, InstallCommand.self, UninstallCommand.self, RepairCommand.self,
+            InviteCommand.self, RevokeCommand.self, JoinCommand.self, ExplodeCommand.self, LeaveCommand.self,
+            WatchCommand.self, InstallCommand.self, UninstallCommand.self, RepairCommand.self,
             RelaydCommand.self,
         ])
 }

@@ -32,6 +32,8 @@ enum NotificationText {
                                                      : "This conversation explodes at \(ISO8601.string(fromMillis: expiresAtMs))"
         case .joinRequest, .membership:
             return nil
+        case .leave:
+            return (summary, "\(sender) left")
         default:
             guard receipt.isUserVisible else { return nil }
             switch receipt.preview {

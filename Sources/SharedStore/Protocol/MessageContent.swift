@@ -12,6 +12,8 @@ public enum ContentType {
     public static let membership = "sotto/membership:1.0"
     /// A reference to a sealed body (docs/protocol/bodies.md §4).
     public static let body = "sotto/body:1.0"
+    /// A member leaves the conversation; the signature says who (docs/protocol/leave-remove.md).
+    public static let leave = "sotto/leave:1.0"
 }
 
 /// A request to join, sent by a non-member who holds an invite code (validated by the creator).
@@ -66,6 +68,9 @@ public enum MessageContent: Sendable, Equatable {
     case explodeSettings(expiresAtMs: Int64)
     case joinRequest(JoinRequest)
     case membership(name: String, members: [Member])
+    /// The signer leaves the conversation (docs/protocol/leave-remove.md). The content is a JSON
+    /// object whose keys are all ignored: it names no member, the signature does.
+    case leave
     /// An unknown content type shown as its fallback text.
     case unknown(contentType: String, fallback: String)
 
@@ -147,6 +152,9 @@ public enum MessageContent: Sendable, Equatable {
                 members.append(member)
             }
             return .membership(name: name, members: members)
+        case ContentType.leave:
+            _ = try object(content, contentType)
+            return .leave
         default:
             guard let fallback, !fallback.isEmpty else {
                 throw PushError(.unsupportedContent, "content type \(printable(contentType)) is unknown and has no fallback")
@@ -165,6 +173,7 @@ public enum MessageContent: Sendable, Equatable {
         case .explodeSettings(let ms): return "Conversation expires at \(ISO8601.string(fromMillis: ms))"
         case .joinRequest(let request): return "\(request.profileName) asked to join"
         case .membership(let name, let members): return "\(name): \(members.count) members"
+        case .leave: return "left the conversation"
         case .unknown(_, let fallback): return fallback
         }
     }

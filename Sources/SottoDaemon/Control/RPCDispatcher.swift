@@ -154,6 +154,11 @@ struct RPCDispatcher: ControlRequestHandler {
                 return ExplodeResult(conversationId: result.conversationId, expiresAtMs: result.expiresAtMs,
                                      deleted: result.deleted, delivered: result.delivered, undelivered: result.undelivered)
             }
+        case .leave:
+            return try await answer(request, as: LeaveParams.self) { params in
+                let result = try await daemon.leave.leave(params.conversation)
+                return LeaveResult(conversationId: result.conversationId, members: result.members)
+            }
         case .subscribe:
             return try await answer(request, as: SubscribeParams.self) { params in
                 var conversation: DBConversation?

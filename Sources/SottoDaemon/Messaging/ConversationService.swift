@@ -310,6 +310,8 @@ actor ConversationService {
                     try? await store.upsertByID(TimelineMessage(row))
                 }
                 if change.knownKind == .conversationExpiresChanged { await expired.signal() }
+                // A member left (the worker dropped it): the creator sends the updated list.
+                if change.knownKind == .membersChanged { await joinRequests.announceAfterLeave(conversationId: conversationId) }
             case .joinRequestReceived:
                 await joinRequests.handlePending(conversationId: conversationId)
             default:

@@ -7,9 +7,11 @@ import SharedStore
 /// worker stored an `explode_settings`, or this device exploded one), and on a timer set to
 /// the next `expiresAt`. For each expired conversation's inbox, in this order: every row in
 /// one transaction together with a tombstone naming its identity (`InboxDeletion`, ADR
-/// 0016), the keystore identity (overwritten, then unlinked), the tombstone, the
-/// lifecycle's entry, the in-memory stores, then a TRUNCATE checkpoint (asked of `WALKeeper`,
-/// the one checkpointer) so that with `secure_delete=ON` no freed page or WAL frame keeps the
+/// 0016) and with the move of its explode pushes still pending into the notices that
+/// outlive their conversation (`OutlivingNoticeWriter`, docs/adr/0034), the keystore
+/// identity (overwritten, then unlinked), the tombstone, the lifecycle's entry, the
+/// in-memory stores, then a TRUNCATE checkpoint (asked of `WALKeeper`, the one
+/// checkpointer) so that with `secure_delete=ON` no freed page or WAL frame keeps the
 /// plaintext. A tombstone left by a
 /// crash is finished by `finishTombstones()` at start-up, before the daemon serves.
 ///
@@ -111,8 +113,12 @@ actor ExpiredConversationsWorker: Service {
             let pending: Bool
             do {
                 (backed, pending) = try database.read { conn in
-                    let backed = try ExplosionRepository.creatorExpiry(conversationId: candidate.id,
-                                                                       creatorInboxId: candidate.creatorInboxId, on: conn)
+                    let exploded = try ExplosionRepository.creatorExpiry(conversationId: candidate.id,
+                                                                         creatorInboxId: candidate.creatorInboxId, on: conn)
+                    // This device left it (docs/protocol/leave-remove.md): deleted here as if exploded.
+                    let left = try ExplosionRepository.ownLeaveTime(conversationId: candidate.id,
+                                                                    ownInboxId: candidate.inboxId, on: conn)
+                    let backed = [exploded, left].compactMap { $0 }.min()
                     let pending = try ExplosionRepository.ownExplodePushesPending(
                         conversationId: candidate.id, storedAfter: now - explodeDeliveryBudgetMs, on: conn)
                     return (backed, pending)
@@ -173,9 +179,13 @@ actor ExpiredConversationsWorker: Service {
         let conversationIds = try database.read { conn in
             try ConversationRepository.forInbox(inboxId: inboxId, on: conn).map(\.id)
         }
-        let tombstone = try await database.write { conn -> InboxTombstone? in
-            _ = try InboxDeletion.delete(inboxId: inboxId, on: conn)
-            return try TombstoneRepository.find(inboxId: inboxId, on: conn)
+        let (tombstone, notices) = try await database.write { conn -> (InboxTombstone?, Int) in
+            // docs/adr/0034: the explode pushes still pending outlive the conversation, in this
+            // same transaction, so a crash leaves them in the outbox or in the notice queue.
+            let now = WallClock.nowMs()
+            let notices = try OutlivingNoticeWriter.adopt(inboxId: inboxId, now: now, on: conn)
+            _ = try InboxDeletion.delete(inboxId: inboxId, now: now, on: conn)
+            return (try TombstoneRepository.find(inboxId: inboxId, on: conn), notices)
         }
         CrashPoint.reach("explode.rowsCommitted")
         if let tombstone {
@@ -192,7 +202,8 @@ actor ExpiredConversationsWorker: Service {
             DaemonLog.warning("TRUNCATE checkpoint after an explode stayed busy; the WAL keeper retries it")
         }
         deletedInboxes += 1
-        DaemonLog.info("deleted exploded inbox with \(conversationIds.count) conversation(s)")
+        DaemonLog.info("deleted exploded inbox with \(conversationIds.count) conversation(s)"
+                       + (notices > 0 ? "; \(notices) notice(s) wait for members not reached yet" : ""))
     }
 
     /// Wipes the keystore files of every inbox whose rows are deleted (a crash between the

@@ -12,23 +12,31 @@ import SharedStore
 /// A push by reference carries the message's sealed body (`outbox_body`, docs/adr/0032):
 /// after the push on a direct connection, published to the relay before the push; the body
 /// is deleted with the last of the message's pushes that leaves pending.
+/// The same pass delivers the notices that outlive their conversation (an explode whose
+/// conversation is deleted here, docs/adr/0034; `OutboxSender+OutlivingNotices.swift`), with
+/// the same code and backoff, until each is delivered or older than `noticeMaxAgeMs`.
 ///
 /// ```swift
 /// let outbox = OutboxSender(database: db, relay: config)   // run by the daemon's service group (DaemonServices)
 /// await outbox.kick()                                      // after queueing a message
 /// ```
 actor OutboxSender: Service {
-    static let firstRetryMs: Int64 = 1_000
-    static let maxRetryMs: Int64 = 300_000
+    static let firstRetryMs = PushAttempt.firstRetryMs
+    static let maxRetryMs = PushAttempt.maxRetryMs
+    /// How long a notice waits for a member who does not come back: 30 days, the relay's
+    /// mailbox limit (docs/adr/0030, 0034). `SOTTO_NOTICE_MAX_AGE_MS` overrides it (tests).
+    static let defaultNoticeMaxAgeMs: Int64 = 30 * 86_400_000
 
-    private let database: DaemonDatabase
+    let database: DaemonDatabase
     private let wakeSignal: WakeSignal
     private let relays: RelayConnections
+    let noticeMaxAgeMs: Int64
     private(set) var attempts = 0
 
     /// `relay`: this device's own relay (`SOTTO_RELAY`), whose credentials are used for it alone.
-    init(database: DaemonDatabase, relay: RelayConfiguration? = nil) {
+    init(database: DaemonDatabase, relay: RelayConfiguration? = nil, noticeMaxAgeMs: Int64 = OutboxSender.defaultNoticeMaxAgeMs) {
         self.database = database
+        self.noticeMaxAgeMs = noticeMaxAgeMs
         let wakeSignal = WakeSignal()
         self.wakeSignal = wakeSignal
         // A relay that is back: what waits for it may be due already.
@@ -57,24 +65,44 @@ actor OutboxSender: Service {
         await Task.detached { [relays] in relays.closeAll() }.value
     }
 
-    /// One pass over what is due now. Returns when the next pending push is due, if any.
+    /// One pass over what is due now: the outbox's pushes, then the outliving notices.
+    /// Returns when the next pending push or notice is due, if any.
     @discardableResult
     func deliverDue() async -> Int64? {
         let now = WallClock.nowMs()
+        let nextPush = await deliverDueOutbox(now: now)
+        let nextNotice = await deliverDueNotices(now: now)
+        guard let nextPush else { return nextNotice }
+        guard let nextNotice else { return nextPush }
+        return min(nextPush, nextNotice)
+    }
+
+    private func deliverDueOutbox(now: Int64) async -> Int64? {
         guard let due = try? database.read({ conn in try OutboxRepository.due(now: now, limit: 64, on: conn) }) else {
             return now + Self.firstRetryMs
         }
         var bodies = OutboxBodies(database: database)
         for item in due {
             if Task.isShuttingDownGracefully { break }
-            attempts += 1
-            let (state, nextAttempt, lastError): (DBOutboxItem.State, Int64, String?)
             let lookup = bodies.lookup(for: item)
+            let outcome: PushAttempt
             switch lookup {
-            case .inline: (state, nextAttempt, lastError) = await attempt(item, body: nil)
-            case .body(let body): (state, nextAttempt, lastError) = await attempt(item, body: body)
-            case .missing: (state, nextAttempt, lastError) = (.failed, WallClock.nowMs(), "the body this push references is not stored")
-            case .unreadable(let why): (state, nextAttempt, lastError) = (.pending, WallClock.nowMs() + Self.backoff(item), why)
+            case .inline:
+                outcome = await attempt(PushAttempt.Push(endpoint: item.endpoint, payload: item.payload, body: nil,
+                                                         attempts: item.attempts))
+            case .body(let body):
+                outcome = await attempt(PushAttempt.Push(endpoint: item.endpoint, payload: item.payload, body: body.sealed,
+                                                         attempts: item.attempts))
+            case .missing:
+                outcome = .failed(reason: "the body this push references is not stored")
+            case .unreadable(let why):
+                outcome = .retry(at: WallClock.nowMs() + PushAttempt.backoffMs(afterAttempts: item.attempts), reason: why)
+            }
+            let (state, nextAttempt, lastError): (DBOutboxItem.State, Int64, String?) = switch outcome {
+            case .sent: (.sent, WallClock.nowMs(), nil)
+            case .relayed: (.relayed, WallClock.nowMs(), nil)
+            case .retry(let at, let reason): (.pending, at, reason)
+            case .failed(let reason): (.failed, WallClock.nowMs(), reason)
             }
             _ = try? await database.write { conn in
                 try OutgoingMessageWriter.recordAttempt(messageId: item.messageId, memberInboxId: item.memberInboxId,
@@ -89,51 +117,45 @@ actor OutboxSender: Service {
 
     // MARK: - One push
 
-    /// 1 s after the first attempt, doubling to 5 min.
-    static func backoff(_ item: DBOutboxItem) -> Int64 {
-        min(firstRetryMs << min(Int64(item.attempts), 20), maxRetryMs)
-    }
-
-    /// Delivers one push (to a device, or to a relay) off the actor's executor, and says how
-    /// its row is to be recorded. `body`: the sealed body the push references, which a device
-    /// gets after the push on the same connection (docs/protocol/bodies.md §5) and a relay
-    /// gets before the push (§6); a body the relay did not take leaves the push pending with
-    /// the relay's reason, like any relay failure.
-    private func attempt(_ item: DBOutboxItem, body: OutboxBodyRepository.Body?) async -> (DBOutboxItem.State, Int64, String?) {
-        let backoff = Self.backoff(item)
-        if RelayPublisher.isRelayEndpoint(item.endpoint) {
-            // The body first, once per relay (docs/protocol/bodies.md §6): a push whose body
-            // is not on the relay would be terminated by the member's relayd.
+    /// Delivers one push (to a device, or to a relay) off the actor's executor, and says what
+    /// came of it. The one delivery path of both queues. A push's body goes to a device after
+    /// the push on the same connection (docs/protocol/bodies.md §5) and to a relay before the
+    /// push, once per relay (§6): a push whose body is not on the relay would be terminated by
+    /// the member's relayd; a body the relay did not take leaves the push to retry.
+    func attempt(_ push: PushAttempt.Push) async -> PushAttempt {
+        attempts += 1
+        let backoff = PushAttempt.backoffMs(afterAttempts: push.attempts)
+        if RelayPublisher.isRelayEndpoint(push.endpoint) {
             let result = await Task.detached { [relays] () -> RelayPublisher.Outcome in
-                if let body {
-                    let stored = RelayPublisher.publishBody(sealed: body.sealed, bodyId: body.bodyId, to: item.endpoint, via: relays)
-                    guard case .relayed = stored else { return stored }
+                if let body = push.body, let bodyId = try? PushPayload.decode(push.payload).body?.id {
+                    let published = RelayPublisher.publishBody(sealed: body, bodyId: bodyId, to: push.endpoint, via: relays)
+                    guard case .relayed = published else { return published }
                 }
-                return RelayPublisher.publish(item.payload, to: item.endpoint, via: relays)
+                return RelayPublisher.publish(push.payload, to: push.endpoint, via: relays)
             }.value
             switch result {
             case .relayed:
                 CrashPoint.reach("outbox.relayed")  // stored by the relay, not yet recorded here
-                return (.relayed, WallClock.nowMs(), nil)
+                return .relayed
             case .unreachable(let reason):
-                return (.pending, WallClock.nowMs() + backoff, reason)
+                return .retry(at: WallClock.nowMs() + backoff, reason: reason)
             case .badEndpoint(let reason):
-                return (.failed, WallClock.nowMs(), reason)
+                return .failed(reason: reason)
             }
         }
-        let result = await Task.detached { PushDelivery.deliver(item.payload, body: body?.sealed, to: item.endpoint) }.value
+        let result = await Task.detached { PushDelivery.deliver(push.payload, body: push.body, to: push.endpoint) }.value
         CrashPoint.reach("outbox.delivered")  // acked by the member, not yet recorded here
         switch result {
         case .acked(let ack) where ack.ok:
-            return (.sent, WallClock.nowMs(), nil)
+            return .sent
         case .acked(let ack) where ack.retry:
-            return (.pending, WallClock.nowMs() + backoff, ack.error ?? "retry")
+            return .retry(at: WallClock.nowMs() + backoff, reason: ack.error ?? "retry")
         case .acked(let ack):
-            return (.failed, WallClock.nowMs(), ack.error ?? "rejected")
+            return .failed(reason: ack.error ?? "rejected")
         case .unreachable(let reason):
-            return (.pending, WallClock.nowMs() + backoff, reason)
+            return .retry(at: WallClock.nowMs() + backoff, reason: reason)
         case .badEndpoint(let reason):
-            return (.failed, WallClock.nowMs(), reason)
+            return .failed(reason: reason)
         }
     }
 }

@@ -28,6 +28,7 @@ final class DaemonContext: Sendable {
     let joinRequests: JoinRequestHandler
     let expired: ExpiredConversationsWorker
     let explode: ExplodeService
+    let leave: LeaveService
     /// Identities that did not open at start-up: isolated (their inboxes stay asleep) and
     /// reported by `sotto status` and the log; every other conversation is served.
     let damagedIdentities: [KeystoreAudit.Damaged]
@@ -37,7 +38,7 @@ final class DaemonContext: Sendable {
                  service: ConversationService, lifecycle: InboxLifecycleManager, openConversations: OpenConversations,
                  unusedInboxes: UnusedInboxCache,
                  feed: ChangeFeed, outbox: OutboxSender, walKeeper: WALKeeper, invites: InviteService,
-                 joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker, explode: ExplodeService,
+                 joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker, explode: ExplodeService, leave: LeaveService,
                  damagedIdentities: [KeystoreAudit.Damaged]) {
         self.group = group
         self.runtime = runtime
@@ -54,6 +55,7 @@ final class DaemonContext: Sendable {
         self.joinRequests = joinRequests
         self.expired = expired
         self.explode = explode
+        self.leave = leave
         self.damagedIdentities = damagedIdentities
     }
 
@@ -78,6 +80,9 @@ final class DaemonContext: Sendable {
         let unusedInboxes = UnusedInboxCache(vault: KeystoreIdentityVault(keystore: keystore)) { Identity.generate() }
         let endpoint = relay?.url.endpoint ?? environment["SOTTO_ENDPOINT"] ?? "unix:" + runtime.pushSocketPath
         let budget = environment["SOTTO_EXPLODE_DELIVERY_MS"].flatMap(Int64.init) ?? 10_000
+        // docs/adr/0034: how long a notice of a deleted conversation waits for its member.
+        let noticeMaxAgeMs = environment["SOTTO_NOTICE_MAX_AGE_MS"].flatMap(Int64.init).flatMap { $0 > 0 ? $0 : nil }
+            ?? OutboxSender.defaultNoticeMaxAgeMs
 
         // MARK: Inboxes: what an awake one holds, and who decides which are awake
         let stores = ConversationStoreRegistry()
@@ -93,7 +98,7 @@ final class DaemonContext: Sendable {
         let walKeeper = WALKeeper(database: database, walPath: group.databasePath + "-wal",
                                   policy: try WALKeeper.Policy(environment: environment,
                                                                normalBusyMs: database.profile.busyTimeoutMs))
-        let outbox = OutboxSender(database: database, relay: relay)
+        let outbox = OutboxSender(database: database, relay: relay, noticeMaxAgeMs: noticeMaxAgeMs)
         let joinRequests = JoinRequestHandler(database: database, protection: lifecycle, identities: identities, outbox: outbox)
         let expired = ExpiredConversationsWorker(database: database, keystore: keystore, lifecycle: lifecycle, awake: awake,
                                                  walKeeper: walKeeper, explodeDeliveryBudgetMs: budget,
@@ -124,7 +129,8 @@ final class DaemonContext: Sendable {
                              service: service, lifecycle: lifecycle, openConversations: OpenConversations(protection: lifecycle),
                              unusedInboxes: unusedInboxes, feed: feed,
                              outbox: outbox, walKeeper: walKeeper, invites: invites, joinRequests: joinRequests,
-                             expired: expired, explode: explode, damagedIdentities: damagedIdentities)
+                             expired: expired, explode: explode, leave: LeaveService(service: service, expired: expired),
+                             damagedIdentities: damagedIdentities)
     }
 
     /// Launch initialisation (the source app's decision record "Inbox Lifecycle Management"): inboxes with pending invites or join requests first
@@ -154,6 +160,7 @@ final class DaemonContext: Sendable {
         let unusedReady = (try? await unusedInboxes.hasPreparedIdentity()) ?? false
         let unusedStats = await unusedInboxes.stats
         let stats = await walKeeper.stats
+        let notices = try? database.read { conn in try OutlivingNoticeRepository.counts(on: conn) }
         return StatusResult(
             pid: Int64(getpid()), version: SottoVersion.string, groupDirectory: group.path,
             runtimeDirectory: runtime.path, conversations: conversations,
@@ -166,7 +173,8 @@ final class DaemonContext: Sendable {
             uptimeMs: WallClock.nowMs() - startedAtMs,
             damagedIdentities: damagedIdentities.map { DamagedIdentity(clientId: $0.clientId, reason: $0.reason) },
             databaseDamaged: database.damageMarker.reason().map { DatabaseDamage.message(group: group, cause: $0) },
-            openInClient: await openClients(snapshot.protectedBy[.openInClient] ?? []))
+            openInClient: await openClients(snapshot.protectedBy[.openInClient] ?? []),
+            outlivingNotices: notices.map { OutlivingNoticeFigures(waiting: $0.notices, members: $0.members) })
     }
 
     /// The inboxes the lifecycle manager protects as open in a client, with how many clients

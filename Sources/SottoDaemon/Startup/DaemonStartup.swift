@@ -120,6 +120,7 @@ struct DaemonStartup {
         // What workers wrote while the daemon was down, and requests stored meanwhile.
         await feed.catchUp()
         await context.joinRequests.handleAllPending()
+        await context.joinRequests.announceAllAfterLeaves()
         return Started(context: context, lock: lock, control: control, events: events, feedPoll: feedPoll, rebalance: rebalance,
                        readyLine: "ready: group \(group.path), control \(runtime.controlSocketPath) "
                            + "(at most \(controlLimits.maxConnections) clients; \(fileLimit) open files), "

@@ -55,6 +55,8 @@ struct ControlWireGarbageTests {
             (MuteConversationParams.self, ["conversation": "ab", "muted": "yes"], "'muted' must be a boolean"),
             (MuteConversationParams.self, ["conversation": "ab", "muted": 1], "'muted' must be a boolean"),
             (MuteConversationParams.self, ["muted": true], "'conversation' must be a non-empty string"),
+            (LeaveParams.self, [:], "'conversation' must be a non-empty string"),
+            (LeaveParams.self, ["conversation": 7], "'conversation' must be a non-empty string"),
         ]
         for (method, params, message) in cases {
             let request = JSONRPC.Request(id: .number(1), method: method.method.rawValue, params: params)

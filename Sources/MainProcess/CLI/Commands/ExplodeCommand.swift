@@ -49,7 +49,10 @@ struct ExplodeCommand: ParsableCommand {
         if let at, let ms = ISO8601.millis(from: at) { atMs = ms }
         try client.call(ExplodeParams(conversation: conversation, atMs: atMs)) { result in
             if result.deleted {
-                return "exploded \(result.conversationId): told \(result.delivered) member(s), \(result.undelivered) unreachable; deleted here"
+                // The unreachable ones are told when they come back: the notice outlives the
+                // conversation here (docs/adr/0034; `sotto status` counts what waits).
+                let later = result.undelivered > 0 ? " (told when they are back, for up to 30 days)" : ""
+                return "exploded \(result.conversationId): told \(result.delivered) member(s), \(result.undelivered) unreachable\(later); deleted here"
             }
             let when = ISO8601.string(fromMillis: result.expiresAtMs)
             return "\(result.conversationId) will explode at \(when) on every device; told \(result.delivered) member(s), \(result.undelivered) not reached yet"

@@ -18,6 +18,9 @@ struct StatusCommand: ParsableCommand {
                 lines.append("wake reasons " + status.wakeReasons.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
             }
             lines.append("unused inbox \(status.unusedInboxReady ? "ready" : "empty"), change feed at seq \(status.lastSeq)")
+            if let notices = status.outlivingNotices, notices.waiting > 0 {
+                lines.append("notices of deleted conversations waiting: \(notices.waiting) for \(notices.members) member(s), retried until delivered or 30 days old")
+            }
             if let damage = status.databaseDamaged { lines.append("DAMAGED: \(damage)") }
             for identity in status.damagedIdentities {
                 lines.append("identity \(identity.clientId) cannot be opened: \(identity.reason)")

@@ -2,7 +2,7 @@
 /// version `i + 1`, which ``Migrator`` records in `PRAGMA user_version` in the same transaction.
 ///
 /// ```swift
-/// Schema.currentVersion          // 5
+/// Schema.currentVersion          // 6
 /// Schema.migrations[0].id        // "v1-initial"
 /// ```
 public enum Schema {
@@ -12,6 +12,7 @@ public enum Schema {
         (id: "v3-outbox-relayed", sql: v3),
         (id: "v4-invite-limits-notification-preview", sql: v4),
         (id: "v5-outbox-body", sql: v5),
+        (id: "v6-outliving-notice", sql: v6),
     ]
 
     /// The version this build reads and writes.
@@ -201,5 +202,33 @@ public enum Schema {
             bodyId TEXT NOT NULL,
             sealed BLOB NOT NULL
         );
+        """
+
+    // MARK: v6
+
+    // docs/adr/0034: a notice that must outlive its conversation (an explode, a leave) waits here
+    // after the conversation's rows and keys are gone. It holds only what delivery needs: the
+    // sealed push exactly as the outbox held it, the member's endpoint and clientId (which the
+    // push names in clear anyway), the retry state, and when it was queued (the 30-day bound).
+    // No conversation id, inbox id, plaintext or key. A push that references a body
+    // (docs/protocol/bodies.md) names its sealed body, kept once in `outliving_notice_body`
+    // however many members wait for it, and deleted with the last notice that names it.
+    static let v6 = """
+        CREATE TABLE outliving_notice_body (
+            bodyId TEXT PRIMARY KEY NOT NULL,
+            sealed BLOB NOT NULL
+        );
+        CREATE TABLE outliving_notice (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            clientId TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            payload BLOB NOT NULL,
+            bodyId TEXT REFERENCES outliving_notice_body(bodyId),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            nextAttemptAt INTEGER NOT NULL,
+            lastError TEXT,
+            queuedAt INTEGER NOT NULL
+        );
+        CREATE INDEX outliving_notice_due ON outliving_notice(nextAttemptAt);
         """
 }

@@ -19,6 +19,8 @@ extension IncomingMessage {
         case .joinRequest(let request):
             kind = .joinRequest(inviteId: request.inviteId, secret: request.secret, profileName: request.profileName,
                                 endpoint: request.endpoint, clientId: request.clientId)
+        case .leave:
+            kind = .leave
         case .membership(let name, let members):
             kind = .membership(name: name, members: members.map {
                 MemberEntry(inboxId: $0.inboxId, publicKey: $0.publicKey, endpoint: $0.endpoint,

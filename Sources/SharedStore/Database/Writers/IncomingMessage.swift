@@ -36,6 +36,8 @@ public struct IncomingMessage: Sendable, Equatable {
         case explodeSettings(expiresAtMs: Int64)
         case joinRequest(inviteId: String, secret: String, profileName: String?, endpoint: String, clientId: String)
         case membership(name: String?, members: [MemberEntry])
+        /// The sender leaves: its member row goes (docs/protocol/leave-remove.md).
+        case leave
     }
 
     public var id: String

@@ -66,6 +66,18 @@ public enum IncomingMessageWriter {
                 seq = try ChangeLog.append(conn, kind: .joinRequestReceived, conversationId: m.conversationId,
                                            entityId: m.id, now: now)
 
+            case .leave:
+                // The signer leaves (docs/protocol/leave-remove.md): its member row and profile
+                // go, so nothing it sends later is accepted. Stored as a timeline row too, so a
+                // replayed leave is a duplicate, and the creator's daemon sees it.
+                try insertMessage(m, referenceId: nil, now: now, on: conn)
+                try conn.run("DELETE FROM member WHERE conversationId = ? AND inboxId = ?",
+                             [.text(m.conversationId), .text(m.senderInboxId)])
+                try conn.run("DELETE FROM member_profile WHERE conversationId = ? AND inboxId = ?",
+                             [.text(m.conversationId), .text(m.senderInboxId)])
+                seq = try ChangeLog.append(conn, kind: .membersChanged, conversationId: m.conversationId,
+                                           entityId: m.id, now: now)
+
             case .membership(let name, let members):
                 // Stored as a timeline row too, so a replayed membership is a duplicate.
                 try insertMessage(m, referenceId: nil, now: now, on: conn)

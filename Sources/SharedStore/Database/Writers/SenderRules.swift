@@ -8,6 +8,7 @@
 /// | `convos.org/explode_settings:1.0` | the creator | `unknown_sender` |
 /// | `sotto/membership:1.0` | the creator; the list keeps the creator with its key | `unknown_sender` / `malformed_message` |
 /// | `sotto/join_request:1.0` | anyone, sent to the creator's device only | `unknown_sender` |
+/// | `sotto/leave:1.0` | a member who is not the creator (the signer is who leaves) | `unknown_sender` |
 ///
 /// ```swift
 /// try SenderRules.check(message, conversation: conversation, recipientInboxId: me, on: conn)
@@ -38,6 +39,9 @@ public enum SenderRules {
             guard isCreator else { throw .notPermitted("only the conversation's creator may change its members") }
             guard members.contains(where: { $0.inboxId == member.inboxId && $0.publicKey.lowercased() == member.publicKey })
             else { throw .invalidContent("a membership must list the creator with its key") }
+        case .leave:
+            // The creator never leaves: it explodes the conversation instead.
+            guard !isCreator else { throw .notPermitted("the conversation's creator cannot leave it; it explodes it") }
         case .stored, .joinRequest:
             break
         }

@@ -1,0 +1,50 @@
+import DaemonStore
+import SharedStore
+
+/// The creator's answer to a leave (docs/protocol/leave-remove.md): the worker already dropped
+/// the leaver's member row; the creator's daemon sends every remaining member the updated
+/// `sotto/membership:1.0`, in one transaction that re-checks it is still owed (so a repeat, a
+/// second leave or a restart sends it once). Runs on the `membersChanged` the leave writes and
+/// at launch (`announceAllAfterLeaves`), so a daemon that was down when the leave came still
+/// answers it.
+///
+/// ```swift
+/// await joinRequests.announceAfterLeave(conversationId: cid)   // on membersChanged
+/// await joinRequests.announceAllAfterLeaves()                   // at launch
+/// ```
+extension JoinRequestHandler {
+    func announceAllAfterLeaves() async {
+        let ids = (try? database.read { conn in try LeaveRepository.conversationsOwingMembership(on: conn) }) ?? []
+        for id in ids { await announceAfterLeave(conversationId: id) }
+    }
+
+    func announceAfterLeave(conversationId: String) async {
+        do {
+            guard let conversation = try database.read({ conn in try ConversationRepository.find(id: conversationId, on: conn) }),
+                  conversation.creatorInboxId == conversation.inboxId,
+                  try database.read({ conn in try LeaveRepository.membershipOwed(conversationId: conversationId, on: conn) })
+            else { return }
+            let identity = try await identities.identity(of: conversation.inboxId)
+            let sent = try await database.write { conn -> Bool in
+                guard try LeaveRepository.membershipOwed(conversationId: conversationId, on: conn) else { return false }
+                let now = WallClock.nowMs()
+                let entries = try InvitationWriter.memberEntries(conversationId: conversation.id, on: conn)
+                let members = try MemberRepository.members(of: conversation.id, on: conn)
+                let name = conversation.name ?? ""
+                // The whole roster: by reference when it does not fit one push (docs/adr/0032).
+                let composed = try MessageComposer.compose(
+                    contentType: ContentType.membership, content: Self.membershipContent(name: name, entries: entries),
+                    fallback: "\(name.isEmpty ? "Conversation" : name): \(entries.count) members",
+                    conversation: conversation, members: members, sender: identity, now: now)
+                try composed.insert(now: now, on: conn)
+                return true
+            }
+            if sent {
+                DaemonLog.info("a member left; the updated membership is sent to the others")
+                await outbox.kick()
+            }
+        } catch {
+            DaemonLog.warning("the membership after a leave is not sent yet: \(error)")
+        }
+    }
+}
