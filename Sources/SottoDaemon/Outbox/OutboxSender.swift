@@ -26,6 +26,8 @@ actor OutboxSender: Service {
     /// How long a notice waits for a member who does not come back: 30 days, the relay's
     /// mailbox limit (docs/adr/0030, 0034). `SOTTO_NOTICE_MAX_AGE_MS` overrides it (tests).
     static let defaultNoticeMaxAgeMs: Int64 = 30 * 86_400_000
+    static let noticeMaxAge = MillisecondsSetting(variable: "SOTTO_NOTICE_MAX_AGE_MS", defaultMs: defaultNoticeMaxAgeMs,
+                                                  range: 1...(3650 * 86_400_000))
 
     let database: DaemonDatabase
     private let wakeSignal: WakeSignal

@@ -67,7 +67,8 @@ final class DaemonContext: Sendable {
     /// with its credentials.
     static func start(group: GroupDirectory, runtime: RuntimeDirectory, capacity: Int,
                       environment: [String: String], relay: RelayConfiguration? = nil,
-                      pendingJoinLimit: PendingJoinLimit = PendingJoinLimit()) async throws -> DaemonContext {
+                      pendingJoinLimit: PendingJoinLimit = PendingJoinLimit(),
+                      noticeMaxAgeMs: Int64 = OutboxSender.defaultNoticeMaxAgeMs) async throws -> DaemonContext {
         // MARK: Storage
         try StartupIntegrityCheck.run(group: group, environment: environment)
         let database = try DaemonDatabase(directory: group, profile: .daemon(environment: environment))
@@ -80,9 +81,6 @@ final class DaemonContext: Sendable {
         let unusedInboxes = UnusedInboxCache(vault: KeystoreIdentityVault(keystore: keystore)) { Identity.generate() }
         let endpoint = relay?.url.endpoint ?? environment["SOTTO_ENDPOINT"] ?? "unix:" + runtime.pushSocketPath
         let budget = environment["SOTTO_EXPLODE_DELIVERY_MS"].flatMap(Int64.init) ?? 10_000
-        // docs/adr/0034: how long a notice of a deleted conversation waits for its member.
-        let noticeMaxAgeMs = environment["SOTTO_NOTICE_MAX_AGE_MS"].flatMap(Int64.init).flatMap { $0 > 0 ? $0 : nil }
-            ?? OutboxSender.defaultNoticeMaxAgeMs
 
         // MARK: Inboxes: what an awake one holds, and who decides which are awake
         let stores = ConversationStoreRegistry()

@@ -75,11 +75,13 @@ struct DaemonStartup {
         let feedPoll: SafetyNetPoll
         let rebalance: RebalanceSchedule
         let pendingJoinLimit: PendingJoinLimit
+        let noticeMaxAgeMs: Int64
         do {
             controlLimits = try ControlLimits.forFileLimit(fileLimit, environment: environment)
             feedPoll = try SafetyNetPoll(environment: environment)
             rebalance = try RebalanceSchedule(environment: environment)
             pendingJoinLimit = try PendingJoinLimit(environment: environment)
+            noticeMaxAgeMs = try OutboxSender.noticeMaxAge.read(environment)  // docs/adr/0034
         } catch {
             throw StartupFailure(exitCode: 78, description: "\(error)")  // EX_CONFIG
         }
@@ -87,7 +89,8 @@ struct DaemonStartup {
         let context: DaemonContext
         do {
             context = try await DaemonContext.start(group: group, runtime: runtime, capacity: capacity,
-                                                    environment: environment, relay: relay, pendingJoinLimit: pendingJoinLimit)
+                                                    environment: environment, relay: relay, pendingJoinLimit: pendingJoinLimit,
+                                                    noticeMaxAgeMs: noticeMaxAgeMs)
             try await context.launchInboxes()
         } catch {
             throw StartupFailure(exitCode: 70, description: "start-up failed: \(error)")
