@@ -20,6 +20,7 @@ public enum ControlMethodName: String, CaseIterable, Sendable {
     case react
     case explode
     case leave
+    case removeMember
     case notificationPreview
     case subscribe
 }
@@ -65,6 +66,6 @@ public enum ControlMethods {
         StatusParams.self, ListConversationsParams.self, NewConversationParams.self, ReadMessagesParams.self,
         SendMessageParams.self, MarkReadParams.self, MuteConversationParams.self, CreateInviteParams.self,
         RevokeInviteParams.self, JoinConversationParams.self, ReactParams.self, ExplodeParams.self,
-        LeaveParams.self, NotificationPreviewParams.self, SubscribeParams.self,
+        LeaveParams.self, RemoveMemberParams.self, NotificationPreviewParams.self, SubscribeParams.self,
     ] }
 }

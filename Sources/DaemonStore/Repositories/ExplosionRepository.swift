@@ -74,4 +74,17 @@ public enum ExplosionRepository {
             SELECT min(sentAt) FROM message WHERE conversationId = ? AND senderInboxId = ? AND isOutgoing = 1 AND contentType = ?
             """, [.text(conversationId), .text(ownInboxId), .text(ContentType.leave)])?.optionalInt64(0)
     }
+
+    /// When the creator removed this device's inbox from the conversation (a `sotto/remove:1.0`
+    /// from the creator naming it, docs/protocol/leave-remove.md §6), or nil: like an explode,
+    /// it backs the conversation's deletion here.
+    public static func removedTime(conversationId: String, ownInboxId: String, creatorInboxId: String,
+                                   on conn: SQLiteConnection) throws(StoreError) -> Int64? {
+        try conn.queryOne("""
+            SELECT min(sentAt) FROM message
+            WHERE conversationId = ? AND senderInboxId = ? AND contentType = ?
+              AND json_valid(CAST(content AS TEXT)) AND json_extract(CAST(content AS TEXT), '$.inboxId') = ?
+            """, [.text(conversationId), .text(creatorInboxId), .text(ContentType.remove), .text(ownInboxId)])?
+            .optionalInt64(0)
+    }
 }

@@ -33,7 +33,9 @@ enum NotificationText {
         case .joinRequest, .membership:
             return nil
         case .leave:
-            return (summary, "\(sender) left")
+            body = "\(sender) left"
+        case .remove:
+            body = "\(sender) removed a member"
         default:
             guard receipt.isUserVisible else { return nil }
             switch receipt.preview {

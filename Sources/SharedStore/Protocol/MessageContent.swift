@@ -14,6 +14,8 @@ public enum ContentType {
     public static let body = "sotto/body:1.0"
     /// A member leaves the conversation; the signature says who (docs/protocol/leave-remove.md).
     public static let leave = "sotto/leave:1.0"
+    /// The creator removes a member (docs/protocol/leave-remove.md).
+    public static let remove = "sotto/remove:1.0"
 }
 
 /// A request to join, sent by a non-member who holds an invite code (validated by the creator).
@@ -71,6 +73,8 @@ public enum MessageContent: Sendable, Equatable {
     /// The signer leaves the conversation (docs/protocol/leave-remove.md). The content is a JSON
     /// object whose keys are all ignored: it names no member, the signature does.
     case leave
+    /// The creator removes the member with this inbox id (docs/protocol/leave-remove.md §6).
+    case remove(inboxId: String)
     /// An unknown content type shown as its fallback text.
     case unknown(contentType: String, fallback: String)
 
@@ -155,6 +159,9 @@ public enum MessageContent: Sendable, Equatable {
         case ContentType.leave:
             _ = try object(content, contentType)
             return .leave
+        case ContentType.remove:
+            let value = try object(content, contentType)
+            return .remove(inboxId: try string(value, "inboxId", contentType, ProtocolIds.isInboxId))
         default:
             guard let fallback, !fallback.isEmpty else {
                 throw PushError(.unsupportedContent, "content type \(printable(contentType)) is unknown and has no fallback")
@@ -174,6 +181,7 @@ public enum MessageContent: Sendable, Equatable {
         case .joinRequest(let request): return "\(request.profileName) asked to join"
         case .membership(let name, let members): return "\(name): \(members.count) members"
         case .leave: return "left the conversation"
+        case .remove: return "removed a member"
         case .unknown(_, let fallback): return fallback
         }
     }

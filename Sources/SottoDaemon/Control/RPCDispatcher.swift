@@ -159,6 +159,11 @@ struct RPCDispatcher: ControlRequestHandler {
                 let result = try await daemon.leave.leave(params.conversation)
                 return LeaveResult(conversationId: result.conversationId, members: result.members)
             }
+        case .removeMember:
+            return try await answer(request, as: RemoveMemberParams.self) { params in
+                let result = try await daemon.removals.remove(params.member, from: params.conversation)
+                return RemovedMember(conversationId: result.conversationId, inboxId: result.inboxId, members: result.members)
+            }
         case .subscribe:
             return try await answer(request, as: SubscribeParams.self) { params in
                 var conversation: DBConversation?

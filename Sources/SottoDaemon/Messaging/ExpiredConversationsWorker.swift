@@ -118,7 +118,10 @@ actor ExpiredConversationsWorker: Service {
                     // This device left it (docs/protocol/leave-remove.md): deleted here as if exploded.
                     let left = try ExplosionRepository.ownLeaveTime(conversationId: candidate.id,
                                                                     ownInboxId: candidate.inboxId, on: conn)
-                    let backed = [exploded, left].compactMap { $0 }.min()
+                    // The creator removed this device (docs/protocol/leave-remove.md §6): the same.
+                    let removed = try ExplosionRepository.removedTime(conversationId: candidate.id, ownInboxId: candidate.inboxId,
+                                                                      creatorInboxId: candidate.creatorInboxId, on: conn)
+                    let backed = [exploded, left, removed].compactMap { $0 }.min()
                     let pending = try ExplosionRepository.ownExplodePushesPending(
                         conversationId: candidate.id, storedAfter: now - explodeDeliveryBudgetMs, on: conn)
                     return (backed, pending)

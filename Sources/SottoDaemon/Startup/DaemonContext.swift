@@ -29,6 +29,7 @@ final class DaemonContext: Sendable {
     let expired: ExpiredConversationsWorker
     let explode: ExplodeService
     let leave: LeaveService
+    let removals: RemoveService
     /// Identities that did not open at start-up: isolated (their inboxes stay asleep) and
     /// reported by `sotto status` and the log; every other conversation is served.
     let damagedIdentities: [KeystoreAudit.Damaged]
@@ -38,7 +39,7 @@ final class DaemonContext: Sendable {
                  service: ConversationService, lifecycle: InboxLifecycleManager, openConversations: OpenConversations,
                  unusedInboxes: UnusedInboxCache,
                  feed: ChangeFeed, outbox: OutboxSender, walKeeper: WALKeeper, invites: InviteService,
-                 joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker, explode: ExplodeService, leave: LeaveService,
+                 joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker, explode: ExplodeService, leave: LeaveService, removals: RemoveService,
                  damagedIdentities: [KeystoreAudit.Damaged]) {
         self.group = group
         self.runtime = runtime
@@ -56,6 +57,7 @@ final class DaemonContext: Sendable {
         self.expired = expired
         self.explode = explode
         self.leave = leave
+        self.removals = removals
         self.damagedIdentities = damagedIdentities
     }
 
@@ -128,6 +130,7 @@ final class DaemonContext: Sendable {
                              unusedInboxes: unusedInboxes, feed: feed,
                              outbox: outbox, walKeeper: walKeeper, invites: invites, joinRequests: joinRequests,
                              expired: expired, explode: explode, leave: LeaveService(service: service, expired: expired),
+                             removals: RemoveService(service: service, database: database),
                              damagedIdentities: damagedIdentities)
     }
 

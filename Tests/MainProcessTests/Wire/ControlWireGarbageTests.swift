@@ -56,6 +56,9 @@ struct ControlWireGarbageTests {
             (MuteConversationParams.self, ["conversation": "ab", "muted": 1], "'muted' must be a boolean"),
             (MuteConversationParams.self, ["muted": true], "'conversation' must be a non-empty string"),
             (LeaveParams.self, [:], "'conversation' must be a non-empty string"),
+            (RemoveMemberParams.self, ["conversation": "ab"], "'member' must be a non-empty string"),
+            (RemoveMemberParams.self, ["conversation": "ab", "member": 3], "'member' must be a non-empty string"),
+            (RemoveMemberParams.self, ["member": "bob"], "'conversation' must be a non-empty string"),
             (LeaveParams.self, ["conversation": 7], "'conversation' must be a non-empty string"),
         ]
         for (method, params, message) in cases {

@@ -60,6 +60,7 @@ enum WireSamples {
         try check(CreateInviteParams(conversation: "c0", expiresInMs: 3_600_000), InviteResult(code: "sotto1:x", inviteId: "v", expiresAtMs: 5))
         try check(CreateInviteParams(conversation: "c0"), InviteResult(code: "sotto1:x", inviteId: "v"))
         try check(CreateInviteParams(conversation: "c0", singleUse: true), InviteResult(code: "sotto1:x", inviteId: "v"))
+        try check(RemoveMemberParams(conversation: "c0", member: "Bob"), RemovedMember(conversationId: "c0ffee", inboxId: "ab", members: 2))
         try check(NotificationPreviewParams(), NotificationPreviewResult(device: "full", effective: "full"))
         try check(NotificationPreviewParams(conversation: "c0", preview: "default"),
                   NotificationPreviewResult(device: "name", conversationId: "c0ffee", effective: "name"))

@@ -21,6 +21,8 @@ extension IncomingMessage {
                                 endpoint: request.endpoint, clientId: request.clientId)
         case .leave:
             kind = .leave
+        case .remove(let inboxId):
+            kind = .remove(inboxId: inboxId)
         case .membership(let name, let members):
             kind = .membership(name: name, members: members.map {
                 MemberEntry(inboxId: $0.inboxId, publicKey: $0.publicKey, endpoint: $0.endpoint,

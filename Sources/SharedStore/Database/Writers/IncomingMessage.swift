@@ -38,6 +38,9 @@ public struct IncomingMessage: Sendable, Equatable {
         case membership(name: String?, members: [MemberEntry])
         /// The sender leaves: its member row goes (docs/protocol/leave-remove.md).
         case leave
+        /// The creator removes this member: its row goes, or, on its own device, the
+        /// conversation is deleted (docs/protocol/leave-remove.md §6).
+        case remove(inboxId: String)
     }
 
     public var id: String

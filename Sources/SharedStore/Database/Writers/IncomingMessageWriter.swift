@@ -78,6 +78,25 @@ public enum IncomingMessageWriter {
                 seq = try ChangeLog.append(conn, kind: .membersChanged, conversationId: m.conversationId,
                                            entityId: m.id, now: now)
 
+            case .remove(let inboxId) where inboxId == recipientInboxId:
+                // This device is removed (docs/protocol/leave-remove.md §6): the conversation
+                // ends here now, as an explode does; the creator's remove backs the time.
+                try insertMessage(m, referenceId: nil, now: now, on: conn)
+                try conn.run("UPDATE conversation SET expiresAt = min(coalesce(expiresAt, ?1), ?1) WHERE id = ?2",
+                             [.integer(now), .text(m.conversationId)])
+                seq = try ChangeLog.append(conn, kind: .conversationExpiresChanged,
+                                           conversationId: m.conversationId, entityId: m.id, now: now)
+
+            case .remove(let inboxId):
+                // Another member is removed: its rows go, so nothing it sends later is accepted.
+                try insertMessage(m, referenceId: nil, now: now, on: conn)
+                try conn.run("DELETE FROM member WHERE conversationId = ? AND inboxId = ?",
+                             [.text(m.conversationId), .text(inboxId)])
+                try conn.run("DELETE FROM member_profile WHERE conversationId = ? AND inboxId = ?",
+                             [.text(m.conversationId), .text(inboxId)])
+                seq = try ChangeLog.append(conn, kind: .membersChanged, conversationId: m.conversationId,
+                                           entityId: m.id, now: now)
+
             case .membership(let name, let members):
                 // Stored as a timeline row too, so a replayed membership is a duplicate.
                 try insertMessage(m, referenceId: nil, now: now, on: conn)

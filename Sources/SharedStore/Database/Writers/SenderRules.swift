@@ -9,6 +9,7 @@
 /// | `sotto/membership:1.0` | the creator; the list keeps the creator with its key | `unknown_sender` / `malformed_message` |
 /// | `sotto/join_request:1.0` | anyone, sent to the creator's device only | `unknown_sender` |
 /// | `sotto/leave:1.0` | a member who is not the creator (the signer is who leaves) | `unknown_sender` |
+/// | `sotto/remove:1.0` | the creator, naming a member other than itself | `unknown_sender` / `malformed_message` |
 ///
 /// ```swift
 /// try SenderRules.check(message, conversation: conversation, recipientInboxId: me, on: conn)
@@ -42,6 +43,9 @@ public enum SenderRules {
         case .leave:
             // The creator never leaves: it explodes the conversation instead.
             guard !isCreator else { throw .notPermitted("the conversation's creator cannot leave it; it explodes it") }
+        case .remove(let inboxId):
+            guard isCreator else { throw .notPermitted("only the conversation's creator may remove a member") }
+            guard inboxId != conversation.creatorInboxId else { throw .invalidContent("the creator cannot remove itself") }
         case .stored, .joinRequest:
             break
         }
