@@ -40,27 +40,15 @@ extension RelayConnection {
         guard let subject = BodyStream.subject(id: id) else {
             throw .call(operation: "publish a body", status: "not a body id", code: 0)
         }
-        var message: OpaquePointer?
-        let created = sealed.withUnsafeBufferPointer { bytes in
-            natsMsg_Create(&message, subject, nil,
-                           bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
-                           Int32(bytes.count))
-        }
-        try NatsCall.check(created, "create a message")
-        guard let message else { throw .call(operation: "create a message", status: "no memory", code: 0) }
-        defer { natsMsg_Destroy(message) }
-        try NatsCall.check(natsMsgHeader_Set(message, "Nats-Msg-Id", id), "set Nats-Msg-Id")
-        var ack: UnsafeMutablePointer<jsPubAck>?
         var jsError = jsErrCode(0)
-        let status = js_PublishMsg(&ack, jetStream, message, nil, &jsError)
+        let (status, ack) = try publishMessage(sealed, subject: subject, messageId: id, jsError: &jsError)
         if status != NATS_OK {
             // Refused because the subject already holds a message: ours, from before.
             if (try? storedBodyCount(id: id)) == 1 { return PublishAck(sequence: 0, duplicate: true) }
             throw NatsCall.error(status, "publish body \(id.prefix(8))", jsError: jsError)
         }
         guard let ack else { throw .call(operation: "publish a body", status: "no ack", code: 0) }
-        defer { jsPubAck_Destroy(ack) }
-        return PublishAck(sequence: ack.pointee.Sequence, duplicate: ack.pointee.Duplicate)
+        return ack
     }
 
     /// Whether the relay holds the body (without fetching it).

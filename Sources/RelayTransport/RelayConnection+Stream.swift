@@ -122,22 +122,33 @@ extension RelayConnection {
     /// Publishes one push into `mailbox` with `Nats-Msg-Id: messageId` and waits for the
     /// stream's ack. Throws when no ack came (the relay is down or did not store it).
     public func publish(_ payload: [UInt8], to mailbox: Mailbox, messageId: String) throws(RelayError) -> PublishAck {
+        var jsError = jsErrCode(0)
+        let (status, ack) = try publishMessage(payload, subject: mailbox.subject, messageId: messageId, jsError: &jsError)
+        try NatsCall.check(status, "publish to \(mailbox)", jsError: jsError)
+        guard let ack else { throw .call(operation: "publish", status: "no ack", code: 0) }
+        return ack
+    }
+
+    /// Publishes `bytes` on `subject` with `Nats-Msg-Id: messageId` and waits for the stream's
+    /// ack. Throws only when the message cannot be built; the publish's own status is returned
+    /// for the caller to judge (with the ack when it is OK).
+    func publishMessage(_ bytes: [UInt8], subject: String, messageId: String,
+                        jsError: inout jsErrCode) throws(RelayError) -> (natsStatus, PublishAck?) {
         var message: OpaquePointer?
-        let created = payload.withUnsafeBufferPointer { bytes in
-            natsMsg_Create(&message, mailbox.subject, nil,
-                           bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
-                           Int32(bytes.count))
+        let created = bytes.withUnsafeBufferPointer { buffer in
+            natsMsg_Create(&message, subject, nil,
+                           buffer.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                           Int32(buffer.count))
         }
         try NatsCall.check(created, "create a message")
         guard let message else { throw .call(operation: "create a message", status: "no memory", code: 0) }
         defer { natsMsg_Destroy(message) }
         try NatsCall.check(natsMsgHeader_Set(message, "Nats-Msg-Id", messageId), "set Nats-Msg-Id")
         var ack: UnsafeMutablePointer<jsPubAck>?
-        var jsError = jsErrCode(0)
-        try NatsCall.check(js_PublishMsg(&ack, jetStream, message, nil, &jsError), "publish to \(mailbox)", jsError: jsError)
-        guard let ack else { throw .call(operation: "publish", status: "no ack", code: 0) }
+        let status = js_PublishMsg(&ack, jetStream, message, nil, &jsError)
+        guard status == NATS_OK, let ack else { return (status, nil) }
         defer { jsPubAck_Destroy(ack) }
-        return PublishAck(sequence: ack.pointee.Sequence, duplicate: ack.pointee.Duplicate)
+        return (status, PublishAck(sequence: ack.pointee.Sequence, duplicate: ack.pointee.Duplicate))
     }
 
     /// Deletes every message stored for `mailbox` (after an explode or an inbox deletion, so

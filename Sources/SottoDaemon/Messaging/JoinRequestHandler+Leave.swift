@@ -27,16 +27,7 @@ extension JoinRequestHandler {
             let identity = try await identities.identity(of: conversation.inboxId)
             let sent = try await database.write { conn -> Bool in
                 guard try LeaveRepository.membershipOwed(conversationId: conversationId, on: conn) else { return false }
-                let now = WallClock.nowMs()
-                let entries = try InvitationWriter.memberEntries(conversationId: conversation.id, on: conn)
-                let members = try MemberRepository.members(of: conversation.id, on: conn)
-                let name = conversation.name ?? ""
-                // The whole roster: by reference when it does not fit one push (docs/adr/0032).
-                let composed = try MessageComposer.compose(
-                    contentType: ContentType.membership, content: Self.membershipContent(name: name, entries: entries),
-                    fallback: "\(name.isEmpty ? "Conversation" : name): \(entries.count) members",
-                    conversation: conversation, members: members, sender: identity, now: now)
-                try composed.insert(now: now, on: conn)
+                try Self.queueMembership(of: conversation, from: identity, on: conn)
                 return true
             }
             if sent {

@@ -124,21 +124,28 @@ actor JoinRequestHandler {
                 }
             }
             guard try InvitationWriter.accept(request, on: conn) != nil else { return (false, nil) }
-            let now = WallClock.nowMs()
-            let entries = try InvitationWriter.memberEntries(conversationId: conversation.id, on: conn)
-            let members = try MemberRepository.members(of: conversation.id, on: conn)
-            let name = conversation.name ?? ""
-            // The whole roster: by reference when it does not fit one push (docs/adr/0032).
-            let composed = try MessageComposer.compose(
-                contentType: ContentType.membership, content: Self.membershipContent(name: name, entries: entries),
-                fallback: "\(name.isEmpty ? "Conversation" : name): \(entries.count) members",
-                conversation: conversation, members: members, sender: identity, now: now)
-            try composed.insert(now: now, on: conn)
+            try Self.queueMembership(of: conversation, from: identity, on: conn)
             return (true, nil)
         }
         CrashPoint.reach("join.committed")
         if outcome.accepted { await outbox.kick() }
         return outcome.refusal
+    }
+
+    /// Queues a `sotto/membership:1.0` with the whole list and the name to every member but
+    /// us, inside the caller's transaction: by reference when it does not fit one push
+    /// (docs/adr/0032).
+    static func queueMembership(of conversation: DBConversation, from identity: Identity,
+                                on conn: SQLiteConnection) throws {
+        let now = WallClock.nowMs()
+        let entries = try InvitationWriter.memberEntries(conversationId: conversation.id, on: conn)
+        let members = try MemberRepository.members(of: conversation.id, on: conn)
+        let name = conversation.name ?? ""
+        let composed = try MessageComposer.compose(
+            contentType: ContentType.membership, content: membershipContent(name: name, entries: entries),
+            fallback: "\(name.isEmpty ? "Conversation" : name): \(entries.count) members",
+            conversation: conversation, members: members, sender: identity, now: now)
+        try composed.insert(now: now, on: conn)
     }
 
     /// The membership message's content: the name and every member with its profile name.
