@@ -315,16 +315,10 @@ struct CrashAtomicity {
 
     /// Waits for the armed daemon to kill itself; a round whose step was never reached is noted.
     private func waitForDeath(_ alice: Device, _ label: String, _ report: inout Report) throws -> Bool {
-        let died = (try? alice.waitUntil("\(label): alice's daemon dies at its crash point", timeoutMs: 20_000) {
-            !alice.daemonIsRunning
-        }) != nil
-        guard died, alice.daemonKillSignal == SIGKILL else {
+        guard try alice.diedAtCrashPoint(label, timeoutMs: 20_000) else {
             report.notReached.append(label)
-            alice.stopDaemon()
-            try alice.startDaemon()
             return false
         }
-        alice.stopDaemon()  // reaps it
         return true
     }
 }

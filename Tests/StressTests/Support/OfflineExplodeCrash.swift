@@ -111,16 +111,10 @@ struct OfflineExplodeCrash {
 
     /// Waits until the armed daemon killed itself; a daemon that did not is restarted plainly.
     private func waitForDeath(_ alice: Device, _ label: String, _ report: inout Report) throws -> Bool {
-        let died = (try? alice.waitUntil("\(label): alice's daemon dies at its crash point", timeoutMs: 60_000) {
-            !alice.daemonIsRunning
-        }) != nil
-        guard died, alice.daemonKillSignal == SIGKILL else {
+        guard try alice.diedAtCrashPoint(label, timeoutMs: 60_000) else {
             report.notReached.append(label)
-            alice.stopDaemon()
-            try alice.startDaemon()
             return false
         }
-        alice.stopDaemon()  // reaps it
         return true
     }
 }
