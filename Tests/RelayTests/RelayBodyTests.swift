@@ -88,6 +88,13 @@ struct RelayBodyTests {
         }
         // The body stays for the other members until its age limit.
         #expect(try relay.hasBody(id: withBody.bodyId))
+        // From the relay's side: what it stores of the body is its padded length and ciphertext,
+        // nothing of the text (its own store files, as an operator would read them).
+        let stored = try #require(try relay.body(id: withBody.bodyId))
+        #expect(stored.count % SealedBody.blockBytes == 16 && stored.count >= text.utf8.count)
+        #expect(FileSearch.files(containing: Array("the whole plan, step by step".utf8), under: rig.server.storeDirectory).isEmpty)
+        #expect(!FileSearch.files(containing: Array(withBody.bodyId.utf8), under: rig.server.storeDirectory).isEmpty,
+                "the search finds what the relay does store (the body's id)")
     }
 
     @Test("a body that is not the one its reference names is refused by the worker and terminated")
