@@ -173,6 +173,14 @@ public final class WorkerFixture: @unchecked Sendable {
         return out
     }
 
+    /// `snapshot()` now with the tables an ok push writes (its message, its change_log row)
+    /// taken from `before`: equal to `before` when the push wrote nothing else.
+    public func snapshotBesidesMessage(since before: [String: Int64]) throws -> [String: Int64] {
+        var after = try snapshot()
+        for table in ["change_log.maxSeq", "change_log", "message"] { after[table] = before[table] }
+        return after
+    }
+
     /// Every row of every table (`DatabaseDump`): equal dumps mean nothing was written.
     public func tableContents() throws -> [String: [String]] {
         try DatabaseDump.tables(path: group.databasePath)

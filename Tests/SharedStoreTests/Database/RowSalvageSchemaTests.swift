@@ -11,11 +11,7 @@ struct RowSalvageSchemaTests {
     func salvagesAnOlderSchema() throws {
         let f = try StoreFixture(seed: false)
         let oldPath = f.directory.path + "/old.sqlite"
-        let old = try SQLiteConnection.open(path: oldPath, profile: .worker, create: true)
-        try old.immediateTransaction { () throws(StoreError) in
-            for step in Schema.migrations.prefix(3) { try old.execute(step.sql) }
-            try old.execute("PRAGMA user_version = 3")
-            try old.execute("""
+        let old = try OlderSchemaFile.open(oldPath, version: 3, rows: """
                 INSERT INTO inbox(inboxId, clientId, createdAt) VALUES ('i1', 'c1', 1);
                 INSERT INTO conversation(id, inboxId, clientId, topic, creatorInboxId, createdAt, state)
                     VALUES ('v1', 'i1', 'c1', '/t', 'i1', 1, 'active');
@@ -24,7 +20,6 @@ struct RowSalvageSchemaTests {
                 INSERT INTO message(id, conversationId, senderInboxId, sentAt, receivedAt, contentType, content)
                     VALUES ('m1', 'v1', 'i1', 1, 1, 'xmtp.org/text:1.0', x'6869');
                 """)
-        }
         let fresh = try SQLiteConnection.open(path: f.directory.path + "/fresh.sqlite", profile: .worker, create: true)
         try Migrator.migrate(fresh)
 

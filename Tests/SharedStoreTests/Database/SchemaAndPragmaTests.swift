@@ -40,12 +40,7 @@ struct SchemaAndPragmaTests {
     @Test("a v2 file with outbox rows migrates to v3 (state relayed): every row kept, the index and the cascade too")
     func migratesOutboxToV3KeepingRows() throws {
         let f = try StoreFixture(seed: false)
-        let conn = try SQLiteConnection.open(path: f.directory.databasePath, profile: .worker, create: true)
-        try conn.immediateTransaction { () throws(StoreError) in
-            try conn.execute(Schema.migrations[0].sql)
-            try conn.execute(Schema.migrations[1].sql)
-            try conn.execute("PRAGMA user_version = 2")
-            try conn.execute("""
+        let conn = try OlderSchemaFile.open(f.directory.databasePath, version: 2, rows: """
                 INSERT INTO inbox(inboxId, clientId, createdAt) VALUES ('i1', 'c1', 1);
                 INSERT INTO conversation(id, inboxId, clientId, topic, creatorInboxId, createdAt, state)
                     VALUES ('v1', 'i1', 'c1', '/t', 'i1', 1, 'active');
@@ -56,7 +51,6 @@ struct SchemaAndPragmaTests {
                     ('m1', 'b', 'tcp:h:1', x'03', 'sent', 1, 5, NULL),
                     ('m2', 'a', 'unix:/a', x'04', 'failed', 2, 9, 'bad_signature');
                 """)
-        }
         let before = try conn.query("SELECT * FROM outbox ORDER BY messageId, memberInboxId").map { try $0.string(0) + $0.string(1) + $0.string(4) }
         #expect(throws: StoreError.schemaMissing) { try SchemaCheck.verify(conn) }
         #expect(try Migrator.migrate(conn) == Int(Schema.currentVersion) - 2)  // v3 and every later step
@@ -80,17 +74,12 @@ struct SchemaAndPragmaTests {
     @Test("a v3 file with invites migrates to v4: each invite kept, open to several joins and not revoked")
     func migratesInvitesToV4() throws {
         let f = try StoreFixture(seed: false)
-        let conn = try SQLiteConnection.open(path: f.directory.databasePath, profile: .worker, create: true)
-        try conn.immediateTransaction { () throws(StoreError) in
-            for step in Schema.migrations.prefix(3) { try conn.execute(step.sql) }
-            try conn.execute("PRAGMA user_version = 3")
-            try conn.execute("""
+        let conn = try OlderSchemaFile.open(f.directory.databasePath, version: 3, rows: """
                 INSERT INTO inbox(inboxId, clientId, createdAt) VALUES ('i1', 'c1', 1);
                 INSERT INTO conversation(id, inboxId, clientId, topic, creatorInboxId, createdAt, state)
                     VALUES ('v1', 'i1', 'c1', '/t', 'i1', 1, 'active');
                 INSERT INTO invite(id, conversationId, secret, createdAt, expiresAt) VALUES ('n1', 'v1', 's1', 5, NULL), ('n2', 'v1', 's2', 6, 99);
                 """)
-        }
         #expect(try Migrator.migrate(conn) == Int(Schema.currentVersion) - 3)
         try SchemaCheck.verify(conn)
         let n1 = try #require(try InvitationWriter.invite(id: "n1", on: conn))
@@ -105,11 +94,7 @@ struct SchemaAndPragmaTests {
     @Test("a v4 file with pending pushes migrates to v5 (outbox_body): rows kept, one body per message, cascading from message")
     func migratesToV5KeepingRows() throws {
         let f = try StoreFixture(seed: false)
-        let conn = try SQLiteConnection.open(path: f.directory.databasePath, profile: .worker, create: true)
-        try conn.immediateTransaction { () throws(StoreError) in
-            for step in Schema.migrations.prefix(4) { try conn.execute(step.sql) }
-            try conn.execute("PRAGMA user_version = 4")
-            try conn.execute("""
+        let conn = try OlderSchemaFile.open(f.directory.databasePath, version: 4, rows: """
                 INSERT INTO inbox(inboxId, clientId, createdAt) VALUES ('i1', 'c1', 1);
                 INSERT INTO conversation(id, inboxId, clientId, topic, creatorInboxId, createdAt, state)
                     VALUES ('v1', 'i1', 'c1', '/t', 'i1', 1, 'active');
@@ -118,7 +103,6 @@ struct SchemaAndPragmaTests {
                 INSERT INTO outbox(messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt)
                     VALUES ('m1', 'a', 'unix:/a', x'0102', 'pending', 2, 77);
                 """)
-        }
         #expect(throws: StoreError.schemaMissing) { try SchemaCheck.verify(conn) }
         #expect(try Migrator.migrate(conn) == Int(Schema.currentVersion) - 4)
         try SchemaCheck.verify(conn)
