@@ -9,7 +9,8 @@ import SharedStore
 /// ```swift
 /// let processor = PushProcessor(options: options,
 ///                               environment: ProcessEnvironment.current(only: PushProcessor.environmentNames))
-/// let outcome = processor.handle(connection.readPayload())
+/// let (first, rest) = connection.readFirstLine()
+/// let outcome = processor.handle(first) { hint in connection.readBody(length: Int(hint.length), after: rest) }
 /// ```
 final class PushProcessor {
     /// The environment variables the worker reads (directories, busy budget, credentials).

@@ -6,7 +6,8 @@ import SharedStore
 ///
 /// ```swift
 /// let connection = PushConnection(readFD: 3, writeFD: 3)
-/// switch connection.readPayload() { case .payload(let bytes): …; case .tooLarge, .timeout: … }
+/// let (first, rest) = connection.readFirstLine()  // .payload(bytes), .tooLarge, .timeout
+/// let body = connection.readBody(length: n, after: rest)   // when the payload names a body
 /// connection.writeAck(ack.encodeLine())
 /// connection.endAck()            // the sender reads the ack, then end of stream
 /// connection.drain()             // then close: no reset while the sender still writes
@@ -41,10 +42,6 @@ struct PushConnection {
 
     let readFD: Int32
     let writeFD: Int32
-
-    func readPayload(silenceTimeoutMs: Int32 = PushConnection.silenceTimeoutMs) -> ReadResult {
-        readFirstLine(silenceTimeoutMs: silenceTimeoutMs).result
-    }
 
     /// The first frame, and the bytes read after its LF (a batch sender's pushes; none from a
     /// §2 sender); `rest` is nil when the frame ended at end of stream, not at an LF.

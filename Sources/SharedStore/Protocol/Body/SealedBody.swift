@@ -15,7 +15,6 @@ public struct SealedBody: Sendable, Equatable {
     public static let maxPaddedBytes = 1_044_480
     public static let minSealedBytes = blockBytes + ChaCha20Poly1305.tagByteCount
     public static let maxSealedBytes = maxPaddedBytes + ChaCha20Poly1305.tagByteCount
-    public static let idByteCount = 16
     static let aadLabel = Array("sotto/body/v1".utf8)
 
     /// 16 random bytes.
