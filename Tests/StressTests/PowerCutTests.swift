@@ -67,3 +67,24 @@ extension StressSuite.PowerCutTests {
         #expect(report.findings.isEmpty, "\(report.findings.prefix(5))")
     }
 }
+
+extension StressSuite.PowerCutTests {
+    @Test("The power cut while a burst of sotto send runs: every message the CLI reported sent is on alice's disk once, and reaches bob once")
+    func sendBurstSurvivesPowerCut() async throws {
+        let profile = StressProfile.current
+        let report = try await onDedicatedThread { try DaemonCrash(profile: profile, powerCut: .all).run() }
+        print(report.summaryLine)
+        for summary in report.powerCuts { print("  power cut: \(summary)") }
+        #expect(report.powerCuts.count == report.kills)
+        #expect(report.reported > 0)
+        #expect(report.reportedMissing == 0, "reported sent, lost by the cut")
+        #expect(report.reportedTwice == 0)
+        #expect(report.deliveredInTime)
+        #expect(report.receiverMissing == 0)
+        #expect(report.receiverExtra == 0)
+        #expect(report.receiverDuplicateTexts == 0)
+        #expect(report.outboxNotSent == 0)
+        #expect(report.integritySender == "ok")
+        #expect(report.integrityReceiver == "ok")
+    }
+}
