@@ -48,6 +48,18 @@ public struct RemoteMember: Sendable {
                             recipientClientId: recipient.clientId, topic: conversation.topic)
     }
 
+    /// Someone who holds an identity but is no member: pushes it seals reach the worker like
+    /// a member's, and are refused there.
+    public static func outsider(conversationId: String, databasePath: String) throws -> RemoteMember {
+        let conn = try SQLiteConnection.open(path: databasePath, profile: .worker)
+        guard let recipient = try MemberRepository.members(of: conversationId, on: conn).first,
+              let conversation = try ConversationRepository.find(id: conversationId, on: conn) else {
+            throw Failure(description: "conversation \(conversationId) has no members")
+        }
+        return RemoteMember(identity: Identity.generate(), conversationId: conversationId, recipientPublicKey: recipient.publicKey,
+                            recipientClientId: recipient.clientId, topic: conversation.topic)
+    }
+
     /// A sealed push payload carrying `text` (message id random unless given), ready for a worker.
     public func push(_ text: String, id: String = Hex.encode(SecureRandom.bytes(16)),
                      sentAtMs: Int64 = WallClock.nowMs()) throws -> [UInt8] {
