@@ -37,7 +37,6 @@ struct ReceiptTests {
             #expect(try device.query("SELECT count(*) FROM message WHERE contentType = ?", [.text(ContentType.receipt)])[0].int64(0) == 0)
             #expect(!device.messages(trip).contains { ($0["text"] as? String)?.contains("receipt") == true })
         }
-        #expect(alice.messages(trip).count == 2 && carol.messages(trip).count == 2)
     }
 
     @Test("receipts off on one device: it sends none and its pushes stay sent; on again, delivered; the setting is its own")
