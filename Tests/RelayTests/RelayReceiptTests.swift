@@ -25,6 +25,44 @@ struct RelayReceiptTests {
         }
     }
 
+    @Test("what receipts cost: 25 messages bob's relayd catches up on come back as ceil(25 / 20) = 2 receipt pushes in alice's mailbox, and all end delivered")
+    func receiptsBatch() throws {
+        guard let peers = try RelayPeers.make(["alice", "bob"]) else { return }
+        defer { peers.tearDown() }
+        try peers.diagnosed {
+            let trip = try peers.conversation(creator: "alice", joiner: "bob")
+            let aliceMailbox = try peers.mailbox("alice", trip)
+            let relay = try peers.relay()
+            try peers["alice"].waitUntil("the join's own receipts are in") {
+                try relay.storedCount(aliceMailbox) == 0 && peers["bob"].query("SELECT count(*) FROM outliving_notice")[0].int64(0) == 0
+            }
+            peers.stopRelayd("alice")
+            peers.stopRelayd("bob")
+            let count = 25
+            var sent: [String] = []
+            for index in 0..<count { sent.append(try peers.send("alice", trip, "queued \(index)")) }
+            try peers["alice"].waitUntil("all relayed", timeoutMs: 60_000) {
+                try sent.allSatisfy { try peers.outboxStates("alice", messageId: $0).map(\.state) == ["relayed"] }
+            }
+            #expect(try relay.storedCount(aliceMailbox) == 0)
+
+            try peers.startRelayd("bob")  // one fetch, one worker commit of 25 pushes
+            try peers["bob"].waitUntil("bob stored all and sent his receipts", timeoutMs: 60_000) {
+                try peers.storedTexts("bob", trip).count == count
+                    && peers["bob"].query("SELECT count(*) FROM receipt_due")[0].int64(0) == 0
+                    && peers["bob"].query("SELECT count(*) FROM outliving_notice")[0].int64(0) == 0
+            }
+            let receipts = try relay.storedCount(aliceMailbox)
+            print("receipt pushes for \(count) messages caught up by one member: \(receipts)")
+            #expect(receipts == UInt64((count + Receipt.maxEntries - 1) / Receipt.maxEntries))
+
+            try peers.startRelayd("alice")
+            try peers["alice"].waitUntil("all delivered", timeoutMs: 60_000) {
+                try sent.allSatisfy { try peers.outboxStates("alice", messageId: $0).map(\.state) == ["delivered"] }
+            }
+        }
+    }
+
     @Test("a push bob's relayd must terminate (its body expired on the relay) ends failed body_missing on alice, with nothing stored on bob")
     func terminatedPushFailsOnTheSender() throws {
         guard let peers = try RelayPeers.make(["alice", "bob"]) else { return }
