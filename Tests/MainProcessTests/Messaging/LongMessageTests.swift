@@ -74,8 +74,8 @@ struct LongMessageTests {
             #expect(try member.cli(["read", trip]).stdout.contains(text))
         }
         try alice.waitUntil("alice shows both sent") {
-            Self.read(alice, trip, id: long)?["deliveryStatus"] as? String == "sent"
-                && Self.read(alice, trip, id: short)?["deliveryStatus"] as? String == "sent"
+            Self.read(alice, trip, id: long)?["deliveryStatus"] as? String == "delivered"
+                && Self.read(alice, trip, id: short)?["deliveryStatus"] as? String == "delivered"
         }
         #expect(Self.read(alice, trip, id: long)?["text"] as? String == text)
         // Each member's push went once: acked at the first attempt, so no second copy was sent.
@@ -109,7 +109,7 @@ struct LongMessageTests {
         #expect(arrived["text"] as? String == quote)
         #expect(arrived["referenceId"] as? String == question)
         #expect(try Self.stored(alice, id: reply).contentType == ContentType.reply)
-        try bob.waitUntil("bob shows the reply sent") { Self.read(bob, trip, id: reply)?["deliveryStatus"] as? String == "sent" }
+        try bob.waitUntil("bob shows the reply sent") { Self.read(bob, trip, id: reply)?["deliveryStatus"] as? String == "delivered" }
         #expect(try Self.outboxBodies(bob) == 0)
     }
 
@@ -141,7 +141,7 @@ struct LongMessageTests {
 
         // The next run delivers again, body and all; bob's worker finds it stored and says so.
         try alice.startDaemon()
-        try alice.waitUntil("alice shows it sent") { Self.read(alice, trip, id: id)?["deliveryStatus"] as? String == "sent" }
+        try alice.waitUntil("alice shows it sent") { Self.read(alice, trip, id: id)?["deliveryStatus"] as? String == "delivered" }
         #expect(try Self.outboxBodies(alice) == 0)
         let stored = try Self.stored(bob, id: id)
         #expect(stored.count == 1)
