@@ -247,7 +247,7 @@ struct RelaySendingTests {
             let trip = try peers.conversation(creator: "alice", joiner: "bob")
             let id = try peers.send("alice", trip, "behind a password")
             try peers["bob"].waitUntil("bob has it", timeoutMs: 30_000) { try peers.storedTexts("bob", trip) == ["behind a password"] }
-            #expect(try peers.outboxStates("alice", messageId: id).map(\.state) == ["relayed"])
+            #expect(try ["relayed", "delivered"].contains(peers.outboxStates("alice", messageId: id).map(\.state).first ?? "-"))
             #expect(!peers["alice"].daemonLog.contains("s3cret-pw"))
         }
     }
