@@ -113,6 +113,7 @@ actor ReceiptSender: Service {
         }
         let endpoint = member.endpoint
         let ready = pushes
+        CrashPoint.reach("receipts.sealed")  // signed and sealed, not queued: the rows are still owed
         try await database.write { conn in
             for push in ready { try OutlivingNoticeWriter.queue(payload: push, endpoint: endpoint, now: now, on: conn) }
             try ReceiptDueRepository.delete(messageIds: ids, on: conn)

@@ -103,6 +103,32 @@ struct ReceiptTests {
         #expect(try outboxStates(alice, hello) == ["delivered"])
     }
 
+    @Test("bob's daemon SIGKILLed after sealing a receipt, before queueing it: the entry is still owed, and after the restart alice's push ends delivered, once")
+    func crashBeforeQueueing() throws {
+        let net = try Network(["alice", "bob"])
+        let alice = net["alice"], bob = net["bob"]
+        let trip = try net.conversation(creator: alice, joiners: [bob])
+        try bob.waitUntil("bob owes nothing from the join") { try count(bob, "receipt_due") == 0 && count(bob, "outliving_notice") == 0 }
+        bob.stopDaemon()
+        try bob.startDaemon(environment: [CrashPoint.variable: "receipts.sealed"])
+
+        // bob's worker (its push socket runs without the daemon) stores it and records the entry.
+        let sent = try require(try alice.json(["send", trip, "mind the gap"])["messageId"] as? String)
+        try bob.waitUntil("bob's daemon died at receipts.sealed") { !bob.daemonIsRunning }
+        #expect(bob.daemonKillSignal == SIGKILL)
+        bob.stopDaemon()
+        #expect(try bob.query("SELECT messageId, status FROM receipt_due").map { "\(try $0.string(0)) \(try $0.string(1))" }
+                == ["\(sent) delivered"])
+        #expect(try count(bob, "outliving_notice") == 0)
+        #expect(try outboxStates(alice, sent) == ["sent"])
+
+        try bob.startDaemon()  // its start-up pass seals what is owed
+        try alice.waitUntil("bob's receipt after the restart") { try outboxStates(alice, sent) == ["delivered"] }
+        try bob.waitUntil("bob owes nothing and has nothing queued") {
+            try count(bob, "receipt_due") == 0 && count(bob, "outliving_notice") == 0
+        }
+    }
+
     @Test("the receipts method: garbage params and unknown conversations are clear errors and change nothing")
     func garbageParams() throws {
         let home = try DaemonHome()
