@@ -2,7 +2,7 @@ import DaemonStore
 import ServiceLifecycle
 import SharedStore
 
-/// Seals the delivery receipts this device owes (docs/protocol/receipts.md, docs/adr/0037).
+/// Seals the delivery receipts this device owes (docs/protocol/receipts.md, docs/adr/0038).
 /// The worker records one `receipt_due` row per message it stored (or refused for good after
 /// verifying its signer) in its commit; this service, woken by the change feed and once at
 /// start-up, takes every due row, groups them by conversation and sender, signs one

@@ -235,7 +235,7 @@ public enum Schema {
 
     // MARK: v7
 
-    // docs/protocol/receipts.md, docs/adr/0037: end-to-end delivery receipts.
+    // docs/protocol/receipts.md, docs/adr/0038: end-to-end delivery receipts.
     // - `outbox.state` gains `delivered` (the member's device said it stored the message);
     //   a `failed` row's `lastError` then holds the code the member's device sent back. The
     //   table is rebuilt as v3 did (SQLite cannot change a CHECK in place).
