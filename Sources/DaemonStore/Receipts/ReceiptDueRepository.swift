@@ -30,10 +30,6 @@ public enum ReceiptDueRepository {
         return out
     }
 
-    public static func count(on conn: SQLiteConnection) throws(StoreError) -> Int64 {
-        try conn.queryOne("SELECT count(*) FROM receipt_due")?.int64(0) ?? 0
-    }
-
     public static func delete(messageIds: [String], on conn: SQLiteConnection) throws(StoreError) {
         let statement = try conn.prepare("DELETE FROM receipt_due WHERE messageId = ?")
         for id in messageIds {

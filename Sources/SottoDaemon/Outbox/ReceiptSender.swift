@@ -25,8 +25,6 @@ actor ReceiptSender: Service {
     let identities: InboxIdentities
     let outbox: OutboxSender
     private let wakeSignal = WakeSignal()
-    /// Receipts sealed since start (for tests and `sotto status`-style figures).
-    private(set) var sealed = 0
 
     init(database: DaemonDatabase, identities: InboxIdentities, outbox: OutboxSender) {
         self.database = database
@@ -74,10 +72,7 @@ actor ReceiptSender: Service {
             }
             guard progressed else { break }  // nothing could be sealed: the next wake tries again
         }
-        if queued > 0 {
-            sealed += queued
-            await outbox.kick()
-        }
+        if queued > 0 { await outbox.kick() }
     }
 
     /// Seals one group (one conversation, one sender) and, in one transaction, queues its

@@ -121,7 +121,7 @@ public enum IncomingMessageWriter {
                 seq = try ChangeLog.append(conn, kind: .membersChanged, conversationId: m.conversationId,
                                            entityId: m.id, now: now)
             }
-            if Self.owesReceipt(m.kind, recipientInboxId: recipientInboxId) {
+            if m.senderInboxId != recipientInboxId, Self.owesReceipt(m.kind, recipientInboxId: recipientInboxId) {
                 try ReceiptWriter.recordDue(messageId: m.id, conversationId: m.conversationId, senderInboxId: m.senderInboxId,
                                             error: nil, now: now, on: conn)
             }
