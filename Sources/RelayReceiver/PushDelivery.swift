@@ -24,7 +24,8 @@ struct PushDelivery {
     /// A body, as the relay answered for it.
     enum BodyFetch: Equatable {
         case found([UInt8])
-        /// The relay holds no such body (expired, never published): the push can never be stored.
+        /// The relay holds no such body (expired, never published): the push can never be
+        /// stored; the worker refuses it (`body_missing`) and records the sender's failed receipt.
         case missing
         /// The relay could not be asked: try again later.
         case failed(String)
@@ -72,7 +73,10 @@ struct PushDelivery {
             let outcome: Outcome
             switch fetchBody(hint) {
             case .found(let body): outcome = deliver(payload, body: body)
-            case .missing: outcome = .rejected(PushErrorCode.bodyMissing.rawValue)
+            // The worker is still asked, with no body after the LF: it refuses the push as
+            // `body_missing` and, once it knows who signed it, tells the sender in a failed
+            // receipt (docs/protocol/receipts.md §4). Its ack decides, as for any push.
+            case .missing: outcome = deliver(payload, body: nil)
             case .failed(let why): outcome = .retry("body \(hint.id.prefix(8)) not fetched: \(why)")
             }
             if case .retry(let why) = outcome { held = why }

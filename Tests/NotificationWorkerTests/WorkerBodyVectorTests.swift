@@ -26,10 +26,23 @@ struct WorkerBodyVectorTests {
             #expect(row.contentType == expected["contentType"]?.string)
             #expect(row.content == Base64URL.decode(expected["content"]?.string ?? "-"))
             #expect(try fixture.snapshotBesidesMessage(since: before) == before,
-                    "an ok push wrote something besides its message and change_log row")
+                    "an ok push wrote something besides its message, change_log row and receipt")
+            #expect(try fixture.receiptsDue().map { "\($0.messageId) \($0.status)" } == ["\(id) delivered"])
         case .error(let code):
             #expect(WorkerRun.errorCode(ack) == code, "\(name) in \(mode): \(ack)")
-            #expect(try fixture.snapshot() == before, "\(name): a rejected push changed the database")
+            var after = try fixture.snapshot()
+            // Refused for good once its signer, a member, is known: the one row written is the
+            // failed receipt that tells it (docs/protocol/receipts.md §4).
+            let due = try fixture.receiptsDue()
+            if ["body_missing_empty", "body_missing_cut_short", "body_hash_mismatch", "body_wrong_key"].contains(name), mode != .payloadStdin {
+                #expect(!due.isEmpty, "\(name): its member sender is owed a failed receipt")
+            }
+            if !due.isEmpty {
+                #expect(["body_missing", "body_mismatch"].contains(code), "\(name): a receipt for a \(code) refusal")
+                #expect(due.map { "\($0.status) \($0.error ?? "")" } == ["failed \(code)"], "\(name)")
+                after["receipt_due"] = before["receipt_due"]
+            }
+            #expect(after == before, "\(name): a rejected push changed the database")
         }
     }
 

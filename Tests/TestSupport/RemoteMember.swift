@@ -30,9 +30,10 @@ public struct RemoteMember: Sendable {
                             identity: Identity = Identity.generate(),
                             endpoint: String = "unix:/nonexistent/remote.sock") throws -> RemoteMember {
         let conn = try SQLiteConnection.open(path: databasePath, profile: .worker)
-        let members = try MemberRepository.members(of: conversationId, on: conn)
-        guard let recipient = members.first,
-              let conversation = try ConversationRepository.find(id: conversationId, on: conn) else {
+        // The device's own member row (its inbox), whatever other members joined.
+        guard let conversation = try ConversationRepository.find(id: conversationId, on: conn),
+              let recipient = try MemberRepository.members(of: conversationId, on: conn)
+                  .first(where: { $0.inboxId == conversation.inboxId }) else {
             throw Failure(description: "conversation \(conversationId) has no members")
         }
         try conn.immediateTransaction { () throws(StoreError) in
@@ -45,6 +46,19 @@ public struct RemoteMember: Sendable {
                          [.text(conversationId), .text(identity.inboxId), .text(name)])
         }
         return RemoteMember(identity: identity, conversationId: conversationId, recipientPublicKey: recipient.publicKey,
+                            recipientClientId: recipient.clientId, topic: conversation.topic)
+    }
+
+    /// Someone who holds an identity but is no member: pushes it seals reach the worker like
+    /// a member's, and are refused there.
+    public static func outsider(conversationId: String, databasePath: String) throws -> RemoteMember {
+        let conn = try SQLiteConnection.open(path: databasePath, profile: .worker)
+        guard let conversation = try ConversationRepository.find(id: conversationId, on: conn),
+              let recipient = try MemberRepository.members(of: conversationId, on: conn)
+                  .first(where: { $0.inboxId == conversation.inboxId }) else {
+            throw Failure(description: "conversation \(conversationId) has no members")
+        }
+        return RemoteMember(identity: Identity.generate(), conversationId: conversationId, recipientPublicKey: recipient.publicKey,
                             recipientClientId: recipient.clientId, topic: conversation.topic)
     }
 

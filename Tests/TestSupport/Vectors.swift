@@ -95,18 +95,7 @@ public enum Vectors {
             guard let text = value?.string else { throw FormatError(description: "vectors: \(what) is not a string") }
             return text
         }
-        guard let r = root["recipient"] else { throw FormatError(description: "vectors: no recipient") }
-        guard let key = Hex.decode(try string(r["privateKey"], "recipient.privateKey"), count: 32) else {
-            throw FormatError(description: "vectors: recipient.privateKey")
-        }
-        let recipient = Recipient(
-            privateKey: key, publicKey: try string(r["publicKey"], "publicKey"), inboxId: try string(r["inboxId"], "inboxId"),
-            clientId: try string(r["clientId"], "clientId"), conversationId: try string(r["conversationId"], "conversationId"),
-            topic: try string(r["topic"], "topic"))
-        let members = try (root["members"]?.array ?? []).map { m in
-            Member(inboxId: try string(m["inboxId"], "member.inboxId"), publicKey: try string(m["publicKey"], "member.publicKey"),
-                   profileName: m["profileName"]?.string ?? "")
-        }
+        let (recipient, members) = try head(root)
         let cases = try (root["cases"]?.array ?? []).map { c -> Case in
             let name = try string(c["name"], "case.name")
             guard let expect = c["expect"], let ok = expect["ok"]?.bool else {
@@ -140,6 +129,27 @@ public enum Vectors {
                                         sealed: try bytes("sealed"), sha256: try string(b["sha256"], "sealedBody.sha256"))
         }
         return File(recipient: recipient, members: members, cases: cases, sealedBody: sealedBody)
+    }
+
+    /// A vectors file's `recipient` and `members` (every project vectors file has them).
+    public static func head(_ root: JSONValue) throws -> (Recipient, [Member]) {
+        func string(_ value: JSONValue?, _ what: String) throws -> String {
+            guard let text = value?.string else { throw FormatError(description: "vectors: \(what) is not a string") }
+            return text
+        }
+        guard let r = root["recipient"] else { throw FormatError(description: "vectors: no recipient") }
+        guard let key = Hex.decode(try string(r["privateKey"], "recipient.privateKey"), count: 32) else {
+            throw FormatError(description: "vectors: recipient.privateKey")
+        }
+        let recipient = Recipient(
+            privateKey: key, publicKey: try string(r["publicKey"], "publicKey"), inboxId: try string(r["inboxId"], "inboxId"),
+            clientId: try string(r["clientId"], "clientId"), conversationId: try string(r["conversationId"], "conversationId"),
+            topic: try string(r["topic"], "topic"))
+        let members = try (root["members"]?.array ?? []).map { m in
+            Member(inboxId: try string(m["inboxId"], "member.inboxId"), publicKey: try string(m["publicKey"], "member.publicKey"),
+                   profileName: m["profileName"]?.string ?? "")
+        }
+        return (recipient, members)
     }
 
     /// Case names, for parameterized tests (empty when the file is absent or unreadable).

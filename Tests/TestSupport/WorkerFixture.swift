@@ -175,12 +175,20 @@ public final class WorkerFixture: @unchecked Sendable {
         return out
     }
 
-    /// `snapshot()` now with the tables an ok push writes (its message, its change_log row)
-    /// taken from `before`: equal to `before` when the push wrote nothing else.
+    /// `snapshot()` now with the tables an ok push writes (its message, its change_log row,
+    /// the receipt its sender is owed: docs/protocol/receipts.md §4) taken from `before`:
+    /// equal to `before` when the push wrote nothing else.
     public func snapshotBesidesMessage(since before: [String: Int64]) throws -> [String: Int64] {
         var after = try snapshot()
-        for table in ["change_log.maxSeq", "change_log", "message"] { after[table] = before[table] }
+        for table in ["change_log.maxSeq", "change_log", "message", "receipt_due"] { after[table] = before[table] }
         return after
+    }
+
+    /// The receipts the worker recorded as owed: (message id, status, error code).
+    public func receiptsDue() throws -> [(messageId: String, status: String, error: String?)] {
+        try open().query("SELECT messageId, status, error FROM receipt_due ORDER BY messageId").map {
+            (try $0.string(0), try $0.string(1), try $0.optionalString(2))
+        }
     }
 
     /// Every row of every table (`DatabaseDump`): equal dumps mean nothing was written.

@@ -22,6 +22,7 @@ public enum ControlMethodName: String, CaseIterable, Sendable {
     case leave
     case removeMember
     case notificationPreview
+    case receipts
     case subscribe
 }
 
@@ -66,6 +67,7 @@ public enum ControlMethods {
         StatusParams.self, ListConversationsParams.self, NewConversationParams.self, ReadMessagesParams.self,
         SendMessageParams.self, MarkReadParams.self, MuteConversationParams.self, CreateInviteParams.self,
         RevokeInviteParams.self, JoinConversationParams.self, ReactParams.self, ExplodeParams.self,
-        LeaveParams.self, RemoveMemberParams.self, NotificationPreviewParams.self, SubscribeParams.self,
+        LeaveParams.self, RemoveMemberParams.self, NotificationPreviewParams.self, ReceiptsParams.self,
+        SubscribeParams.self,
     ] }
 }

@@ -134,7 +134,8 @@ public struct MessageInfo: WireCodable {
             WireField("outgoing", .boolean, "whether this device sent it"),
             WireField("deliveryStatus", .string,
                       "outgoing: pending while a member's push waits, else failed if one failed, else relayed if one is "
-                      + "on a relay, else sent (every member's device acked it); incoming: received"),
+                      + "on a relay, else sent if a device acked it without a receipt, else delivered (every member's "
+                      + "device sent a delivery receipt); incoming: received"),
             WireField("referenceId", .string, optional: true, "the message it replies or reacts to"),
             WireField("senderName", .string, optional: true, "the sender's profile name, for incoming messages when known"),
             WireField("deliveries", .array(MessageDelivery.self), optional: true,
@@ -145,7 +146,9 @@ public struct MessageInfo: WireCodable {
 
 /// Where one member's push of an outgoing message is (docs/adr/0028): `pending` (not
 /// delivered yet, retried with backoff), `relayed` (stored by the member's relay, which hands
-/// it to the device when it is online), `sent` (acked by the member's device), `failed`.
+/// it to the device when it is online), `sent` (acked by the member's device), `delivered`
+/// (the member's device said it stored it, in a delivery receipt: docs/protocol/receipts.md),
+/// `failed` (`lastError` says why, e.g. `body_missing (reported by the member's device)`).
 ///
 /// ```swift
 /// for delivery in message.deliveries ?? [] { print(delivery.member.prefix(8), delivery.state, delivery.lastError ?? "") }
@@ -182,7 +185,8 @@ public struct MessageDelivery: WireCodable {
     public static var fields: [WireField] {
         [
             WireField("member", .string, "the member's inbox id"),
-            WireField("state", .string, "pending, relayed, sent or failed"),
+            WireField("state", .string, "pending, relayed, sent, delivered (the member's device said so in a "
+                      + "delivery receipt) or failed (lastError: why; from a receipt: the member's ack code)"),
             WireField("attempts", .integer(minimum: 0), "delivery attempts so far"),
             WireField("lastError", .string, optional: true, "why the last attempt did not deliver (pending or failed)"),
         ]

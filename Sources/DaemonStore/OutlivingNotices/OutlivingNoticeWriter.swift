@@ -76,6 +76,17 @@ public enum OutlivingNoticeWriter {
         return queued
     }
 
+    /// Queues one inline push that has no message row of its own: a delivery receipt
+    /// (docs/protocol/receipts.md §4). It is delivered, retried and aged out like any notice.
+    /// The topic is dropped, as `adopt` does: the queue names no conversation.
+    public static func queue(payload: PushPayload, endpoint: String, now: Int64, on conn: SQLiteConnection) throws(StoreError) {
+        let anonymous = PushPayload(clientId: payload.clientId, topic: nil, envelope: payload.envelope).encode()
+        try conn.run("""
+            INSERT INTO outliving_notice(clientId, endpoint, payload, bodyId, attempts, nextAttemptAt, lastError, queuedAt)
+            VALUES (?, ?, ?, NULL, 0, ?, NULL, ?)
+            """, [.text(payload.clientId), .text(endpoint), .blob(anonymous), .integer(now), .integer(now)])
+    }
+
     /// Records one attempt: a delivered or refused notice is deleted (with its body once no
     /// other notice names it); a retry keeps it with the next attempt time and the reason.
     public static func record(id: Int64, _ outcome: Outcome, on conn: SQLiteConnection) throws(StoreError) {

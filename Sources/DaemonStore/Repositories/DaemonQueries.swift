@@ -53,7 +53,7 @@ extension OutboxRepository {
     /// The state of every push of `messageId` (zeros when it has none).
     public static func deliveryCounts(messageId: String, on conn: SQLiteConnection) throws(StoreError) -> DeliveryCounts {
         let row = try conn.queryOne("""
-            SELECT coalesce(sum(state = 'sent'), 0), coalesce(sum(state = 'relayed'), 0),
+            SELECT coalesce(sum(state IN ('sent', 'delivered')), 0), coalesce(sum(state = 'relayed'), 0),
                    coalesce(sum(state = 'pending'), 0), coalesce(sum(state = 'failed'), 0)
             FROM outbox WHERE messageId = ?
             """, [.text(messageId)])

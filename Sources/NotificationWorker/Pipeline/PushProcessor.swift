@@ -70,7 +70,11 @@ final class PushProcessor {
         if let hint = payload.body {
             switch readBody(hint) {
             case .bytes(let bytes): body = bytes
-            case .endedEarly: return refusedBody(PushError(.bodyMissing, "the stream ended before the body's \(hint.length) bytes"))
+            case .endedEarly:
+                // Also how relayd hands on a push whose body its relay no longer has: the
+                // sender is told in a failed receipt (docs/protocol/receipts.md §4).
+                recordFailedReceipt(payload, code: .bodyMissing)
+                return refusedBody(PushError(.bodyMissing, "the stream ended before the body's \(hint.length) bytes"))
             case .timeout: return refusedBody(PushError(.timeout, "the body did not come within 5 s"))
             case .failed(let code): return refusedBody(PushError(.internal, "body read failed: errno \(code)"))
             }
@@ -78,7 +82,9 @@ final class PushProcessor {
         let opened: OpenedPush
         switch open(payload, body: body) {
         case .success(let push): opened = push
-        case .failure(let error): return PushOutcome(ack: .error(error), afterAck: {})
+        case .failure(let error):
+            if error.code == .bodyMismatch { recordFailedReceipt(payload, code: .bodyMismatch) }
+            return PushOutcome(ack: .error(error), afterAck: {})
         }
         if let refusal = storageRefusal() { return refusal }
 
@@ -188,7 +194,7 @@ final class PushProcessor {
 
     // MARK: - Resources, opened once per process
 
-    private func openKeystore() throws(KeystoreError) -> Keystore {
+    func openKeystore() throws(KeystoreError) -> Keystore {
         if let keystore { return keystore }
         let opened = try Keystore(directory: group.keystorePath, environment: environment)
         keystore = opened
@@ -197,14 +203,14 @@ final class PushProcessor {
 
     /// Whether the clientId's inbox was deleted (an `inbox_tombstone` row). A database that
     /// cannot be read answers no here: the write that follows reports that error.
-    private func isTombstoned(_ clientId: String) -> Bool {
+    func isTombstoned(_ clientId: String) -> Bool {
         guard let conn = try? database() else { return false }
         return (try? TombstoneRepository.contains(clientId: clientId, on: conn)) ?? false
     }
 
     /// The topic of the identity's one conversation, for a push that omits it (a relay's:
     /// PROTOCOL §2). None (the unused inbox) or several: nil, which the opener rejects.
-    private func onlyTopic(clientId: String) throws(PushError) -> String? {
+    func onlyTopic(clientId: String) throws(PushError) -> String? {
         do throws(StoreError) {
             let conversations = try ConversationRepository.forClient(clientId: clientId, on: try database())
             return conversations.count == 1 ? conversations[0].topic : nil
@@ -227,7 +233,7 @@ final class PushProcessor {
         case .unknownConversation: detail = "no such conversation for this inbox and topic"
         case .conversationExpired: detail = "the conversation has exploded"
         case .unknownSender: detail = "sender is not a member of the conversation"
-        case .notPermitted(let rule), .invalidContent(let rule): detail = rule
+        case .notPermitted(let rule), .invalidContent(let rule), .unknownMessage(let rule): detail = rule
         case .store(.busy): detail = "database locked past the busy timeout"
         case .store(.schemaTooNew(let found, let known)): detail = "database schema \(found) is newer than this worker's \(known)"
         case .store(.schemaMissing): detail = "database not initialised; start the daemon"

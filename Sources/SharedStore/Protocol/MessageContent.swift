@@ -16,6 +16,9 @@ public enum ContentType {
     public static let leave = "sotto/leave:1.0"
     /// The creator removes a member (docs/protocol/leave-remove.md).
     public static let remove = "sotto/remove:1.0"
+    /// A member's device tells the sender which of its messages it stored or refused
+    /// (docs/protocol/receipts.md). Never shown, never stored as a message, never receipted.
+    public static let receipt = "sotto/receipt:1.0"
 }
 
 /// A request to join, sent by a non-member who holds an invite code (validated by the creator).
@@ -75,6 +78,8 @@ public enum MessageContent: Sendable, Equatable {
     case leave
     /// The creator removes the member with this inbox id (docs/protocol/leave-remove.md §6).
     case remove(inboxId: String)
+    /// A delivery receipt for messages the recipient sent (docs/protocol/receipts.md).
+    case receipt(Receipt)
     /// An unknown content type shown as its fallback text.
     case unknown(contentType: String, fallback: String)
 
@@ -162,6 +167,8 @@ public enum MessageContent: Sendable, Equatable {
         case ContentType.remove:
             let value = try object(content, contentType)
             return .remove(inboxId: try string(value, "inboxId", contentType, ProtocolIds.isInboxId))
+        case ContentType.receipt:
+            return .receipt(try Receipt.decode(content))
         default:
             guard let fallback, !fallback.isEmpty else {
                 throw PushError(.unsupportedContent, "content type \(printable(contentType)) is unknown and has no fallback")
@@ -182,6 +189,7 @@ public enum MessageContent: Sendable, Equatable {
         case .membership(let name, let members): return "\(name): \(members.count) members"
         case .leave: return "left the conversation"
         case .remove: return "removed a member"
+        case .receipt: return "delivery receipt"
         case .unknown(_, let fallback): return fallback
         }
     }

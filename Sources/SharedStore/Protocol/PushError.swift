@@ -20,6 +20,9 @@ public enum PushErrorCode: String, Sendable, Equatable, CaseIterable {
     case bodyMissing = "body_missing"
     /// The body, or its reference, does not match (docs/protocol/bodies.md §7).
     case bodyMismatch = "body_mismatch"
+    /// A receipt names a message its recipient never sent to the receipt's signer
+    /// (docs/protocol/receipts.md §5).
+    case unknownMessage = "unknown_message"
     case timeout = "timeout"
     case busy = "busy"
     case `internal` = "internal"

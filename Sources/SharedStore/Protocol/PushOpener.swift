@@ -44,6 +44,33 @@ public enum PushOpener {
         topicForClientId topicLookup: (String) throws(PushError) -> String? = { _ in nil }
     ) throws(PushError) -> OpenedPush {
         if payload.body != nil, body == nil { throw PushError(.bodyMissing, "the push names a body and none came") }
+        let (message, topic, identity) = try openSigned(payload, identityForClientId: lookup, topicForClientId: topicLookup)
+        guard (message.contentType == ContentType.body) == (payload.body != nil) else {
+            throw PushError(.bodyMismatch, payload.body == nil ? "the message references a body the push does not name"
+                                                                : "the push names a body its message does not reference")
+        }
+        guard let hint = payload.body, let body else {
+            let content = try MessageContent.decode(
+                contentType: message.contentType, content: message.contentBytes, fallback: message.fallback)
+            return OpenedPush(payload: payload, topic: topic, recipientInboxId: identity.inboxId, message: message,
+                              contentType: message.contentType, contentBytes: message.contentBytes,
+                              fallback: message.fallback, content: content, body: nil)
+        }
+        let reference = try BodyReference.decode(message.contentBytes)
+        let inner = try reference.open(body, hint: hint)
+        let content = try MessageContent.decode(contentType: reference.contentType, content: inner, fallback: reference.fallback)
+        return OpenedPush(payload: payload, topic: topic, recipientInboxId: identity.inboxId, message: message,
+                          contentType: reference.contentType, contentBytes: inner, fallback: reference.fallback,
+                          content: content, body: reference)
+    }
+
+    /// Steps 4 of docs/protocol/bodies.md §7 alone: the identity, the envelope, the signature
+    /// and the conversation, whatever the content and whether or not a body came. What a
+    /// failed receipt needs to know who to tell (docs/protocol/receipts.md §4).
+    public static func openSigned(
+        _ payload: PushPayload, identityForClientId lookup: (String) throws(KeystoreError) -> Identity,
+        topicForClientId topicLookup: (String) throws(PushError) -> String? = { _ in nil }
+    ) throws(PushError) -> (message: SignedMessage, topic: String, identity: Identity) {
         let identity: Identity
         do {
             identity = try lookup(payload.clientId)
@@ -69,22 +96,6 @@ public enum PushOpener {
         guard message.conversationId == conversationId else {
             throw PushError(.unknownConversation, "message conversation does not match the topic")
         }
-        guard (message.contentType == ContentType.body) == (payload.body != nil) else {
-            throw PushError(.bodyMismatch, payload.body == nil ? "the message references a body the push does not name"
-                                                                : "the push names a body its message does not reference")
-        }
-        guard let hint = payload.body, let body else {
-            let content = try MessageContent.decode(
-                contentType: message.contentType, content: message.contentBytes, fallback: message.fallback)
-            return OpenedPush(payload: payload, topic: topic, recipientInboxId: identity.inboxId, message: message,
-                              contentType: message.contentType, contentBytes: message.contentBytes,
-                              fallback: message.fallback, content: content, body: nil)
-        }
-        let reference = try BodyReference.decode(message.contentBytes)
-        let inner = try reference.open(body, hint: hint)
-        let content = try MessageContent.decode(contentType: reference.contentType, content: inner, fallback: reference.fallback)
-        return OpenedPush(payload: payload, topic: topic, recipientInboxId: identity.inboxId, message: message,
-                          contentType: reference.contentType, contentBytes: inner, fallback: reference.fallback,
-                          content: content, body: reference)
+        return (message, topic, identity)
     }
 }

@@ -119,6 +119,11 @@ struct RPCDispatcher: ControlRequestHandler {
                 let conversationId = try await service.setMuted(params.conversation, params.muted)
                 return MuteConversationResult(conversationId: conversationId, muted: params.muted)
             }
+        case .receipts:
+            return try await answer(request, as: ReceiptsParams.self) { params in
+                let (conversationId, enabled) = try await service.receipts(params.conversation, set: params.enabled)
+                return ReceiptsResult(conversationId: conversationId, enabled: enabled)
+            }
         case .createInvite:
             return try await answer(request, as: CreateInviteParams.self) { params in
                 let invite = try await daemon.invites.createInvite(for: params.conversation, expiresInMs: params.expiresInMs,

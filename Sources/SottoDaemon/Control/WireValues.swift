@@ -31,10 +31,12 @@ extension MessageInfo {
 
     /// One status for all of a message's pushes: pending while one is pending, else failed if
     /// one failed, else relayed if one is on a relay (not yet fetched by its device, as far as
-    /// this device knows), else sent. nil when there are none.
+    /// this device knows), else sent if one was acked by a device that sent no receipt (yet,
+    /// or with receipts off), else delivered (every member's device said it stored it,
+    /// docs/protocol/receipts.md). nil when there are none.
     static func deliveryStatus(of deliveries: [OutboxRepository.MemberDelivery]) -> String? {
         let states = Set(deliveries.map(\.state))
-        for state in [DBOutboxItem.State.pending, .failed, .relayed, .sent] where states.contains(state) {
+        for state in [DBOutboxItem.State.pending, .failed, .relayed, .sent, .delivered] where states.contains(state) {
             return state.rawValue
         }
         return nil

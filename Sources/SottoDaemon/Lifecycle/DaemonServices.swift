@@ -13,11 +13,13 @@ import ServiceLifecycle
 /// 4. `unused-inbox`: a refill under way finishes.
 /// 5. `outbox`: the push in flight gets its ack (or its deadline) and is recorded as sent,
 ///    failed or pending; nothing new starts. A restart delivers what is pending.
-/// 6. `expired-conversations`: a deletion under way finishes (an explosion, or a join
+/// 6. `receipts`: a batch under way is sealed and queued (or not at all); the rows left are
+///    sealed after a restart.
+/// 7. `expired-conversations`: a deletion under way finishes (an explosion, or a join
 ///    never accepted).
-/// 7. `change-feed`: `events.sock` closes, a last catch-up reads what the parts above
+/// 8. `change-feed`: `events.sock` closes, a last catch-up reads what the parts above
 ///    committed, subscriptions end.
-/// 8. `wal-keeper`: a last checkpoint, once nothing of this process writes any more.
+/// 9. `wal-keeper`: a last checkpoint, once nothing of this process writes any more.
 ///
 /// Any part that throws (or returns while the daemon runs) starts the same graceful
 /// shutdown of the others; the group then rethrows its error.
@@ -36,6 +38,7 @@ struct DaemonServices {
             ("wal-keeper", context.walKeeper),
             ("change-feed", ChangeFeedService(feed: context.feed, events: events, poll: feedPoll)),
             ("expired-conversations", context.expired),
+            ("receipts", context.receipts),
             ("outbox", context.outbox),
             ("unused-inbox", UnusedInboxRefill(cache: context.unusedInboxes)),
             ("inbox-rebalance", InboxRebalancer(lifecycle: context.lifecycle, schedule: rebalance)),

@@ -248,6 +248,19 @@ actor ConversationService {
         return conversation.id
     }
 
+    /// Whether this device sends delivery receipts for the conversation, after setting it
+    /// when `set` is given (docs/protocol/receipts.md).
+    func receipts(_ reference: String, set: Bool?) async throws -> (conversationId: String, enabled: Bool) {
+        let conversation = try conversation(reference)
+        let conversationId = conversation.id
+        if let set {
+            _ = try await database.write { conn in
+                try ReceiptDueRepository.setEnabled(set, conversationId: conversationId, on: conn)
+            }
+        }
+        return (conversationId, try database.read { conn in try ReceiptDueRepository.isEnabled(conversationId: conversationId, on: conn) })
+    }
+
     /// A message id or a unique prefix of one, within a conversation.
     func resolveMessage(_ reference: String, in conversationId: String) throws -> String {
         guard !reference.isEmpty, reference.utf8.count <= 32, reference.utf8.allSatisfy(Hex.isDigit) else {

@@ -30,6 +30,8 @@ final class DaemonContext: Sendable {
     let explode: ExplodeService
     let leave: LeaveService
     let removals: RemoveService
+    /// Seals the delivery receipts the worker records (docs/protocol/receipts.md).
+    let receipts: ReceiptSender
     /// Identities that did not open at start-up: isolated (their inboxes stay asleep) and
     /// reported by `sotto status` and the log; every other conversation is served.
     let damagedIdentities: [KeystoreAudit.Damaged]
@@ -40,7 +42,7 @@ final class DaemonContext: Sendable {
                  unusedInboxes: UnusedInboxCache,
                  feed: ChangeFeed, outbox: OutboxSender, walKeeper: WALKeeper, invites: InviteService,
                  joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker, explode: ExplodeService, leave: LeaveService, removals: RemoveService,
-                 damagedIdentities: [KeystoreAudit.Damaged]) {
+                 receipts: ReceiptSender, damagedIdentities: [KeystoreAudit.Damaged]) {
         self.group = group
         self.runtime = runtime
         self.database = database
@@ -58,6 +60,7 @@ final class DaemonContext: Sendable {
         self.explode = explode
         self.leave = leave
         self.removals = removals
+        self.receipts = receipts
         self.damagedIdentities = damagedIdentities
     }
 
@@ -99,6 +102,7 @@ final class DaemonContext: Sendable {
                                   policy: try WALKeeper.Policy(environment: environment,
                                                                normalBusyMs: database.profile.busyTimeoutMs))
         let outbox = OutboxSender(database: database, relay: relay, noticeMaxAgeMs: noticeMaxAgeMs)
+        let receipts = ReceiptSender(database: database, identities: identities, outbox: outbox)
         let joinRequests = JoinRequestHandler(database: database, protection: lifecycle, identities: identities, outbox: outbox)
         let expired = ExpiredConversationsWorker(database: database, keystore: keystore, lifecycle: lifecycle, awake: awake,
                                                  walKeeper: walKeeper, explodeDeliveryBudgetMs: budget,
@@ -124,6 +128,9 @@ final class DaemonContext: Sendable {
         let feed = ChangeFeed(database: database, startingAt: latestSeq) { changes in
             await walKeeper.noteCommit()  // someone wrote: an idle checkpoint is due once things calm down
             await service.apply(changes)
+            if changes.contains(where: { $0.knownKind == .messageInserted || $0.knownKind == .membersChanged }) {
+                receipts.kick()
+            }
         }
         return DaemonContext(group: group, runtime: runtime, database: database, keystore: keystore,
                              service: service, lifecycle: lifecycle, openConversations: OpenConversations(protection: lifecycle),
@@ -131,7 +138,7 @@ final class DaemonContext: Sendable {
                              outbox: outbox, walKeeper: walKeeper, invites: invites, joinRequests: joinRequests,
                              expired: expired, explode: explode, leave: LeaveService(service: service, expired: expired),
                              removals: RemoveService(service: service, database: database),
-                             damagedIdentities: damagedIdentities)
+                             receipts: receipts, damagedIdentities: damagedIdentities)
     }
 
     /// Launch initialisation (the source app's decision record "Inbox Lifecycle Management"): inboxes with pending invites or join requests first

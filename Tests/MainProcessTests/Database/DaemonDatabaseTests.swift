@@ -125,8 +125,9 @@ struct DaemonDatabaseTests {
 
     @Test func newerSchemaAndGarbageAreCleanErrors() throws {
         let f = try StoreFixture()
-        try f.open().execute("PRAGMA user_version = 7")
-        #expect(throws: StoreError.schemaTooNew(found: 7, known: Schema.currentVersion)) {
+        let newer = Schema.currentVersion + 1
+        try f.open().execute("PRAGMA user_version = \(newer)")
+        #expect(throws: StoreError.schemaTooNew(found: newer, known: Schema.currentVersion)) {
             _ = try DaemonDatabase(directory: f.directory)
         }
         let g = try StoreFixture(seed: false)

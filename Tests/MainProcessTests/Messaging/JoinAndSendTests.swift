@@ -6,7 +6,7 @@ import TestSupport
 /// Invite, join and send between real devices (daemon + socket-activated sotto-notify each).
 @Suite("Messaging: join and send", .serialized)
 struct JoinAndSendTests {
-    @Test("invite → join → membership; text both ways, a reply and a reaction, status sent")
+    @Test("invite → join → membership; text both ways, a reply and a reaction, status delivered (each device sent a receipt)")
     func twoDevices() throws {
         let net = try Network(["alice", "bob"])
         let (alice, bob) = (net["alice"], net["bob"])
@@ -23,7 +23,7 @@ struct JoinAndSendTests {
         try bob.waitUntil("bob has alice's text") { hasText(bob, trip, "train at 9?") }
         _ = try bob.json(["send", trip, "yes, coffee"])
         try alice.waitUntil("alice has bob's text") { hasText(alice, trip, "yes, coffee") }
-        try bob.waitUntil("bob's text sent") { deliveryStatus(bob, trip, "yes, coffee") == "sent" }
+        try bob.waitUntil("bob's text sent") { deliveryStatus(bob, trip, "yes, coffee") == "delivered" }
 
         let coffee = try require(message(alice, trip, text: "yes, coffee")?["id"] as? String)
         _ = try alice.json(["send", trip, "perfect", "--reply-to", String(coffee.prefix(10))])
@@ -35,7 +35,7 @@ struct JoinAndSendTests {
         _ = try bob.json(["react", trip, question, "👍", "--remove"])
         try alice.waitUntil("alice has the removal") { hasText(alice, trip, "removed 👍") }
         try alice.waitUntil("alice's messages all sent") {
-            alice.messages(trip).filter { $0["outgoing"] as? Bool == true }.allSatisfy { $0["deliveryStatus"] as? String == "sent" }
+            alice.messages(trip).filter { $0["outgoing"] as? Bool == true }.allSatisfy { $0["deliveryStatus"] as? String == "delivered" }
         }
     }
 
@@ -51,8 +51,8 @@ struct JoinAndSendTests {
         _ = try carol.json(["send", trip, "hello from carol"])
         try alice.waitUntil("alice has carol's text") { hasText(alice, trip, "hello from carol") }
         try bob.waitUntil("bob has carol's text") { hasText(bob, trip, "hello from carol") }
-        try carol.waitUntil("carol's text sent to both") { deliveryStatus(carol, trip, "hello from carol") == "sent" }
-        #expect(try carol.query("SELECT count(*) FROM outbox o JOIN message m ON m.id = o.messageId WHERE m.fallback IS NULL AND m.contentType = 'xmtp.org/text:1.0' AND o.state = 'sent'")[0].int64(0) == 2)
+        try carol.waitUntil("carol's text sent to both") { deliveryStatus(carol, trip, "hello from carol") == "delivered" }
+        #expect(try carol.query("SELECT count(*) FROM outbox o JOIN message m ON m.id = o.messageId WHERE m.fallback IS NULL AND m.contentType = 'xmtp.org/text:1.0' AND o.state = 'delivered'")[0].int64(0) == 2)
     }
 
     @Test("a member's push socket down: the message stays pending, then arrives once it is back")
@@ -71,7 +71,7 @@ struct JoinAndSendTests {
 
         try bob.startPushSocket()
         try bob.waitUntil("bob has it after the retry", timeoutMs: 30_000) { hasText(bob, trip, "are you there?") }
-        try alice.waitUntil("alice shows it sent") { deliveryStatus(alice, trip, "are you there?") == "sent" }
+        try alice.waitUntil("alice shows it sent") { deliveryStatus(alice, trip, "are you there?") == "delivered" }
     }
 
     @Test("the sender's daemon killed mid-send: the outbox delivers after the restart")
@@ -90,6 +90,6 @@ struct JoinAndSendTests {
         #expect(!hasText(bob, trip, "survives a crash"))
         try alice.startDaemon()
         try bob.waitUntil("bob has it after alice's restart", timeoutMs: 30_000) { hasText(bob, trip, "survives a crash") }
-        try alice.waitUntil("alice shows it sent") { deliveryStatus(alice, trip, "survives a crash") == "sent" }
+        try alice.waitUntil("alice shows it sent") { deliveryStatus(alice, trip, "survives a crash") == "delivered" }
     }
 }

@@ -46,7 +46,7 @@ struct LargeRosterTests {
             """).map { try PushPayload.decode(try $0.blob(0)) }
         #expect(membership.first?.body != nil)
         try creator.waitUntil("every push of the creator delivered") {
-            try creator.query("SELECT count(*) FROM outbox WHERE state != 'sent'")[0].int64(0) == 0
+            try creator.query("SELECT count(*) FROM outbox WHERE state != 'delivered'")[0].int64(0) == 0
         }
         #expect(try creator.query("SELECT count(*) FROM outbox_body")[0].int64(0) == 0)
 
@@ -55,6 +55,6 @@ struct LargeRosterTests {
         for device in [creator] + joiners.dropLast() {
             try device.waitUntil("\(device.name) has the joiner's message") { hasText(device, trip, "see you all at the station") }
         }
-        try last.waitUntil("the joiner's message sent to all 8") { deliveryStatus(last, trip, "see you all at the station") == "sent" }
+        try last.waitUntil("the joiner's message sent to all 8") { deliveryStatus(last, trip, "see you all at the station") == "delivered" }
     }
 }

@@ -74,8 +74,8 @@ struct LongMessageTests {
             #expect(try member.cli(["read", trip]).stdout.contains(text))
         }
         try alice.waitUntil("alice shows both sent") {
-            Self.read(alice, trip, id: long)?["deliveryStatus"] as? String == "sent"
-                && Self.read(alice, trip, id: short)?["deliveryStatus"] as? String == "sent"
+            Self.read(alice, trip, id: long)?["deliveryStatus"] as? String == "delivered"
+                && Self.read(alice, trip, id: short)?["deliveryStatus"] as? String == "delivered"
         }
         #expect(Self.read(alice, trip, id: long)?["text"] as? String == text)
         // Each member's push went once: acked at the first attempt, so no second copy was sent.
@@ -109,7 +109,7 @@ struct LongMessageTests {
         #expect(arrived["text"] as? String == quote)
         #expect(arrived["referenceId"] as? String == question)
         #expect(try Self.stored(alice, id: reply).contentType == ContentType.reply)
-        try bob.waitUntil("bob shows the reply sent") { Self.read(bob, trip, id: reply)?["deliveryStatus"] as? String == "sent" }
+        try bob.waitUntil("bob shows the reply sent") { Self.read(bob, trip, id: reply)?["deliveryStatus"] as? String == "delivered" }
         #expect(try Self.outboxBodies(bob) == 0)
     }
 
@@ -119,6 +119,9 @@ struct LongMessageTests {
         let (alice, bob) = (net["alice"], net["bob"])
         let trip = try net.conversation(creator: alice, joiners: [bob])
         let text = Self.hardText(bytes: 40_000)
+        // Only alice's outbox says what happened to the push here: bob's receipt would mark
+        // it delivered while alice is down (that path: ReceiptTests).
+        _ = try bob.json(["receipts", trip, "--off"])
 
         bob.stopPushSocket()
         let id = try Self.messageId(try alice.json(["send", trip, text]))

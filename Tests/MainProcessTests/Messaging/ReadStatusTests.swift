@@ -13,10 +13,13 @@ struct ReadStatusTests {
         OutboxRepository.MemberDelivery(memberInboxId: "m-\(state.rawValue)", state: state, attempts: 1, lastError: error)
     }
 
-    @Test("the summary: pending beats failed beats relayed beats sent; no pushes, no summary")
+    @Test("the summary: pending beats failed beats relayed beats sent beats delivered; no pushes, no summary")
     func summary() {
         #expect(MessageInfo.deliveryStatus(of: [delivery(.sent), delivery(.relayed)]) == "relayed")
         #expect(MessageInfo.deliveryStatus(of: [delivery(.sent)]) == "sent")
+        #expect(MessageInfo.deliveryStatus(of: [delivery(.delivered)]) == "delivered")
+        #expect(MessageInfo.deliveryStatus(of: [delivery(.delivered), delivery(.sent)]) == "sent", "delivered only when every member said so")
+        #expect(MessageInfo.deliveryStatus(of: [delivery(.delivered), delivery(.relayed)]) == "relayed")
         #expect(MessageInfo.deliveryStatus(of: [delivery(.relayed), delivery(.failed)]) == "failed")
         #expect(MessageInfo.deliveryStatus(of: [delivery(.failed), delivery(.pending), delivery(.relayed)]) == "pending")
         #expect(MessageInfo.deliveryStatus(of: []) == nil)

@@ -62,6 +62,8 @@ enum WireSamples {
         try check(CreateInviteParams(conversation: "c0", singleUse: true), InviteResult(code: "sotto1:x", inviteId: "v"))
         try check(RemoveMemberParams(conversation: "c0", member: "Bob"), RemovedMember(conversationId: "c0ffee", inboxId: "ab", members: 2))
         try check(NotificationPreviewParams(), NotificationPreviewResult(device: "full", effective: "full"))
+        try check(ReceiptsParams(conversation: "c0"), ReceiptsResult(conversationId: "c0", enabled: true))
+        try check(ReceiptsParams(conversation: "c0", enabled: false), ReceiptsResult(conversationId: "c0", enabled: false))
         try check(NotificationPreviewParams(conversation: "c0", preview: "default"),
                   NotificationPreviewResult(device: "name", conversationId: "c0ffee", effective: "name"))
         try check(NotificationPreviewParams(preview: "none"), NotificationPreviewResult(device: "none", conversationId: "c0", conversationPreview: "none", effective: "none"))

@@ -111,4 +111,24 @@ struct ParserFuzzTests {
         #expect(accepted > 1_000)
         #expect(rejected > 5_000)
     }
+
+    /// A receipt's content (docs/protocol/receipts.md §3): mutated, it decodes to a receipt
+    /// that re-encodes to itself, or to `malformed_message`; nothing else.
+    @Test func receiptContentFailsCleanly() throws {
+        var rng = SeededGenerator(state: 0x5077_0002)
+        let seed = Receipt(delivered: ["2c546b8b5273fadff1a7a700e4e40339"],
+                           failed: [.init(messageId: "6808def4bd91c908e46f977561042b0e", error: "body_missing")]).encode()
+        var accepted = 0
+        for _ in 0..<3_000 {
+            do {
+                let receipt = try Receipt.decode(mutate(seed, &rng))
+                #expect(try Receipt.decode(receipt.encode()) == receipt)
+                #expect((1...Receipt.maxEntries).contains(receipt.messageIds.count))
+                accepted += 1
+            } catch {
+                #expect(error.code == .malformedMessage)
+            }
+        }
+        #expect(accepted > 0 && accepted < 3_000)
+    }
 }

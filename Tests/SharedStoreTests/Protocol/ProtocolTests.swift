@@ -92,8 +92,9 @@ struct ProtocolTests {
                 == "{\"ok\":false,\"error\":\"decrypt_failed\",\"retry\":false,\"detail\":\"human readable\"}\n")
         #expect(PushAck.parse(PushAck.error(PushError(.busy, "x")).encodeLine()) == .error(PushError(.busy, "x")))
         #expect(PushErrorCode.allCases.filter(\.retry) == [.timeout, .busy, .internal])
-        // PROTOCOL §2's 14 codes and docs/protocol/bodies.md's 2.
-        #expect(PushErrorCode.allCases.count == 16)
+        // PROTOCOL §2's 14 codes, docs/protocol/bodies.md's 2 and docs/protocol/receipts.md's 1.
+        #expect(PushErrorCode.allCases.count == 17)
+        #expect(PushErrorCode.unknownMessage.rawValue == "unknown_message" && !PushErrorCode.unknownMessage.retry)
         #expect(PushErrorCode.bodyMissing.rawValue == "body_missing" && PushErrorCode.bodyMismatch.rawValue == "body_mismatch")
         #expect { try PushPayload.decode([UInt8](repeating: 0x20, count: 4097)) } throws: { ($0 as? PushError)?.code == .payloadTooLarge }
         let upper = #"{"version":1,"clientId":"A28B86C6-C3B9-444B-829E-DAC9B60CCA19","notificationData":{"topic":"\#(topic)","envelope":"AQ"}}"#

@@ -216,7 +216,7 @@ struct CrashAtomicity {
         }) != nil
         if !active { report.findings.append("\(label): bob never became active") }
         _ = try? alice.waitUntil("\(label): alice's outbox drained", timeoutMs: 10_000) {
-            try alice.query("SELECT count(*) FROM outbox WHERE state != 'sent'")[0].int64(0) == 0
+            try alice.query("SELECT count(*) FROM outbox WHERE state NOT IN ('sent', 'delivered')")[0].int64(0) == 0
         }
         let members = try alice.query("SELECT count(*) FROM member WHERE conversationId = ?", [.text(trip)])[0].int64(0)
         let accepted = try alice.query("SELECT count(*) FROM join_request WHERE conversationId = ? AND state = 'accepted'",
@@ -257,7 +257,7 @@ struct CrashAtomicity {
             try bob.query(textsSQL, [.text(trip), .text(sentinel)])[0].int64(0) == 1
         }) != nil
         _ = try? alice.waitUntil("\(label): alice's outbox drained", timeoutMs: 10_000) {
-            try alice.query("SELECT count(*) FROM outbox WHERE state != 'sent'")[0].int64(0) == 0
+            try alice.query("SELECT count(*) FROM outbox WHERE state NOT IN ('sent', 'delivered')")[0].int64(0) == 0
         }
         let onAlice = try alice.query(textsSQL, [.text(trip), .text(text)])[0].int64(0)
         let pushes = try alice.query("""

@@ -114,7 +114,7 @@ struct DaemonCrash {
             try bob.query(textsSQL, binds).count >= senderIds.count
         }) != nil
         _ = try? alice.waitUntil("alice's outbox drained", timeoutMs: 10_000) {
-            try alice.query("SELECT count(*) FROM outbox WHERE state != 'sent'")[0].int64(0) == 0
+            try alice.query("SELECT count(*) FROM outbox WHERE state NOT IN ('sent', 'delivered')")[0].int64(0) == 0
         }
         let receiverIds = try bob.query(textsSQL, binds).map { try $0.string(0) }
         report.receiverTexts = receiverIds.count
@@ -123,7 +123,7 @@ struct DaemonCrash {
         let receiverContents = try bob.query("SELECT CAST(content AS TEXT) FROM message WHERE conversationId = ? AND CAST(content AS TEXT) LIKE ?",
                                              [.text(trip), .text(marker + "-%")]).map { try $0.string(0) }
         report.receiverDuplicateTexts = receiverContents.count - Set(receiverContents).count
-        report.outboxNotSent = Int(try alice.query("SELECT count(*) FROM outbox WHERE state != 'sent'")[0].int64(0))
+        report.outboxNotSent = Int(try alice.query("SELECT count(*) FROM outbox WHERE state NOT IN ('sent', 'delivered')")[0].int64(0))
         report.integritySender = try alice.query("PRAGMA integrity_check").map { try $0.string(0) }.joined(separator: "; ")
         report.integrityReceiver = try bob.query("PRAGMA integrity_check").map { try $0.string(0) }.joined(separator: "; ")
         report.seconds = Date().timeIntervalSince(started)

@@ -33,7 +33,7 @@ struct ReadCommand: ParsableCommand {
     static func status(_ message: MessageInfo) -> String {
         guard let deliveries = message.deliveries, !deliveries.isEmpty else { return message.deliveryStatus }
         var text = message.deliveryStatus
-        let states = ["pending", "failed", "relayed", "sent"]
+        let states = ["pending", "failed", "relayed", "sent", "delivered"]
         let counts = states.map { state in (state, deliveries.filter { $0.state == state }.count) }.filter { $0.1 > 0 }
         if counts.count > 1 { text += ": " + counts.map { "\($0.1) \($0.0)" }.joined(separator: ", ") }
         if let why = deliveries.first(where: { $0.state == "pending" || $0.state == "failed" })?.lastError {

@@ -11,6 +11,9 @@ public struct DBOutboxItem: Sendable, Equatable {
         case relayed
         /// Acked by the member's device itself (a direct `unix:` or `tcp:` endpoint).
         case sent
+        /// The member's device said, in a signed receipt, that it stored the message
+        /// (docs/protocol/receipts.md); a receipt saying it could not moves the row to `failed`.
+        case delivered
         case failed
     }
 

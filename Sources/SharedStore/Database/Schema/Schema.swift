@@ -2,7 +2,7 @@
 /// version `i + 1`, which ``Migrator`` records in `PRAGMA user_version` in the same transaction.
 ///
 /// ```swift
-/// Schema.currentVersion          // 6
+/// Schema.currentVersion          // 7
 /// Schema.migrations[0].id        // "v1-initial"
 /// ```
 public enum Schema {
@@ -13,6 +13,7 @@ public enum Schema {
         (id: "v4-invite-limits-notification-preview", sql: v4),
         (id: "v5-outbox-body", sql: v5),
         (id: "v6-outliving-notice", sql: v6),
+        (id: "v7-delivery-receipts", sql: v7),
     ]
 
     /// The version this build reads and writes.
@@ -230,5 +231,45 @@ public enum Schema {
             queuedAt INTEGER NOT NULL
         );
         CREATE INDEX outliving_notice_due ON outliving_notice(nextAttemptAt);
+        """
+
+    // MARK: v7
+
+    // docs/protocol/receipts.md, docs/adr/0039: end-to-end delivery receipts.
+    // - `outbox.state` gains `delivered` (the member's device said it stored the message);
+    //   a `failed` row's `lastError` then holds the code the member's device sent back. The
+    //   table is rebuilt as v3 did (SQLite cannot change a CHECK in place).
+    // - `receipt_due`: a message this device stored (or refused for good after verifying its
+    //   signer) whose sender is owed a receipt; the worker writes it in its commit, the
+    //   daemon seals receipts from it in batches and deletes the rows in the same transaction.
+    // - `conversation_local_state.receipts`: whether this device sends receipts for the
+    //   conversation (on by default).
+    static let v7 = """
+        CREATE TABLE outbox_v7 (
+            messageId TEXT NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+            memberInboxId TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            payload BLOB NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'relayed', 'sent', 'delivered', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            nextAttemptAt INTEGER NOT NULL,
+            lastError TEXT,
+            PRIMARY KEY (messageId, memberInboxId)
+        ) WITHOUT ROWID;
+        INSERT INTO outbox_v7(messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt, lastError)
+            SELECT messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt, lastError FROM outbox;
+        DROP TABLE outbox;
+        ALTER TABLE outbox_v7 RENAME TO outbox;
+        CREATE INDEX outbox_due ON outbox(state, nextAttemptAt);
+        CREATE TABLE receipt_due (
+            messageId TEXT PRIMARY KEY NOT NULL,
+            conversationId TEXT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+            senderInboxId TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('delivered', 'failed')),
+            error TEXT CHECK ((status = 'failed') = (error IS NOT NULL)),
+            createdAt INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX receipt_due_by_sender ON receipt_due(conversationId, senderInboxId);
+        ALTER TABLE conversation_local_state ADD COLUMN receipts INTEGER NOT NULL DEFAULT 1 CHECK (receipts IN (0, 1));
         """
 }

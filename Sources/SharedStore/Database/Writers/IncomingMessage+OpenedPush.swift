@@ -23,6 +23,8 @@ extension IncomingMessage {
             kind = .leave
         case .remove(let inboxId):
             kind = .remove(inboxId: inboxId)
+        case .receipt(let receipt):
+            kind = .receipt(receipt)
         case .membership(let name, let members):
             kind = .membership(name: name, members: members.map {
                 MemberEntry(inboxId: $0.inboxId, publicKey: $0.publicKey, endpoint: $0.endpoint,

@@ -41,6 +41,9 @@ public struct IncomingMessage: Sendable, Equatable {
         /// The creator removes this member: its row goes, or, on its own device, the
         /// conversation is deleted (docs/protocol/leave-remove.md §6).
         case remove(inboxId: String)
+        /// A delivery receipt for messages this device sent (docs/protocol/receipts.md):
+        /// applied to the outbox, never stored as a message.
+        case receipt(Receipt)
     }
 
     public var id: String
@@ -84,6 +87,9 @@ public enum IncomingWriteError: StoreErrorConvertible, Equatable {
     /// Well-formed content that breaks a rule of the conversation (e.g. a membership that
     /// drops the creator). Acked as `malformed_message`.
     case invalidContent(String)
+    /// A receipt naming a message this device did not send to the receipt's signer.
+    /// Acked as `unknown_message`.
+    case unknownMessage(String)
     case store(StoreError)
 
     public init(storeError: StoreError) { self = .store(storeError) }
@@ -96,6 +102,7 @@ public enum IncomingWriteError: StoreErrorConvertible, Equatable {
         case .conversationExpired: return "conversation_expired"
         case .unknownSender, .notPermitted: return "unknown_sender"
         case .invalidContent: return "malformed_message"
+        case .unknownMessage: return "unknown_message"
         case .store(.busy): return "busy"
         case .store: return "internal"
         }

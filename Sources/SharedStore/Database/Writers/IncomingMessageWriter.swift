@@ -24,6 +24,16 @@ public enum IncomingMessageWriter {
             throw .conversationExpired
         }
         try SenderRules.check(m, conversation: conversation, recipientInboxId: recipientInboxId, on: conn)
+        if case .receipt(let receipt) = m.kind {
+            // Applied to the outbox, never stored as a message: applying it again changes
+            // nothing, so it needs no duplicate check (docs/protocol/receipts.md §5).
+            let seq = try ReceiptWriter.apply(receipt, conversationId: m.conversationId, signerInboxId: m.senderInboxId,
+                                              now: now, on: conn)
+            return .written(try store { () throws(StoreError) in
+                try self.receipt(seq: seq, conversationId: m.conversationId, senderInboxId: m.senderInboxId,
+                                 visible: false, on: conn)
+            })
+        }
         let seen = try store { () throws(StoreError) in
             try conn.queryOne("""
                 SELECT 1 FROM message WHERE id = ?1
@@ -97,6 +107,9 @@ public enum IncomingMessageWriter {
                 seq = try ChangeLog.append(conn, kind: .membersChanged, conversationId: m.conversationId,
                                            entityId: m.id, now: now)
 
+            case .receipt:
+                preconditionFailure("a receipt is applied above")
+
             case .membership(let name, let members):
                 // Stored as a timeline row too, so a replayed membership is a duplicate.
                 try insertMessage(m, referenceId: nil, now: now, on: conn)
@@ -108,6 +121,10 @@ public enum IncomingMessageWriter {
                 seq = try ChangeLog.append(conn, kind: .membersChanged, conversationId: m.conversationId,
                                            entityId: m.id, now: now)
             }
+            if m.senderInboxId != recipientInboxId, Self.owesReceipt(m.kind, recipientInboxId: recipientInboxId) {
+                try ReceiptWriter.recordDue(messageId: m.id, conversationId: m.conversationId, senderInboxId: m.senderInboxId,
+                                            error: nil, now: now, on: conn)
+            }
             try InboxWriter.touch(inboxId: recipientInboxId, at: now, on: conn)
             return .written(try receipt(seq: seq, conversationId: m.conversationId,
                                         senderInboxId: m.senderInboxId, visible: visible, on: conn))
@@ -115,6 +132,18 @@ public enum IncomingMessageWriter {
     }
 
     // MARK: Helpers
+
+    /// Whether the sender of a stored message of this kind is owed a receipt
+    /// (docs/protocol/receipts.md §4): not for a join request (its sender is no member yet), a
+    /// leave (its sender deleted the conversation), an explode or a removal of this device (the
+    /// conversation ends here), nor a receipt.
+    static func owesReceipt(_ kind: IncomingMessage.Kind, recipientInboxId: String) -> Bool {
+        switch kind {
+        case .stored, .membership: return true
+        case .remove(let inboxId): return inboxId != recipientInboxId
+        case .explodeSettings, .joinRequest, .leave, .receipt: return false
+        }
+    }
 
     private static func insertMessage(_ m: IncomingMessage, referenceId: String?, now: Int64,
                                       on conn: SQLiteConnection) throws(StoreError) {

@@ -101,34 +101,43 @@ public enum OutgoingMessageWriter {
     /// Records one push attempt and recomputes the message's status: pending while a push is
     /// pending, else failed when one failed, else sent (every push acked by its device or
     /// stored by its relay: `message.deliveryStatus` keeps its three values; the per-member
-    /// states tell `relayed` from `sent`, docs/adr/0028).
+    /// states tell `relayed` from `sent`, docs/adr/0028). A push a receipt already marked
+    /// `delivered` (docs/protocol/receipts.md: it can overtake the ack) stays delivered.
     @discardableResult
     public static func recordAttempt(messageId: String, memberInboxId: String, state: DBOutboxItem.State,
                                      nextAttemptAt: Int64, lastError: String?,
                                      on conn: SQLiteConnection) throws(OutgoingWriteError) -> Int64 {
         let changed = try store { () throws(StoreError) in
             try conn.run("""
-                UPDATE outbox SET state = ?, attempts = attempts + 1, nextAttemptAt = ?, lastError = ?
-                WHERE messageId = ? AND memberInboxId = ?
+                UPDATE outbox SET state = CASE WHEN state = 'delivered' THEN state ELSE ?1 END,
+                    attempts = attempts + 1, nextAttemptAt = ?2,
+                    lastError = CASE WHEN state = 'delivered' THEN NULL ELSE ?3 END
+                WHERE messageId = ?4 AND memberInboxId = ?5
                 """, [.text(state.rawValue), .integer(nextAttemptAt), .optional(lastError),
                       .text(messageId), .text(memberInboxId)])
         }
         guard changed == 1 else { throw .unknownMessage }
         return try store { () throws(StoreError) -> Int64 in
-            try conn.run("""
-                UPDATE message SET deliveryStatus = (
-                    SELECT CASE
-                        WHEN sum(state = 'pending') > 0 THEN 'pending'
-                        WHEN sum(state = 'failed') > 0 THEN 'failed'
-                        ELSE 'sent' END
-                    FROM outbox WHERE messageId = ?1)
-                WHERE id = ?1
-                """, [.text(messageId)])
+            try recomputeStatus(messageId: messageId, on: conn)
             let conversationId = try conn.queryOne("SELECT conversationId FROM message WHERE id = ?",
                                                    [.text(messageId)])?.string(0)
             return try ChangeLog.append(conn, kind: .messageStatusChanged, conversationId: conversationId,
                                         entityId: messageId)
         }
+    }
+
+    /// `message.deliveryStatus` from its pushes: pending while one is pending, else failed when
+    /// one failed, else sent (relayed, sent and delivered pushes alike).
+    static func recomputeStatus(messageId: String, on conn: SQLiteConnection) throws(StoreError) {
+        try conn.run("""
+            UPDATE message SET deliveryStatus = (
+                SELECT CASE
+                    WHEN sum(state = 'pending') > 0 THEN 'pending'
+                    WHEN sum(state = 'failed') > 0 THEN 'failed'
+                    ELSE 'sent' END
+                FROM outbox WHERE messageId = ?1)
+            WHERE id = ?1
+            """, [.text(messageId)])
     }
 
     /// Sets a message's delivery status directly (e.g. failed when the conversation exploded).

@@ -10,6 +10,7 @@
 /// | `sotto/join_request:1.0` | anyone, sent to the creator's device only | `unknown_sender` |
 /// | `sotto/leave:1.0` | a member who is not the creator (the signer is who leaves) | `unknown_sender` |
 /// | `sotto/remove:1.0` | the creator, naming a member other than itself | `unknown_sender` / `malformed_message` |
+/// | `sotto/receipt:1.0` | a member, naming only messages sent to it (`ReceiptWriter`) | `unknown_sender` / `unknown_message` |
 ///
 /// ```swift
 /// try SenderRules.check(message, conversation: conversation, recipientInboxId: me, on: conn)
@@ -46,7 +47,7 @@ public enum SenderRules {
         case .remove(let inboxId):
             guard isCreator else { throw .notPermitted("only the conversation's creator may remove a member") }
             guard inboxId != conversation.creatorInboxId else { throw .invalidContent("the creator cannot remove itself") }
-        case .stored, .joinRequest:
+        case .stored, .joinRequest, .receipt:
             break
         }
     }

@@ -45,7 +45,7 @@ public struct BodyReference: Sendable, Equatable {
     /// Whether a content of this type may travel by reference: anything but a reference (no
     /// nesting) and a join request (a non-member's request always fits inline).
     public static func mayCarry(_ contentType: String) -> Bool {
-        contentType != ContentType.body && contentType != ContentType.joinRequest
+        contentType != ContentType.body && contentType != ContentType.joinRequest && contentType != ContentType.receipt
     }
 
     public func encode() -> [UInt8] {

@@ -1,0 +1,50 @@
+import SharedStore
+
+/// A push refused for good after its signer is known (docs/protocol/receipts.md §4): the
+/// body never came (`body_missing`: a direct sender's stream ended, or relayd's relay no
+/// longer has it and relayd hands the push on without one), or it does not match
+/// (`body_mismatch`). The only thing written for such a push is the `receipt_due` row that
+/// tells its sender, and only when the signer is a member with its key, the message id is
+/// new here and the conversation's receipts are on. Best effort: the ack stays the refusal
+/// whatever happens here.
+///
+/// ```swift
+/// recordFailedReceipt(payload, code: .bodyMissing)   // then ack body_missing
+/// ```
+extension PushProcessor {
+    func recordFailedReceipt(_ payload: PushPayload, code: PushErrorCode) {
+        guard payload.body != nil else { return }
+        let signed: (message: SignedMessage, topic: String, identity: Identity)
+        do {
+            signed = try PushOpener.openSigned(payload, identityForClientId: { (clientId) throws(KeystoreError) in
+                let identity = try self.openKeystore().identity(clientId: clientId)
+                if self.isTombstoned(clientId) { throw .missing }
+                return identity
+            }, topicForClientId: { (clientId) throws(PushError) in try self.onlyTopic(clientId: clientId) })
+        } catch {
+            return
+        }
+        guard signed.message.contentType == ContentType.body, storageRefusal() == nil else { return }
+        let message = signed.message
+        let recipient = signed.identity.inboxId
+        do {
+            let conn = try database()
+            try conn.immediateTransaction { () throws(StoreError) in
+                guard let conversation = try ConversationRepository.find(id: message.conversationId, on: conn),
+                      conversation.inboxId == recipient, conversation.topic == signed.topic,
+                      message.senderInboxId != recipient,
+                      let member = try MemberRepository.member(conversationId: message.conversationId,
+                                                               inboxId: message.senderInboxId, on: conn),
+                      member.publicKey == message.senderPublicKey.lowercased(),
+                      try conn.queryOne("SELECT 1 FROM message WHERE id = ?", [.text(message.id)]) == nil
+                else { return }
+                try ReceiptWriter.recordDue(messageId: message.id, conversationId: message.conversationId,
+                                            senderInboxId: message.senderInboxId, error: code.rawValue,
+                                            now: WallClock.nowMs(), on: conn)
+            }
+            WorkerLog.info("push \(code.rawValue): the sender is owed a failed receipt message=\(message.id)")
+        } catch {
+            WorkerLog.info("failed receipt not recorded: \(error)")
+        }
+    }
+}
