@@ -141,6 +141,11 @@ let package = Package(
             name: "sotto-store-probe",
             dependencies: ["SharedStore"],
             path: "Tests/StoreProbe"),
+        // Writes the control API document (scripts/openrpc.sh); its test only compares.
+        .executableTarget(
+            name: "sotto-openrpc",
+            dependencies: ["ControlProtocol"],
+            path: "Tests/OpenRPCWriter"),
         .executableTarget(
             name: "sotto-keystore-probe",
             dependencies: ["SharedStore", "TestSupport"],

@@ -50,6 +50,10 @@ struct PushStormTests {
         #expect(report.slowestWorkerMs < WorkerJail.deadlineMs)
         if report.cgroup {
             #expect(report.workerPeakBytes < WorkerJail.memoryLimitBytes)
+        } else if ProcessInfo.processInfo.environment["CI"].map({ !$0.isEmpty }) == true && getuid() == 0 {
+            Issue.record("the workers' 24 MB cap was not checked: no writable cgroup-v1 memory controller here (WorkerJail)")
+        } else {
+            print("NOT CHECKED: the workers' 24 MB cap (no writable cgroup-v1 memory controller here)")
         }
         if report.acceptNoWorkerRSS >= 0 {
             #expect(report.acceptNoWorkerRSS < WorkerJail.memoryLimitBytes * 3 / 4)

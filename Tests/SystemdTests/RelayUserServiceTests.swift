@@ -247,7 +247,7 @@ struct RelayUserServiceTests {
     private func startedUser() throws -> SottoUser? {
         let (started, skip) = try SystemdUserManager.start(uid: Self.uid)
         guard let manager = started else {
-            print("SKIPPED 'The relay under a real service manager': \(skip ?? "the sandbox cannot be made here")")
+            sandboxUnavailable("The relay under a real service manager", skip)
             return nil
         }
         return SottoUser(manager)

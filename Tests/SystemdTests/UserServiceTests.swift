@@ -21,10 +21,7 @@ struct UserServiceTests {
 
     private func lifecycleSteps() throws {
         let (started, skip) = try SystemdUserManager.start(uid: Self.uid)
-        guard let manager = started else {
-            print("SKIPPED 'A real service manager': \(skip ?? "the sandbox cannot be made here")")
-            return
-        }
+        guard let manager = started else { return sandboxUnavailable("A real service manager", skip) }
         defer { manager.stop() }
         let me = SottoUser(manager)
         let home = manager.home.path

@@ -34,29 +34,23 @@ struct WakeWhileApplyingTests {
         #expect(lost == 0, "\(lost) of \(Self.rounds) messages missing from the woken store")
     }
 
-    /// The same race with the history read before `open`, as the wake did before: it shows the
-    /// window is real on this machine (printed, not asserted: whether a round hits it is timing).
-    @Test("reading the history before open leaves a window (printed)")
+    /// The order the first test's race can take, forced: with the history read before `open`
+    /// (as the wake did before), a message committed in between is lost; read inside `open`, it
+    /// is not. Without this the first test could pass because its window never opens.
+    @Test("reading the history before open loses a message committed in between; reading it inside open does not")
     func historyReadOutsideOpen() async throws {
-        var lost = 0
-        for round in 0..<Self.rounds {
-            let registry = ConversationStoreRegistry()
-            let committed = CommittedRows([message("old-\(round)", at: 1)])
-            let new = message("new-\(round)", at: 2)
-            async let wake: Void = {
-                let history = committed.all
-                await Task.yield()
-                _ = try await registry.open("c1", history: history)
-            }()
-            async let apply: Void = {
-                committed.append(new)
-                if let store = await registry.store(for: "c1") { _ = try await store.append(new) }
-            }()
-            try await wake
-            try await apply
-            if await registry.store(for: "c1")?.message(id: new.id) == nil { lost += 1 }
-        }
-        print("wake race, history read before open: \(lost) of \(Self.rounds) messages missing")
+        let committed = CommittedRows([message("old", at: 1)])
+        let new = message("new", at: 2)
+        let before = ConversationStoreRegistry()
+        let history = committed.all                    // the old wake reads the history…
+        committed.append(new)                          // …the feed commits…
+        #expect(await before.store(for: "c1") == nil)  // …finds no store to append to…
+        _ = try await before.open("c1", history: history)  // …and the wake opens without it.
+        #expect(await before.store(for: "c1")?.message(id: new.id) == nil)
+
+        let inside = ConversationStoreRegistry()
+        _ = try await inside.open("c1") { committed.all }
+        #expect(await inside.store(for: "c1")?.message(id: new.id) != nil)
     }
 }
 

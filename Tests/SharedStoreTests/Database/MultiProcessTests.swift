@@ -42,9 +42,8 @@ struct MultiProcessTests {
         let writer = try ChildProcess.launch(try builtExecutable("sotto-store-probe"), [f.directory.path, "1"],
                                environment: ["SOTTO_BUSY_TIMEOUT_MS": "10000"])
         #expect(writer.waitForLine(containing: "ready") != nil)
-        // The writer is now blocked in BEGIN IMMEDIATE. Release after a moment: the delay
-        // only chooses when to release; nothing is asserted on time.
-        Thread.sleep(forTimeInterval: 0.2)
+        // Released only once the writer waits for the lock (its busy handler sleeps).
+        #expect(ProcessProbe.waitUntilSleeping(pid: writer.pid, timeout: 10), "the writer never waited for the lock")
         #expect(try messageCount(f) == 0)
         cli.write("COMMIT;\n.quit\n")
         let summary = writer.waitForLine(containing: "written=")

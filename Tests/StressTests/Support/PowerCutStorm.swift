@@ -2,68 +2,139 @@ import Foundation
 import SharedStore
 import TestSupport
 
-/// Issue #21: a push storm through real workers (Accept=yes, one per push) whose group
-/// directory lies on the power-cut file system. After `cutAfterAcks` ok acks the power goes
-/// (every later change fails with EIO, and what was not fsynced is forgotten at unmount);
-/// the senders keep going, as a relay would, until every push was tried once. Then the disk is
-/// mounted again with what it kept, and every push is sent again (the relay's redelivery).
+/// Issue #21: push storms through real workers (Accept=yes, one per push) whose group
+/// directory lies on the power-cut file system. In each round, after a random number of ok
+/// acks the power goes (every later change fails with EIO, and what was not fsynced is
+/// forgotten at unmount, in the round's way: all, a random half, or the last write torn); the
+/// senders keep going, as a relay would, until every push was tried once. Then the disk is
+/// mounted again with what it kept, checked, and the round's pushes are all sent again (the
+/// relay's redelivery) and must all be stored once.
 ///
 /// ```swift
-/// let report = try PowerCutStorm(cut: .all, cutAfterAcks: 60).run()
-/// #expect(report.ackedButMissing.isEmpty)
+/// let report = try PowerCutStorm(rounds: 3, pushesPerRound: 160).run()
+/// print(report.summaryLine)   // STRESS power-cut: cuts=3 ackedLost=0 duplicates=0 …
 /// ```
 struct PowerCutStorm {
-    let cut: PowerCutFileSystem.Cut
-    var pushes = 160
+    var rounds: Int
+    var pushesPerRound: Int
     var senders = 4
-    let cutAfterAcks: Int
+
+    /// The way round `round` cuts: all, subset, torn in turn, seeded by the round.
+    static func cut(forRound round: Int) -> PowerCutFileSystem.Cut {
+        switch round % 3 {
+        case 0: .all
+        case 1: .subset(seed: UInt32(round), keepPercent: 50)
+        default: .torn(seed: UInt32(round))
+        }
+    }
 
     struct Report {
+        var cuts = 0
+        var torn = 0
         var okBeforeCut = 0
         var okAfterArming = 0
-        var errorsAfterArming: [String: Int] = [:]
+        /// Pushes that met the dead disk: every one must have been answered with a retryable error.
+        var refusedAfterArming = 0
+        var notRetryable: [String] = []
         var transportFailures: [String] = []
-        var pendingAtCut = (files: 0, writes: 0, bytes: 0, directories: 0)
-        var cutSummary = ""
-        var integrityAfterCut = ""
+        var writesForgotten = 0
         /// Acked ok before the remount, yet not in the database the disk kept.
-        var ackedButMissing: [String] = []
-        /// Any id stored more than once, after the cut or after redelivery.
+        var ackedLost: [String] = []
+        /// Any id stored more than once, after a cut or after redelivery.
         var duplicates: [String] = []
-        var storedAfterCut = 0
         var storedNotSent = 0
-        var redeliveredOk = 0
+        var integrityFailures: [String] = []
         var redeliveryErrors: [String] = []
         var storedAfterRedelivery = 0
-        var integrityAfterRedelivery = ""
+        var seconds = 0.0
 
         var summaryLine: String {
-            "power cut \(cutSummary) | ok before \(okBeforeCut), after arming \(okAfterArming), "
-                + "errors after arming \(errorsAfterArming) | unsynced at the cut: \(pendingAtCut.writes) writes "
-                + "(\(pendingAtCut.bytes) B) in \(pendingAtCut.files) files, \(pendingAtCut.directories) dirs | "
-                + "stored \(storedAfterCut), after redelivery \(storedAfterRedelivery)"
+            "STRESS power-cut: cuts=\(cuts) ackedLost=\(ackedLost.count) duplicates=\(duplicates.count) torn=\(torn) "
+                + "integrityFailures=\(integrityFailures.count) okBefore=\(okBeforeCut) okAfterArming=\(okAfterArming) "
+                + "refusedAfterArming=\(refusedAfterArming) writesForgotten=\(writesForgotten) "
+                + "redeliveryErrors=\(redeliveryErrors.count) seconds=\(String(format: "%.1f", seconds))"
         }
     }
 
     func run() throws -> Report {
         var report = Report()
+        let started = Date()
         let tmp = try TemporaryDirectory(prefix: "sotto-powercut")
         var disk = try PowerCutFileSystem.mount(in: tmp.path)
         defer { disk.abandon() }
         let fixture = try StormFixture(groupPath: disk.mountpoint + "/group")
         try disk.syncEverything()  // the device was set up long ago
-        let all = fixture.sealPushes(count: pushes)
         let notify = try builtExecutable("sotto-notify")
         let socket = fixture.tmp.path + "/push.sock"
+        var generator = SystemRandomNumberGenerator()
+        var everSent: Set<String> = []
 
-        // The storm, and the power going after `cutAfterAcks` ok acks.
-        let server = try PushSocketServer.start(socketPath: socket, accept: true, command: [notify],
-                                                environment: fixture.environment)
-        let state = Locked(StormState())
-        let poweredDisk = disk
+        for round in 0..<rounds {
+            let cut = Self.cut(forRound: round)
+            let pushes = fixture.sealPushes(count: pushesPerRound)
+            everSent.formUnion(pushes.map(\.messageId))
+            let cutAfter = Int.random(in: 1...max(1, pushesPerRound / 2), using: &generator)
+            let storm = try storm(pushes, cutAfter: cutAfter, cut: cut, disk: disk, socket: socket, notify: notify,
+                                  environment: fixture.environment)
+            report.cuts += 1
+            if case .torn = cut { report.torn += 1 }
+            report.okBeforeCut += storm.okBeforeCut
+            report.okAfterArming += storm.okAfterArming
+            report.refusedAfterArming += storm.refused
+            report.notRetryable += storm.notRetryable
+            report.transportFailures += storm.transport
+            let summary = try disk.unmount()
+            report.writesForgotten += Self.dropped(in: summary)
+
+            // What the disk kept.
+            disk = try PowerCutFileSystem.mount(in: tmp.path)
+            let kept = try storedCounts(fixture)
+            if kept.integrity != "ok" { report.integrityFailures.append("round \(round) (\(cut)): \(kept.integrity.prefix(100))") }
+            report.ackedLost += storm.acked.filter { kept.counts[$0] == nil }.sorted()
+            report.duplicates += kept.counts.filter { $0.value > 1 }.map(\.key)
+            report.storedNotSent = kept.counts.keys.filter { !everSent.contains($0) }.count
+
+            // The relay redelivers the round's pushes: each stored exactly once, acked ok.
+            let again = try PushSocketServer.start(socketPath: socket, accept: true, command: [notify],
+                                                   environment: fixture.environment)
+            for push in pushes {
+                let line = (try? PushClient.send(push.payload, to: socket)) ?? "transport failure"
+                guard case .ok(let id, _)? = PushAck.parse(Array(line.utf8)), id == push.messageId else {
+                    report.redeliveryErrors.append("round \(round): \(line.prefix(100))")
+                    continue
+                }
+            }
+            again.stop()
+            let redelivered = try storedCounts(fixture)
+            if redelivered.integrity != "ok" { report.integrityFailures.append("round \(round) after redelivery") }
+            report.duplicates += redelivered.counts.filter { $0.value > 1 }.map(\.key)
+            report.storedAfterRedelivery = redelivered.counts.count
+        }
+        try disk.unmount()
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    // MARK: - One storm
+
+    private struct Storm {
+        var armed = false
+        var acked: Set<String> = []
+        var okBeforeCut = 0
+        var okAfterArming = 0
+        var refused = 0
+        var notRetryable: [String] = []
+        var transport: [String] = []
+    }
+
+    /// Sends `pushes` from `senders` threads; arms `cut` once `cutAfter` were acked ok.
+    private func storm(_ pushes: [SealedPush], cutAfter: Int, cut: PowerCutFileSystem.Cut, disk: PowerCutFileSystem,
+                       socket: String, notify: String, environment: [String: String]) throws -> Storm {
+        let server = try PushSocketServer.start(socketPath: socket, accept: true, command: [notify], environment: environment)
+        let state = Locked(Storm())
         DispatchQueue.concurrentPerform(iterations: senders) { sender in
-            for index in stride(from: sender, to: all.count, by: senders) {
-                let push = all[index]
+            for index in stride(from: sender, to: pushes.count, by: senders) {
+                let push = pushes[index]
                 let armedBefore = state.value.armed
                 let ack: PushAck?
                 do {
@@ -72,76 +143,36 @@ struct PowerCutStorm {
                     state.update { $0.transport.append("\(error)") }
                     continue
                 }
-                state.update { storm in
+                let arm = state.update { storm -> Bool in
                     switch ack {
                     case .ok(let id, _)?:
                         storm.acked.insert(id)
                         if armedBefore { storm.okAfterArming += 1 } else { storm.okBeforeCut += 1 }
                     case .error(let error)?:
-                        storm.errors[error.code.rawValue, default: 0] += 1
+                        storm.refused += 1
+                        if !error.code.retry { storm.notRetryable.append(error.code.rawValue) }
                     case nil:
                         storm.transport.append("unparseable ack")
                     }
-                }
-                let arm = state.update { storm -> Bool in
-                    guard !storm.armed, storm.acked.count >= cutAfterAcks else { return false }
+                    guard !storm.armed, storm.acked.count >= cutAfter else { return false }
                     storm.armed = true
                     return true
                 }
                 if arm {
-                    let pending = (try? poweredDisk.pending()) ?? (-1, -1, -1, -1)
-                    do { try poweredDisk.arm(cut) } catch { state.update { $0.transport.append("arm: \(error)") } }
-                    state.update { $0.pendingAtCut = pending }
+                    do { try disk.arm(cut) } catch { state.update { $0.transport.append("arm: \(error)") } }
                 }
             }
         }
         server.stop()
-        let storm = state.value
-        report.okBeforeCut = storm.okBeforeCut
-        report.okAfterArming = storm.okAfterArming
-        report.errorsAfterArming = storm.errors
-        report.transportFailures = storm.transport
-        report.pendingAtCut = storm.pendingAtCut
-        report.cutSummary = try disk.unmount()
-
-        // What the disk kept.
-        disk = try PowerCutFileSystem.mount(in: tmp.path)
-        let afterCut = try storedCounts(fixture)
-        report.integrityAfterCut = afterCut.integrity
-        report.storedAfterCut = afterCut.counts.count
-        report.ackedButMissing = storm.acked.filter { afterCut.counts[$0] == nil }.sorted()
-        report.duplicates = afterCut.counts.filter { $0.value > 1 }.map(\.key)
-        let sent = Set(all.map(\.messageId))
-        report.storedNotSent = afterCut.counts.keys.filter { !sent.contains($0) }.count
-
-        // The relay redelivers everything: each push stored exactly once, acked ok.
-        let again = try PushSocketServer.start(socketPath: socket, accept: true, command: [notify],
-                                               environment: fixture.environment)
-        for push in all {
-            let line = (try? PushClient.send(push.payload, to: socket)) ?? "transport failure"
-            if case .ok(let id, _)? = PushAck.parse(Array(line.utf8)), id == push.messageId {
-                report.redeliveredOk += 1
-            } else {
-                report.redeliveryErrors.append(String(line.prefix(120)))
-            }
-        }
-        again.stop()
-        let afterRedelivery = try storedCounts(fixture)
-        report.integrityAfterRedelivery = afterRedelivery.integrity
-        report.storedAfterRedelivery = afterRedelivery.counts.count
-        report.duplicates += afterRedelivery.counts.filter { $0.value > 1 }.map(\.key)
-        try disk.unmount()
-        return report
+        return state.value
     }
 
-    private struct StormState {
-        var armed = false
-        var acked: Set<String> = []
-        var okBeforeCut = 0
-        var okAfterArming = 0
-        var errors: [String: Int] = [:]
-        var transport: [String] = []
-        var pendingAtCut = (files: 0, writes: 0, bytes: 0, directories: 0)
+    // MARK: - Checks
+
+    /// "writes kept=K dropped=D; …" → D.
+    static func dropped(in summary: String) -> Int {
+        guard let range = summary.range(of: "dropped=") else { return 0 }
+        return Int(summary[range.upperBound...].prefix { $0.isNumber }) ?? 0
     }
 
     /// Rows per message id of the storm's conversation, and `PRAGMA integrity_check`.
