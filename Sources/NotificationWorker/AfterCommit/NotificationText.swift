@@ -27,7 +27,10 @@ enum NotificationText {
         let summary = conversation ?? sender
         let body: String
         switch content {
-        case .explodeSettings(let expiresAtMs):
+        case .explodeSettings(let schedule):
+            // What the device now does is the decision in force, not necessarily this one
+            // (a late, older decision changes nothing): say only what this message says.
+            guard let expiresAtMs = schedule.expiresAtMs else { body = "The explosion was cancelled"; break }
             body = expiresAtMs <= WallClock.nowMs() ? "This conversation exploded"
                                                      : "This conversation explodes at \(ISO8601.string(fromMillis: expiresAtMs))"
         case .joinRequest, .membership:
