@@ -200,6 +200,23 @@ struct WorkerAfterCommitTests {
         for call in calls { #expect(!call.contains { $0.contains("secret fallback") || $0.contains("expiresAt") }) }
     }
 
+    @Test("A cancelled explosion: the real worker clears the time and says so, without the content")
+    func explodeCancelNotification() throws {
+        let f = try fixture(holdsCreatorKey: true)
+        let bus = try PrivateBus()
+        var environment = f.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        for schedule in [ExplodeSchedule(sequence: 1, expiresAtMs: f.now + 3_600_000), ExplodeSchedule(sequence: 2, expiresAtMs: nil)] {
+            let push = try f.seal(contentType: ContentType.explodeSettings, content: schedule.content,
+                                  fallback: "secret fallback", signer: f.creatorKey)
+            #expect(try runStdin(push, environment).status == 0)
+            #expect(try f.conversationExpiresAt() == schedule.expiresAtMs)
+        }
+        let calls = try bus.readCalls()
+        #expect(calls.contains { $0.contains { $0.contains("The explosion was cancelled") } }, "\(calls)")
+        for call in calls { #expect(!call.contains { $0.contains("secret fallback") || $0.contains("sequence") }) }
+    }
+
     // MARK: - Log lines
 
     @Test("Under journald (JOURNAL_STREAM names stderr) a line is <N>text, without a second program[PID] prefix")
