@@ -201,21 +201,22 @@ struct ExplodeScheduleTests {
         for device in [bob, carol] { try device.waitUntil("\(device.name) has the text") { hasText(device, trip, text) } }
         let creator = try HostileMemberDaemonTests.identity(of: alice, in: trip)
 
-        let scheduled = try Self.decide(alice, [trip, "--in", "8s"])
+        // Made (by the creator's signed clock) at the expiry, here long before it: refused on both.
+        let planned = try require(try Self.decide(alice, [trip, "--in", "1h"]).expiresAt)
+        try Self.waitForSchedule([bob, carol], trip, planned)
+        for device in [bob, carol] {
+            let before = try DatabaseDump.tables(path: device.group.databasePath)
+            let atTheTime = ExplodeSchedule(sequence: 9, expiresAtMs: nil)
+            let ack = try Self.send(try Self.creatorPush(creator, to: device, in: trip, atTheTime, sentAtMs: planned), to: device)
+            #expect(Self.errorCode(ack) == .conversationExpired, "\(device.name): \(ack)")
+            #expect(try DatabaseDump.tables(path: device.group.databasePath) == before)
+            #expect(try Self.expiresAt(device, trip) == planned)
+        }
+
+        let scheduled = try Self.decide(alice, [trip, "--in", "6s"])
         let expiry = try require(scheduled.expiresAt)
         try Self.waitForSchedule([bob, carol], trip, expiry)
-        let postpone = ExplodeSchedule(sequence: 2, expiresAtMs: expiry + 3_600_000)
-
-        // Made (by the creator's signed clock) at the expiry, here before it: refused on both.
-        if WallClock.nowMs() < expiry - 1_000 {
-            for device in [bob, carol] {
-                let before = try DatabaseDump.tables(path: device.group.databasePath)
-                let ack = try Self.send(try Self.creatorPush(creator, to: device, in: trip, postpone, sentAtMs: expiry), to: device)
-                #expect(Self.errorCode(ack) == .conversationExpired, "\(device.name): \(ack)")
-                #expect(try DatabaseDump.tables(path: device.group.databasePath) == before)
-                #expect(try Self.expiresAt(device, trip) == expiry)
-            }
-        }
+        let postpone = ExplodeSchedule(sequence: scheduled.sequence + 1, expiresAtMs: expiry + 3_600_000)
 
         // Made a millisecond before the expiry, arriving after it: the expiry wins on both.
         let late = [bob, carol].map { device in
