@@ -106,4 +106,30 @@ struct ExplodeScheduleVectorTests {
             }
         }
     }
+
+    @Test("mutated decisions: malformed_message or a decision that re-encodes to itself; in force does not depend on order")
+    func mutatedDecisions() throws {
+        var rng = SeededGenerator(state: 0x5c4e_d01e)
+        // The well-formed cases: a mutation of them is sometimes still a decision.
+        let seeds = try (Self.load()["decode"]?.array ?? []).filter { $0["expect"]?["error"] == nil }
+            .compactMap { $0["content"]?.string }.map { Array($0.utf8) }
+        var decoded: [ExplodeSchedule] = [], refused = 0
+        for iteration in 0..<3_000 {
+            let bytes = ParserFuzzTests().mutate(seeds[iteration % seeds.count], &rng)
+            do {
+                guard case .explodeSettings(let schedule) = try MessageContent.decode(
+                    contentType: ContentType.explodeSettings, content: bytes, fallback: nil) else {
+                    Issue.record("not explode settings"); continue
+                }
+                #expect(try Self.decode(String(decoding: schedule.content, as: UTF8.self)) == schedule)
+                decoded.append(schedule)
+            } catch {
+                #expect(error.code == .malformedMessage, "\(error)")
+                refused += 1
+            }
+        }
+        // The mutations are neither all fatal nor all harmless.
+        #expect(decoded.count > 20 && refused > 1_000, "\(decoded.count) decoded, \(refused) refused")
+        #expect(ExplodeSchedule.inForce(decoded) == ExplodeSchedule.inForce(decoded.shuffled(using: &rng)))
+    }
 }
