@@ -78,16 +78,11 @@ actor ExplodeService {
         // What goes on the wire is ISO 8601 to the millisecond: use the value every receiver parses.
         let wanted = cancel ? nil : (requestedMs ?? now)
         let expiresAtMs = wanted.map { ISO8601.millis(from: ISO8601.string(fromMillis: $0)) ?? $0 }
-        let sequence = try database.read { conn in
-            try ExplodeScheduleRepository.nextSequence(conversationId: conversation.id,
-                                                       creatorInboxId: conversation.creatorInboxId, on: conn)
-        }
-        let schedule = ExplodeSchedule(sequence: sequence, expiresAtMs: expiresAtMs)
         // The sweep would delete the conversation (and the outbox rows counted below) as soon as
         // the pushes are out; this explode deletes it itself after counting.
         await expired.hold(conversation.inboxId)
         do {
-            let result = try await explodeHeld(conversation, schedule: schedule)
+            let result = try await explodeNumbered(conversation, expiresAtMs: expiresAtMs)
             await expired.release(conversation.inboxId)
             return result
         } catch {
@@ -96,20 +91,60 @@ actor ExplodeService {
         }
     }
 
-    private func explodeHeld(_ conversation: DBConversation, schedule: ExplodeSchedule) async throws -> Result {
+    /// Another explode of the conversation stored its decision with this sequence first.
+    private struct SequenceTaken: Error {}
+
+    /// Explodes of one conversation take turns from numbering to commit (the actor lets
+    /// another call in at every await): calls at once get distinct sequences, the later one
+    /// in force. The delivery wait after the commit is not part of the turn.
+    private let numbering = KeyedTurns()
+
+    /// Numbers the decision one more than the highest stored, and stores it, in this
+    /// conversation's turn; the storing transaction checks that no other decision has that
+    /// number (a safety net: the turn already keeps them apart).
+    private func explodeNumbered(_ conversation: DBConversation, expiresAtMs: Int64?) async throws -> Result {
+        await numbering.take(conversation.id)
+        let stored: (schedule: ExplodeSchedule, messageId: String)
+        do {
+            let sequence = try database.read { conn in
+                try ExplodeScheduleRepository.nextSequence(conversationId: conversation.id,
+                                                           creatorInboxId: conversation.creatorInboxId, on: conn)
+            }
+            let schedule = ExplodeSchedule(sequence: sequence, expiresAtMs: expiresAtMs)
+            stored = (schedule, try await store(schedule, in: conversation))
+            await numbering.end(conversation.id)
+        } catch is SequenceTaken {
+            await numbering.end(conversation.id)
+            throw ConversationService.Failure.refused("another explode of this conversation took its number; try again")
+        } catch {
+            await numbering.end(conversation.id)
+            throw error
+        }
+        return try await report(stored.schedule, messageId: stored.messageId, in: conversation)
+    }
+
+    /// Stores the decision, its pushes and the conversation's new `expiresAt` in one transaction.
+    private func store(_ schedule: ExplodeSchedule, in conversation: DBConversation) async throws -> String {
         let conversationId = conversation.id, creator = conversation.creatorInboxId
-        // Two explodes of one conversation at once may take the same sequence: the rule for
-        // equal sequences (the earlier time wins) decides alike on every device.
         let sent = try await service.sendContent(
             conversation, contentType: ContentType.explodeSettings, content: schedule.content,
             fallback: schedule.fallback, referenceId: nil
         ) { conn in
-            // The message is stored by now (same transaction): the decision in force includes it.
+            // This decision is stored by now (same transaction): the one in force includes it,
+            // and it must be the only one with its number.
+            let numbered = try ExplodeScheduleRepository.decisions(conversationId: conversationId, creatorInboxId: creator, on: conn)
+            guard numbered.filter({ $0.sequence >= schedule.sequence }).count == 1 else { throw SequenceTaken() }
             _ = try ExplodeScheduleRepository.apply(conversationId: conversationId, creatorInboxId: creator,
                                                     messageId: nil, now: WallClock.nowMs(), on: conn)
         }
+        return sent.messageId
+    }
+
+    /// After the commit: waits (bounded) for the pushes, then deletes the conversation here
+    /// when its time has come, or wakes the sweep for the new time.
+    private func report(_ schedule: ExplodeSchedule, messageId: String, in conversation: DBConversation) async throws -> Result {
         CrashPoint.reach("explode.committed")
-        let (delivered, undelivered) = await waitForDelivery(messageId: sent.messageId)
+        let (delivered, undelivered) = await waitForDelivery(messageId: messageId)
         CrashPoint.reach("explode.delivered")
         let immediate = schedule.expiresAtMs.map { $0 <= WallClock.nowMs() } ?? false
         if immediate {

@@ -1,5 +1,7 @@
+import ControlProtocol
 import Foundation
 import SharedStore
+import SottoClient
 import Testing
 import TestSupport
 
@@ -191,6 +193,35 @@ struct ExplodeScheduleTests {
         #expect(try Self.expiresAt(bob, trip) == fifth.expiresAtMs)
     }
 
+    @Test("explodes at once on the creator (one connection each, released together) take distinct sequences; the member follows the last")
+    func concurrentDecisionsAreNumberedApart() throws {
+        let net = try Network(["alice", "bob"], environment: ["SOTTO_EXPLODE_DELIVERY_MS": "300"])
+        let (alice, bob) = (net["alice"], net["bob"])
+        let trip = try net.conversation(creator: alice, joiners: [bob])
+        let hours: [Int64] = [1, 2, 3, 4, 5, 6]
+        let path = alice.runtime.controlSocketPath
+        let outcomes = Outcomes()
+        let connected = DispatchSemaphore(value: 0), start = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
+        for hour in hours {
+            let params = ExplodeParams(conversation: trip, atMs: WallClock.nowMs() + hour * 3_600_000)
+            DispatchQueue.global().async(group: group) {
+                let client = Result { try ControlClient.connect(path: path, receiveTimeoutSeconds: 60) }
+                connected.signal()
+                start.wait()
+                outcomes.append(Result { let r = try client.get().call(params); return (r.expiresAtMs, r.sequence) })
+            }
+        }
+        for _ in hours { connected.wait() }
+        for _ in hours { start.signal() }
+        group.wait()
+        let decided = try outcomes.all.map { try $0.get() }
+        #expect(Set(decided.map(\.sequence)) == Set(1...Int64(hours.count)), "\(decided)")
+        let inForce = try require(decided.max { $0.sequence < $1.sequence }).expiresAt
+        #expect(try Self.expiresAt(alice, trip) == inForce)
+        try Self.waitForSchedule([bob], trip, inForce)
+    }
+
     @Test("the race with the expiry: a change made at the time is refused everywhere; one made before but arriving after brings nothing back")
     func raceAtExpiryDecidedAlike() throws {
         let net = try Network(["alice", "bob", "carol"], environment: ["SOTTO_EXPLODE_DELIVERY_MS": "300"])
@@ -235,4 +266,12 @@ struct ExplodeScheduleTests {
         // The creator cannot bring it back either.
         #expect(try alice.cli(["explode", trip, "--in", "1h"]).status != 0)
     }
+}
+
+/// Results gathered from concurrent CLI runs.
+final class Outcomes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var results: [Result<(expiresAt: Int64?, sequence: Int64), any Error>] = []
+    var all: [Result<(expiresAt: Int64?, sequence: Int64), any Error>] { lock.withLock { results } }
+    func append(_ result: Result<(expiresAt: Int64?, sequence: Int64), any Error>) { lock.withLock { results.append(result) } }
 }
