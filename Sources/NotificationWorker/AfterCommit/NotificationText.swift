@@ -28,8 +28,8 @@ enum NotificationText {
         let body: String
         switch content {
         case .explodeSettings(let schedule):
-            // What the device now does is the decision in force, not necessarily this one
-            // (a late, older decision changes nothing): say only what this message says.
+            // A late, older decision changed nothing: no notification saying otherwise.
+            guard !receipt.isSupersededDecision else { return nil }
             guard let expiresAtMs = schedule.expiresAtMs else { body = "The explosion was cancelled"; break }
             body = expiresAtMs <= WallClock.nowMs() ? "This conversation exploded"
                                                      : "This conversation explodes at \(ISO8601.string(fromMillis: expiresAtMs))"

@@ -138,4 +138,7 @@ public struct IncomingWriteReceipt: Sendable, Equatable {
     public var isUserVisible: Bool
     /// What its notification may show (the conversation's setting, else the device's).
     public var preview: NotificationPreview = .deviceDefault
+    /// An explode decision stored but not in force (an older one arriving late, a tie it
+    /// lost): nothing changed, so nothing to tell (docs/protocol/explode-schedule.md §3).
+    public var isSupersededDecision = false
 }

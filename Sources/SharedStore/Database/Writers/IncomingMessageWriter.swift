@@ -43,6 +43,7 @@ public enum IncomingMessageWriter {
         return try store { () throws(StoreError) -> IncomingWriteOutcome in
             let seq: Int64
             var visible = false
+            var superseded = false
             switch m.kind {
             case .stored(let referenceId):
                 try insertMessage(m, referenceId: referenceId, now: now, on: conn)
@@ -53,14 +54,16 @@ public enum IncomingMessageWriter {
                                            entityId: m.id, now: now)
                 visible = true
 
-            case .explodeSettings:
+            case .explodeSettings(let schedule):
                 // Stored whatever its sequence (a late, older decision is a timeline row and a
                 // dedupe key); the decision in force over all of them sets expiresAt, so any
                 // order of arrival ends in the same state (docs/protocol/explode-schedule.md §3).
                 try insertMessage(m, referenceId: nil, now: now, on: conn)
-                seq = try ExplodeScheduleRepository.apply(conversationId: m.conversationId,
-                                                          creatorInboxId: conversation.creatorInboxId,
-                                                          messageId: m.id, now: now, on: conn).seq
+                let applied = try ExplodeScheduleRepository.apply(conversationId: m.conversationId,
+                                                                  creatorInboxId: conversation.creatorInboxId,
+                                                                  messageId: m.id, now: now, on: conn)
+                seq = applied.seq
+                superseded = applied.schedule != schedule
 
             case .joinRequest(let inviteId, let secret, let profileName, let endpoint, let clientId):
                 try conn.run("""
@@ -116,8 +119,10 @@ public enum IncomingMessageWriter {
                                            entityId: m.id, now: now)
             }
             try InboxWriter.touch(inboxId: recipientInboxId, at: now, on: conn)
-            return .written(try receipt(seq: seq, conversationId: m.conversationId,
-                                        senderInboxId: m.senderInboxId, visible: visible, on: conn))
+            var written = try receipt(seq: seq, conversationId: m.conversationId,
+                                      senderInboxId: m.senderInboxId, visible: visible, on: conn)
+            written.isSupersededDecision = superseded
+            return .written(written)
         }
     }
 
