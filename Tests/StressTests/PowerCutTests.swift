@@ -88,3 +88,17 @@ extension StressSuite.PowerCutTests {
         #expect(report.integrityReceiver == "ok")
     }
 }
+
+extension StressSuite.PowerCutTests {
+    @Test("Explode to an offline member, killed at each named step and the power cut with it: the push survives in the outbox or the notice queue, the member deletes the conversation when back, the sender ends with nothing")
+    func offlineExplodeSurvivesPowerCut() async throws {
+        let report = try await onDedicatedThread { try OfflineExplodeCrash(powerCut: .all).run() }
+        print(report.summaryLine)
+        for summary in report.powerCuts { print("  power cut: \(summary)") }
+        for finding in report.findings { print("  finding: \(finding)") }
+        #expect(report.rounds == OfflineExplodeCrash.points.count)
+        #expect(report.notReached.isEmpty, "crash points never reached: \(report.notReached)")
+        #expect(report.powerCuts.count == report.kills)
+        #expect(report.findings.isEmpty, "\(report.findings)")
+    }
+}

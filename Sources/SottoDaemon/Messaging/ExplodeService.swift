@@ -20,7 +20,7 @@ import SharedStore
 ///
 /// Run again on a scheduled conversation it changes the schedule: each decision carries the
 /// creator's next sequence number, and every device follows the highest one it holds
-/// (docs/protocol/explode-schedule.md, docs/adr/0038).
+/// (docs/protocol/explode-schedule.md, docs/adr/0039).
 actor ExplodeService {
     struct Result: Sendable {
         let conversationId: String

@@ -1,7 +1,7 @@
 /// One at a time per key, in arrival order: a caller takes the key's turn, awaits what it
 /// must, and ends the turn; another caller for the same key waits until then (other keys
 /// do not). Used where an actor awaits between reading and writing, e.g. numbering an
-/// explode decision and committing it (docs/adr/0038).
+/// explode decision and committing it (docs/adr/0039).
 ///
 /// ```swift
 /// let turns = KeyedTurns()

@@ -5,7 +5,7 @@ import SottoClient
 import Testing
 import TestSupport
 
-/// Issue #22 §2 (docs/protocol/explode-schedule.md, docs/adr/0038): the creator changes a
+/// Issue #22 §2 (docs/protocol/explode-schedule.md, docs/adr/0039): the creator changes a
 /// scheduled explode (postpone, bring forward, now, cancel) and every member's real daemon
 /// and worker follow its latest decision: in any order of arrival, after being offline, never
 /// a member's; and the race with the expiry ends the same on every device.
