@@ -200,6 +200,31 @@ struct WorkerAfterCommitTests {
         for call in calls { #expect(!call.contains { $0.contains("secret fallback") || $0.contains("expiresAt") }) }
     }
 
+    @Test("A cancelled explosion: the real worker clears the time and says so, without the content; a late older decision says nothing")
+    func explodeCancelNotification() throws {
+        let f = try fixture(holdsCreatorKey: true)
+        let bus = try PrivateBus()
+        var environment = f.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        for schedule in [ExplodeSchedule(sequence: 1, expiresAtMs: f.now + 3_600_000), ExplodeSchedule(sequence: 2, expiresAtMs: nil)] {
+            let push = try f.seal(contentType: ContentType.explodeSettings, content: schedule.content,
+                                  fallback: "secret fallback", signer: f.creatorKey)
+            #expect(try runStdin(push, environment).status == 0)
+            #expect(try f.conversationExpiresAt() == schedule.expiresAtMs)
+        }
+        // An older decision arriving late: stored, changes nothing, and tells nothing.
+        let stale = ExplodeSchedule(sequence: 1, expiresAtMs: f.now + 7_200_000)
+        let late = try f.seal(contentType: ContentType.explodeSettings, content: stale.content, fallback: "x", signer: f.creatorKey)
+        #expect(try runStdin(late, environment).status == 0)
+        #expect(try f.conversationExpiresAt() == nil)
+        #expect(try f.message(id: late.messageId) != nil)
+        let calls = try bus.readCalls()
+        #expect(calls.contains { $0.contains { $0.contains("The explosion was cancelled") } }, "\(calls)")
+        #expect(calls.contains { $0.contains { $0.contains("explodes at \(ISO8601.string(fromMillis: f.now + 3_600_000))") } }, "\(calls)")
+        #expect(!calls.contains { $0.contains { $0.contains(ISO8601.string(fromMillis: f.now + 7_200_000)) } }, "\(calls)")
+        for call in calls { #expect(!call.contains { $0.contains("secret fallback") || $0.contains("sequence") }) }
+    }
+
     // MARK: - Log lines
 
     @Test("Under journald (JOURNAL_STREAM names stderr) a line is <N>text, without a second program[PID] prefix")

@@ -30,11 +30,11 @@ struct WorkerVectorTests {
             if row.contentType == ContentType.explodeSettings {
                 let content = try MessageContent.decode(contentType: row.contentType, content: row.content,
                                                         fallback: row.fallback)
-                guard case .explodeSettings(let expiresAtMs) = content else {
+                guard case .explodeSettings(let schedule) = content else {
                     Issue.record("explode content did not decode as explode settings")
                     return
                 }
-                #expect(try fixture.conversationExpiresAt() == expiresAtMs)
+                #expect(try fixture.conversationExpiresAt() == schedule.expiresAtMs)
             } else {
                 #expect(try fixture.conversationExpiresAt() == nil)
             }

@@ -455,41 +455,56 @@ public struct JoinResult: WireCodable {
 // MARK: - explode
 
 /// `explode`: deletes a conversation on every member's device, now or at `atMs` (creator only).
+/// Run again on a scheduled explosion it changes it (a later or earlier `atMs`, or now), and
+/// with `cancel` it calls it off; every device follows the creator's latest decision
+/// (docs/protocol/explode-schedule.md).
 ///
 /// ```swift
 /// let exploded = try client.call(ExplodeParams(conversation: "ab12"))
 /// exploded.deleted   // true: gone here too
+/// let called = try client.call(ExplodeParams(conversation: "ab12", cancel: true))
+/// called.expiresAtMs // nil: nothing scheduled any more
 /// ```
 public struct ExplodeParams: ControlRequest {
     public typealias Result = ExplodeResult
     public static var method: ControlMethodName { .explode }
-    public static var summary: String { "Explode a conversation this device created: every device deletes it, now or at atMs." }
+    public static var summary: String {
+        "Explode a conversation this device created: every device deletes it, now or at atMs; again to change the time, or cancel it."
+    }
     public static var errors: [RPCErrorCode] { [.notFound, .refused] }
     public static var schemaName: String { "ExplodeParams" }
     public static var fields: [WireField] {
         [
             WireField("conversation", .nonEmptyString, "conversation id, or a unique prefix of it"),
-            WireField("atMs", .integer, optional: true, "when every device deletes it (default: now); at most ten years ahead"),
+            WireField("atMs", .integer, optional: true,
+                      "when every device deletes it (default: now); replaces a time set before; at most ten years ahead, at most 1 s ago"),
+            WireField("cancel", .boolean, optional: true,
+                      "true: call off the scheduled explosion (refused when none is scheduled; not with atMs)"),
         ]
     }
 
     public var conversation: String
     public var atMs: Int64?
+    public var cancel: Bool
 
-    public init(conversation: String, atMs: Int64? = nil) {
+    public init(conversation: String, atMs: Int64? = nil, cancel: Bool = false) {
         self.conversation = conversation
         self.atMs = atMs
+        self.cancel = cancel
     }
 
     public init(json: JSONValue) throws(WireError) {
         let fields = try WireFields(json)
-        self.init(conversation: try fields.nonEmptyString("conversation"), atMs: try fields.optionalInt("atMs"))
+        self.init(conversation: try fields.nonEmptyString("conversation"), atMs: try fields.optionalInt("atMs"),
+                  cancel: try fields.optionalBool("cancel") ?? false)
+        if cancel && atMs != nil { throw WireError("give 'atMs' or 'cancel', not both") }
     }
 
     public var json: JSONValue {
         var out = WireObjectBuilder()
         out["conversation"] = .string(conversation)
         out["atMs"] = atMs.map(JSONValue.int)
+        out["cancel"] = cancel ? .bool(true) : nil
         return out.json
     }
 }
@@ -501,14 +516,18 @@ public struct ExplodeParams: ControlRequest {
 /// ```
 public struct ExplodeResult: WireCodable {
     public var conversationId: String
-    public var expiresAtMs: Int64
+    /// When every device deletes it; nil when this call cancelled the explosion.
+    public var expiresAtMs: Int64?
+    /// The creator's sequence number of this decision (1 for the first).
+    public var sequence: Int64
     public var deleted: Bool
     public var delivered: Int
     public var undelivered: Int
 
-    public init(conversationId: String, expiresAtMs: Int64, deleted: Bool, delivered: Int, undelivered: Int) {
+    public init(conversationId: String, expiresAtMs: Int64?, sequence: Int64, deleted: Bool, delivered: Int, undelivered: Int) {
         self.conversationId = conversationId
         self.expiresAtMs = expiresAtMs
+        self.sequence = sequence
         self.deleted = deleted
         self.delivered = delivered
         self.undelivered = undelivered
@@ -516,21 +535,29 @@ public struct ExplodeResult: WireCodable {
 
     public init(json: JSONValue) throws(WireError) {
         let fields = try WireFields(json)
-        self.init(conversationId: try fields.string("conversationId"), expiresAtMs: try fields.int("expiresAtMs"),
+        self.init(conversationId: try fields.string("conversationId"), expiresAtMs: try fields.optionalInt("expiresAtMs"),
+                  sequence: try fields.int("sequence", minimum: 1),
                   deleted: try fields.bool("deleted"), delivered: try fields.count("delivered"),
                   undelivered: try fields.count("undelivered"))
     }
 
     public var json: JSONValue {
-        ["conversationId": .string(conversationId), "expiresAtMs": .int(expiresAtMs), "deleted": .bool(deleted),
-         "delivered": .int(Int64(delivered)), "undelivered": .int(Int64(undelivered))]
+        var out = WireObjectBuilder()
+        out["conversationId"] = .string(conversationId)
+        out["expiresAtMs"] = expiresAtMs.map(JSONValue.int)
+        out["sequence"] = .int(sequence)
+        out["deleted"] = .bool(deleted)
+        out["delivered"] = .int(Int64(delivered))
+        out["undelivered"] = .int(Int64(undelivered))
+        return out.json
     }
 
     public static var schemaName: String { "ExplodeResult" }
     public static var fields: [WireField] {
         [
             WireField("conversationId", .string, "the conversation's id"),
-            WireField("expiresAtMs", .integer, "when every device deletes it"),
+            WireField("expiresAtMs", .integer, optional: true, "when every device deletes it; absent when cancelled"),
+            WireField("sequence", .integer(minimum: 1), "the creator's sequence number of this decision"),
             WireField("deleted", .boolean, "whether it is already deleted here (an explosion now)"),
             WireField("delivered", .integer(minimum: 0), "members the explode message reached"),
             WireField("undelivered", .integer(minimum: 0), "members it has not reached (yet)"),

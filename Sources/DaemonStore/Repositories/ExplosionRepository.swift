@@ -49,21 +49,13 @@ public enum ExplosionRepository {
             """, [.text(conversationId), .text(ContentType.explodeSettings), .integer(storedAfter)]) != nil
     }
 
-    /// The earliest `expiresAt` among the creator's explode_settings messages stored in the
-    /// conversation (sent or received), or nil when the creator sent none.
+    /// The time of the creator's explode decision in force (docs/protocol/explode-schedule.md
+    /// §3: the highest sequence, then the earliest time), or nil when the creator sent none
+    /// or cancelled it.
     public static func creatorExpiry(conversationId: String, creatorInboxId: String,
                                      on conn: SQLiteConnection) throws(StoreError) -> Int64? {
-        let rows = try conn.query("""
-            SELECT content, fallback FROM message WHERE conversationId = ? AND senderInboxId = ? AND contentType = ?
-            """, [.text(conversationId), .text(creatorInboxId), .text(ContentType.explodeSettings)])
-        var earliest: Int64?
-        for row in rows {
-            guard case .explodeSettings(let at)? = try? MessageContent.decode(
-                contentType: ContentType.explodeSettings, content: try row.blob(0), fallback: try row.optionalString(1))
-            else { continue }
-            earliest = min(earliest ?? at, at)
-        }
-        return earliest
+        try ExplodeScheduleRepository.inForce(conversationId: conversationId, creatorInboxId: creatorInboxId,
+                                              on: conn)?.expiresAtMs
     }
 
     /// When this device left the conversation (its own `sotto/leave:1.0`, docs/protocol/leave-remove.md),

@@ -27,7 +27,10 @@ enum NotificationText {
         let summary = conversation ?? sender
         let body: String
         switch content {
-        case .explodeSettings(let expiresAtMs):
+        case .explodeSettings(let schedule):
+            // A late, older decision changed nothing: no notification saying otherwise.
+            guard !receipt.isSupersededDecision else { return nil }
+            guard let expiresAtMs = schedule.expiresAtMs else { body = "The explosion was cancelled"; break }
             body = expiresAtMs <= WallClock.nowMs() ? "This conversation exploded"
                                                      : "This conversation explodes at \(ISO8601.string(fromMillis: expiresAtMs))"
         case .joinRequest, .membership:

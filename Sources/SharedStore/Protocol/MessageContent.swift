@@ -70,7 +70,9 @@ public enum MessageContent: Sendable, Equatable {
     case text(String)
     case reply(reference: String, text: String)
     case reaction(reference: String, action: ReactionAction, emoji: String)
-    case explodeSettings(expiresAtMs: Int64)
+    /// The creator's decision on when the conversation explodes, or a cancel
+    /// (docs/protocol/explode-schedule.md).
+    case explodeSettings(ExplodeSchedule)
     case joinRequest(JoinRequest)
     case membership(name: String, members: [Member])
     /// The signer leaves the conversation (docs/protocol/leave-remove.md). The content is a JSON
@@ -119,12 +121,7 @@ public enum MessageContent: Sendable, Equatable {
             let emoji = try string(value, "content", contentType) { !$0.isEmpty && $0.utf8.count <= 64 }
             return .reaction(reference: reference, action: action, emoji: emoji)
         case ContentType.explodeSettings:
-            let value = try object(content, contentType)
-            let text = try string(value, "expiresAt", contentType)
-            guard let ms = ISO8601.millis(from: text) else {
-                throw PushError(.malformedMessage, "expiresAt is not an ISO 8601 UTC date")
-            }
-            return .explodeSettings(expiresAtMs: ms)
+            return .explodeSettings(try ExplodeSchedule.decode(try object(content, contentType)))
         case ContentType.joinRequest:
             let value = try object(content, contentType)
             return .joinRequest(JoinRequest(
@@ -184,7 +181,7 @@ public enum MessageContent: Sendable, Equatable {
         case .reply(_, let text): return text
         case .reaction(_, .added, let emoji): return "reacted \(emoji)"
         case .reaction(_, .removed, let emoji): return "removed \(emoji)"
-        case .explodeSettings(let ms): return "Conversation expires at \(ISO8601.string(fromMillis: ms))"
+        case .explodeSettings(let schedule): return schedule.fallback
         case .joinRequest(let request): return "\(request.profileName) asked to join"
         case .membership(let name, let members): return "\(name): \(members.count) members"
         case .leave: return "left the conversation"

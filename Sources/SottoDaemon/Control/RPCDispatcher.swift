@@ -155,9 +155,9 @@ struct RPCDispatcher: ControlRequestHandler {
             }
         case .explode:
             return try await answer(request, as: ExplodeParams.self) { params in
-                let result = try await daemon.explode.explode(params.conversation, at: params.atMs)
+                let result = try await daemon.explode.explode(params.conversation, at: params.atMs, cancel: params.cancel)
                 return ExplodeResult(conversationId: result.conversationId, expiresAtMs: result.expiresAtMs,
-                                     deleted: result.deleted, delivered: result.delivered, undelivered: result.undelivered)
+                                     sequence: result.sequence, deleted: result.deleted, delivered: result.delivered, undelivered: result.undelivered)
             }
         case .leave:
             return try await answer(request, as: LeaveParams.self) { params in

@@ -22,9 +22,10 @@ import SharedStore
 /// touched.
 ///
 /// Only the creator explodes a conversation (docs/protocol-rules.md): an `expiresAt` counts
-/// only as far as an `explode_settings` message from the creator stored in the conversation
-/// backs it. One with no such message (written by an older worker that took it from any
-/// member) is cleared, one earlier than the creator's is moved to the creator's time.
+/// only as far as the creator's explode decision in force in the conversation backs it
+/// (docs/protocol/explode-schedule.md §3). One with no such decision, or a cancelled one
+/// (written by an older worker that took it from any member) is cleared, one earlier than
+/// the creator's is moved to the creator's time.
 ///
 /// ```swift
 /// let expired = ExpiredConversationsWorker(database: db, keystore: ks, lifecycle: lifecycle, awake: awake,

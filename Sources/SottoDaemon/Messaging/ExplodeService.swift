@@ -15,11 +15,19 @@ import SharedStore
 /// ```swift
 /// let result = try await explode.explode("3fa2", at: nil)                      // now
 /// let later = try await explode.explode("3fa2", at: WallClock.nowMs() + 3_600_000)
+/// _ = try await explode.explode("3fa2", at: nil, cancel: true)               // called off
 /// ```
+///
+/// Run again on a scheduled conversation it changes the schedule: each decision carries the
+/// creator's next sequence number, and every device follows the highest one it holds
+/// (docs/protocol/explode-schedule.md, docs/adr/0040).
 actor ExplodeService {
     struct Result: Sendable {
         let conversationId: String
-        let expiresAtMs: Int64
+        /// Nil when this explode cancelled the scheduled one.
+        let expiresAtMs: Int64?
+        /// The creator's sequence number of this decision (docs/protocol/explode-schedule.md).
+        let sequence: Int64
         let deleted: Bool
         /// Members whose device acked the explode message within the wait.
         let delivered: Int
@@ -46,12 +54,20 @@ actor ExplodeService {
         self.deliveryBudgetMs = deliveryBudgetMs
     }
 
-    func explode(_ reference: String, at requestedMs: Int64?) async throws -> Result {
+    func explode(_ reference: String, at requestedMs: Int64?, cancel: Bool = false) async throws -> Result {
         let conversation = try await service.conversation(reference)
         guard conversation.creatorInboxId == conversation.inboxId else {
             throw ConversationService.Failure.refused("only the conversation's creator can explode it")
         }
         let now = WallClock.nowMs()
+        if cancel {
+            guard requestedMs == nil else { throw ConversationService.Failure.invalid("give a time or cancel, not both") }
+            guard conversation.expiresAt != nil else {
+                throw ConversationService.Failure.refused("no explosion is scheduled for this conversation")
+            }
+        }
+        // docs/protocol/explode-schedule.md §5: a time more than a second ago is a mistake, not
+        // "now"; up to a second ago (a clock read on the way) it is now.
         if let requestedMs, requestedMs < now - 1_000 {
             throw ConversationService.Failure.invalid("the explosion time is in the past")
         }
@@ -60,14 +76,13 @@ actor ExplodeService {
                 "the explosion time must be at most \(DurationParser.maximumText) from now")
         }
         // What goes on the wire is ISO 8601 to the millisecond: use the value every receiver parses.
-        let wire = ISO8601.string(fromMillis: requestedMs ?? now)
-        let expiresAtMs = ISO8601.millis(from: wire) ?? (requestedMs ?? now)
-        let content = JSONWriter.bytes(["expiresAt": .string(wire)])
+        let wanted = cancel ? nil : (requestedMs ?? now)
+        let expiresAtMs = wanted.map { ISO8601.millis(from: ISO8601.string(fromMillis: $0)) ?? $0 }
         // The sweep would delete the conversation (and the outbox rows counted below) as soon as
         // the pushes are out; this explode deletes it itself after counting.
         await expired.hold(conversation.inboxId)
         do {
-            let result = try await explodeHeld(conversation, content: content, wire: wire, expiresAtMs: expiresAtMs)
+            let result = try await explodeNumbered(conversation, expiresAtMs: expiresAtMs)
             await expired.release(conversation.inboxId)
             return result
         } catch {
@@ -76,26 +91,69 @@ actor ExplodeService {
         }
     }
 
-    private func explodeHeld(_ conversation: DBConversation, content: [UInt8], wire: String,
-                             expiresAtMs: Int64) async throws -> Result {
-        let conversationId = conversation.id
-        let sent = try await service.sendContent(
-            conversation, contentType: ContentType.explodeSettings, content: content,
-            fallback: "Conversation expires at \(wire)", referenceId: nil
-        ) { conn in
-            _ = try InvitationWriter.setExpiresAt(conversationId: conversationId, expiresAtMs: expiresAtMs, on: conn)
+    /// Another explode of the conversation stored its decision with this sequence first.
+    private struct SequenceTaken: Error {}
+
+    /// Explodes of one conversation take turns from numbering to commit (the actor lets
+    /// another call in at every await): calls at once get distinct sequences, the later one
+    /// in force. The delivery wait after the commit is not part of the turn.
+    private let numbering = KeyedTurns()
+
+    /// Numbers the decision one more than the highest stored, and stores it, in this
+    /// conversation's turn; the storing transaction checks that no other decision has that
+    /// number (a safety net: the turn already keeps them apart).
+    private func explodeNumbered(_ conversation: DBConversation, expiresAtMs: Int64?) async throws -> Result {
+        await numbering.take(conversation.id)
+        let stored: (schedule: ExplodeSchedule, messageId: String)
+        do {
+            let sequence = try database.read { conn in
+                try ExplodeScheduleRepository.nextSequence(conversationId: conversation.id,
+                                                           creatorInboxId: conversation.creatorInboxId, on: conn)
+            }
+            let schedule = ExplodeSchedule(sequence: sequence, expiresAtMs: expiresAtMs)
+            stored = (schedule, try await store(schedule, in: conversation))
+            await numbering.end(conversation.id)
+        } catch is SequenceTaken {
+            await numbering.end(conversation.id)
+            throw ConversationService.Failure.refused("another explode of this conversation took its number; try again")
+        } catch {
+            await numbering.end(conversation.id)
+            throw error
         }
+        return try await report(stored.schedule, messageId: stored.messageId, in: conversation)
+    }
+
+    /// Stores the decision, its pushes and the conversation's new `expiresAt` in one transaction.
+    private func store(_ schedule: ExplodeSchedule, in conversation: DBConversation) async throws -> String {
+        let conversationId = conversation.id, creator = conversation.creatorInboxId
+        let sent = try await service.sendContent(
+            conversation, contentType: ContentType.explodeSettings, content: schedule.content,
+            fallback: schedule.fallback, referenceId: nil
+        ) { conn in
+            // This decision is stored by now (same transaction): the one in force includes it,
+            // and it must be the only one with its number.
+            let numbered = try ExplodeScheduleRepository.decisions(conversationId: conversationId, creatorInboxId: creator, on: conn)
+            guard numbered.filter({ $0.sequence >= schedule.sequence }).count == 1 else { throw SequenceTaken() }
+            _ = try ExplodeScheduleRepository.apply(conversationId: conversationId, creatorInboxId: creator,
+                                                    messageId: nil, now: WallClock.nowMs(), on: conn)
+        }
+        return sent.messageId
+    }
+
+    /// After the commit: waits (bounded) for the pushes, then deletes the conversation here
+    /// when its time has come, or wakes the sweep for the new time.
+    private func report(_ schedule: ExplodeSchedule, messageId: String, in conversation: DBConversation) async throws -> Result {
         CrashPoint.reach("explode.committed")
-        let (delivered, undelivered) = await waitForDelivery(messageId: sent.messageId)
+        let (delivered, undelivered) = await waitForDelivery(messageId: messageId)
         CrashPoint.reach("explode.delivered")
-        let immediate = expiresAtMs <= WallClock.nowMs()
+        let immediate = schedule.expiresAtMs.map { $0 <= WallClock.nowMs() } ?? false
         if immediate {
             try await expired.deleteInbox(conversation.inboxId)
         } else {
             await expired.signal()
         }
-        return Result(conversationId: conversation.id, expiresAtMs: expiresAtMs, deleted: immediate,
-                      delivered: delivered, undelivered: undelivered)
+        return Result(conversationId: conversation.id, expiresAtMs: schedule.expiresAtMs, sequence: schedule.sequence,
+                      deleted: immediate, delivered: delivered, undelivered: undelivered)
     }
 
     /// Waits until no push of the message is pending, or the budget is spent; counts what was

@@ -65,6 +65,10 @@ extension DaemonProcessTests {
             #expect(Self.code { try client.call(JoinConversationParams(code: "sotto1:not-an-invite")) } == .invalidParams)
             let id = try client.call(NewConversationParams()).conversationId
             #expect(Self.code { try client.call(ExplodeParams(conversation: id, atMs: 4_000_000_000_000_000)) } == .invalidParams)
+            // Nothing scheduled: nothing to cancel (refused, nothing sent); a time an hour ago is not "now".
+            #expect(Self.code { try client.call(ExplodeParams(conversation: id, cancel: true)) } == .refused)
+            #expect(Self.code { try client.call(ExplodeParams(conversation: id, atMs: WallClock.nowMs() - 3_600_000)) } == .invalidParams)
+            #expect(try client.call(ListConversationsParams()).conversations.first?.expiresAtMs == nil)
             let unknown = try client.callRaw(method: "noSuchMethod", params: [:])
             #expect(unknown == .failure(.methodNotFound("noSuchMethod")))
             // Still serving on the same connection.

@@ -15,15 +15,17 @@ struct HostileMemberDaemonTests {
         return try Keystore(directory: device.group.keystorePath, environment: [:]).identity(inboxId: inboxId)
     }
 
-    /// A push signed by `sender`, sealed to `creator`'s inbox of `conversation` as a real sender would.
+    /// A push signed by `sender`, sealed to `creator`'s inbox of `conversation` as a real sender
+    /// would (any device's own inbox: the name says where these tests mostly aim).
     static func push(from sender: Identity, to creator: Device, in conversation: String, contentType: String,
-                     content: [UInt8], fallback: String? = nil) throws -> (payload: [UInt8], messageId: String) {
+                     content: [UInt8], fallback: String? = nil, id: String = Hex.encode(SecureRandom.bytes(16)),
+                     sentAtMs: Int64 = WallClock.nowMs()) throws -> (payload: [UInt8], messageId: String) {
         let row = try require(try creator.query("""
             SELECT m.publicKey, m.clientId, c.topic FROM conversation c
             JOIN member m ON m.conversationId = c.id AND m.inboxId = c.inboxId WHERE c.id = ?
             """, [.text(conversation)]).first, "creator's member row")
-        let signed = SignedMessage.sign(id: Hex.encode(SecureRandom.bytes(16)), conversationId: conversation,
-                                        sentAtMs: WallClock.nowMs(), contentType: contentType, content: content,
+        let signed = SignedMessage.sign(id: id, conversationId: conversation,
+                                        sentAtMs: sentAtMs, contentType: contentType, content: content,
                                         fallback: fallback, signer: sender.privateKey)
         let clientId = try row.string(1), topic = try row.string(2)
         let envelope = Envelope.seal(signed.encode(), recipient: try PublicKey(hex: try row.string(0)),

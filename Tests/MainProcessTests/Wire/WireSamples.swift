@@ -74,8 +74,11 @@ enum WireSamples {
         try check(ReactParams(conversation: "c0", message: "m1", emoji: "👍", remove: true), SentMessage(messageId: "r1", recipients: 1))
         try check(ReactParams(conversation: "c0", message: "m1", emoji: "👍"), SentMessage(messageId: "r1", recipients: 1))
         try check(ExplodeParams(conversation: "c0", atMs: 1_900_000_000_000),
-                  ExplodeResult(conversationId: "c0", expiresAtMs: 1_900_000_000_000, deleted: false, delivered: 2, undelivered: 1))
-        try check(ExplodeParams(conversation: "c0"), ExplodeResult(conversationId: "c0", expiresAtMs: 1, deleted: true, delivered: 0, undelivered: 0))
+                  ExplodeResult(conversationId: "c0", expiresAtMs: 1_900_000_000_000, sequence: 2, deleted: false,
+                                delivered: 2, undelivered: 1))
+        try check(ExplodeParams(conversation: "c0", cancel: true),
+                  ExplodeResult(conversationId: "c0", expiresAtMs: nil, sequence: 3, deleted: false, delivered: 2, undelivered: 0))
+        try check(ExplodeParams(conversation: "c0"), ExplodeResult(conversationId: "c0", expiresAtMs: 1, sequence: 1, deleted: true, delivered: 0, undelivered: 0))
         try check(LeaveParams(conversation: "c0"), LeaveResult(conversationId: "c0", members: 2))
         try check(SubscribeParams(since: 0), SubscribeResult(lastSeq: 99, gap: gap))
         try check(SubscribeParams(), SubscribeResult(lastSeq: 0))

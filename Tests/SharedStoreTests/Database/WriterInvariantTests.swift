@@ -182,26 +182,45 @@ struct WriterInvariantTests {
         #expect(try MemberRepository.profileName(conversationId: f.conversationId, inboxId: newcomer.inboxId, on: conn) == "New")
     }
 
-    @Test func explodeEarlierWins() throws {
+    @Test func explodeDecisionsFollowTheHighestSequence() throws {
         let f = try StoreFixture()
         let conn = try f.open()
-        func explode(_ at: Int64) throws {
-            _ = try write(f, conn, f.message(kind: .explodeSettings(expiresAtMs: at), from: f.creator,
-                                             contentType: "convos.org/explode_settings:1.0"))
+        func decide(_ schedule: ExplodeSchedule, sentAt: Int64? = nil) throws {
+            _ = try write(f, conn, f.message(kind: .explodeSettings(schedule), from: f.creator,
+                                             contentType: ContentType.explodeSettings, content: schedule.content,
+                                             sentAt: sentAt))
         }
-        try explode(f.now + 10_000)
-        #expect(try ConversationRepository.find(id: f.conversationId, on: conn)?.expiresAt == f.now + 10_000)
-        try explode(f.now + 50_000)   // later: ignored
-        #expect(try ConversationRepository.find(id: f.conversationId, on: conn)?.expiresAt == f.now + 10_000)
-        try explode(f.now + 2_000)    // earlier: wins
-        #expect(try ConversationRepository.find(id: f.conversationId, on: conn)?.expiresAt == f.now + 2_000)
+        func expiresAt() throws -> Int64? { try ConversationRepository.find(id: f.conversationId, on: conn)?.expiresAt }
+        // Version 1 (sequence 0): the earlier wins, as before.
+        try decide(ExplodeSchedule(sequence: 0, expiresAtMs: f.now + 10_000))
+        try decide(ExplodeSchedule(sequence: 0, expiresAtMs: f.now + 50_000))
+        #expect(try expiresAt() == f.now + 10_000)
+        // A numbered decision replaces it, later or not.
+        try decide(ExplodeSchedule(sequence: 2, expiresAtMs: f.now + 90_000))
+        #expect(try expiresAt() == f.now + 90_000)
+        // An older decision arriving late is stored and changes nothing.
+        try decide(ExplodeSchedule(sequence: 1, expiresAtMs: f.now + 3_000))
+        #expect(try expiresAt() == f.now + 90_000)
+        // A cancel clears it.
+        try decide(ExplodeSchedule(sequence: 3, expiresAtMs: nil))
+        #expect(try expiresAt() == nil)
         // Shown on the timeline, and not counted as unread.
-        #expect(try MessageRepository.count(conversationId: f.conversationId, on: conn) == 3)
+        #expect(try MessageRepository.count(conversationId: f.conversationId, on: conn) == 5)
         #expect(try LocalStateRepository.state(of: f.conversationId, on: conn)?.unreadCount == 0)
+        try decide(ExplodeSchedule(sequence: 4, expiresAtMs: f.now + 2_000))
+        #expect(try expiresAt() == f.now + 2_000)
+        // Made (by the creator's clock) at or after the time in force: too late, nothing written.
+        let late = ExplodeSchedule(sequence: 5, expiresAtMs: f.now + 60_000)
+        try expectRefused(f, conn, f.message(kind: .explodeSettings(late), from: f.creator,
+                                             contentType: ContentType.explodeSettings, content: late.content,
+                                             sentAt: f.now + 2_000), code: "conversation_expired")
+        #expect(try expiresAt() == f.now + 2_000)
         // From a member who is not the creator: refused, nothing written.
-        try expectRefused(f, conn, f.message(kind: .explodeSettings(expiresAtMs: f.now), from: f.sender,
-                                             contentType: "convos.org/explode_settings:1.0"), code: "unknown_sender")
-        #expect(try ConversationRepository.find(id: f.conversationId, on: conn)?.expiresAt == f.now + 2_000)
+        let hostile = ExplodeSchedule(sequence: 99, expiresAtMs: nil)
+        try expectRefused(f, conn, f.message(kind: .explodeSettings(hostile), from: f.sender,
+                                             contentType: ContentType.explodeSettings, content: hostile.content),
+                          code: "unknown_sender")
+        #expect(try expiresAt() == f.now + 2_000)
     }
 
     @Test func changeAndChangeLogRollBackTogether() throws {

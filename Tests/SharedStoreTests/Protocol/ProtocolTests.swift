@@ -52,7 +52,7 @@ struct ProtocolTests {
         #expect(try decode(ContentType.text, "hé").displayText == "hé")
         #expect(try decode(ContentType.reply, #"{"reference":"\#(ref)","text":"yes"}"#) == .reply(reference: ref, text: "yes"))
         #expect(try decode(ContentType.reaction, #"{"reference":"\#(ref)","action":"added","content":"👍"}"#).displayText == "reacted 👍")
-        #expect(try decode(ContentType.explodeSettings, #"{"expiresAt":"2026-11-21T22:00:00Z"}"#) == .explodeSettings(expiresAtMs: 1_795_298_400_000))
+        #expect(try decode(ContentType.explodeSettings, #"{"expiresAt":"2026-11-21T22:00:00Z"}"#) == .explodeSettings(ExplodeSchedule(sequence: 0, expiresAtMs: 1_795_298_400_000)))
         #expect(try decode("x/y:1", "?", fallback: "A poll") == .unknown(contentType: "x/y:1", fallback: "A poll"))
         #expect { try decode("x/y:1", "?") } throws: { ($0 as? PushError)?.code == .unsupportedContent }
         #expect { try decode(ContentType.reply, #"{"reference":"nothex","text":"x"}"#) } throws: { ($0 as? PushError)?.code == .malformedMessage }

@@ -14,8 +14,8 @@ extension IncomingMessage {
             kind = .stored(referenceId: nil)
         case .reply(let reference, _), .reaction(let reference, _, _):
             kind = .stored(referenceId: reference)
-        case .explodeSettings(let expiresAtMs):
-            kind = .explodeSettings(expiresAtMs: expiresAtMs)
+        case .explodeSettings(let schedule):
+            kind = .explodeSettings(schedule)
         case .joinRequest(let request):
             kind = .joinRequest(inviteId: request.inviteId, secret: request.secret, profileName: request.profileName,
                                 endpoint: request.endpoint, clientId: request.clientId)

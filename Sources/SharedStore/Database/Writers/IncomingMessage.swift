@@ -33,7 +33,8 @@ public struct IncomingMessage: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         /// Text, reply, reaction, or an unknown type shown by its fallback.
         case stored(referenceId: String?)
-        case explodeSettings(expiresAtMs: Int64)
+        /// The creator's decision on when it explodes (docs/protocol/explode-schedule.md).
+        case explodeSettings(ExplodeSchedule)
         case joinRequest(inviteId: String, secret: String, profileName: String?, endpoint: String, clientId: String)
         case membership(name: String?, members: [MemberEntry])
         /// The sender leaves: its member row goes (docs/protocol/leave-remove.md).
@@ -144,4 +145,7 @@ public struct IncomingWriteReceipt: Sendable, Equatable {
     public var isUserVisible: Bool
     /// What its notification may show (the conversation's setting, else the device's).
     public var preview: NotificationPreview = .deviceDefault
+    /// An explode decision stored but not in force (an older one arriving late, a tie it
+    /// lost): nothing changed, so nothing to tell (docs/protocol/explode-schedule.md §3).
+    public var isSupersededDecision = false
 }

@@ -1,5 +1,6 @@
 /// Stores one verified incoming message, after checking, in order: the conversation belongs to
-/// the recipient inbox and matches the topic; it has not exploded; the sender may send this
+/// the recipient inbox and matches the topic; it has not exploded (nor, for an explode
+/// decision, had it when the creator made it); the sender may send this
 /// content here (`SenderRules`: a member with that exact key; explode_settings and
 /// membership only from the creator; join requests from anyone, to the creator only); the id
 /// is new (else `.duplicate`, nothing written). Runs in the caller's one transaction; every
@@ -24,6 +25,12 @@ public enum IncomingMessageWriter {
             throw .conversationExpired
         }
         try SenderRules.check(m, conversation: conversation, recipientInboxId: recipientInboxId, on: conn)
+        // The race with the expiry (docs/protocol/explode-schedule.md §4): a decision the creator
+        // made (its signed clock) at or after the explosion in force here comes too late,
+        // however early it arrives: exploded stays exploded on every device.
+        if case .explodeSettings = m.kind, let expiresAt = conversation.expiresAt, m.sentAtMs >= expiresAt {
+            throw .conversationExpired
+        }
         if case .receipt(let receipt) = m.kind {
             // Applied to the outbox, never stored as a message: applying it again changes
             // nothing, so it needs no duplicate check (docs/protocol/receipts.md §5).
@@ -46,6 +53,7 @@ public enum IncomingMessageWriter {
         return try store { () throws(StoreError) -> IncomingWriteOutcome in
             let seq: Int64
             var visible = false
+            var superseded = false
             switch m.kind {
             case .stored(let referenceId):
                 try insertMessage(m, referenceId: referenceId, now: now, on: conn)
@@ -56,14 +64,16 @@ public enum IncomingMessageWriter {
                                            entityId: m.id, now: now)
                 visible = true
 
-            case .explodeSettings(let expiresAtMs):
+            case .explodeSettings(let schedule):
+                // Stored whatever its sequence (a late, older decision is a timeline row and a
+                // dedupe key); the decision in force over all of them sets expiresAt, so any
+                // order of arrival ends in the same state (docs/protocol/explode-schedule.md §3).
                 try insertMessage(m, referenceId: nil, now: now, on: conn)
-                // Earlier (or equal) wins: exploding is idempotent and never postponed.
-                try conn.run("""
-                    UPDATE conversation SET expiresAt = min(coalesce(expiresAt, ?1), ?1) WHERE id = ?2
-                    """, [.integer(expiresAtMs), .text(m.conversationId)])
-                seq = try ChangeLog.append(conn, kind: .conversationExpiresChanged,
-                                           conversationId: m.conversationId, entityId: m.id, now: now)
+                let applied = try ExplodeScheduleRepository.apply(conversationId: m.conversationId,
+                                                                  creatorInboxId: conversation.creatorInboxId,
+                                                                  messageId: m.id, now: now, on: conn)
+                seq = applied.seq
+                superseded = applied.schedule != schedule
 
             case .joinRequest(let inviteId, let secret, let profileName, let endpoint, let clientId):
                 try conn.run("""
@@ -126,8 +136,10 @@ public enum IncomingMessageWriter {
                                             error: nil, now: now, on: conn)
             }
             try InboxWriter.touch(inboxId: recipientInboxId, at: now, on: conn)
-            return .written(try receipt(seq: seq, conversationId: m.conversationId,
-                                        senderInboxId: m.senderInboxId, visible: visible, on: conn))
+            var written = try receipt(seq: seq, conversationId: m.conversationId,
+                                      senderInboxId: m.senderInboxId, visible: visible, on: conn)
+            written.isSupersededDecision = superseded
+            return .written(written)
         }
     }
 

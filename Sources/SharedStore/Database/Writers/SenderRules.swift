@@ -5,7 +5,7 @@
 /// | content | who | else |
 /// |---|---|---|
 /// | text, reply, reaction, unknown with fallback | a member, with its key | `unknown_sender` |
-/// | `convos.org/explode_settings:1.0` | the creator | `unknown_sender` |
+/// | `convos.org/explode_settings:1.0` (a time or a cancel, docs/protocol/explode-schedule.md) | the creator | `unknown_sender` |
 /// | `sotto/membership:1.0` | the creator; the list keeps the creator with its key | `unknown_sender` / `malformed_message` |
 /// | `sotto/join_request:1.0` | anyone, sent to the creator's device only | `unknown_sender` |
 /// | `sotto/leave:1.0` | a member who is not the creator (the signer is who leaves) | `unknown_sender` |

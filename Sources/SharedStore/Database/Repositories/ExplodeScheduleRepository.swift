@@ -1,0 +1,54 @@
+/// The creator's explode decisions a device holds, read back from the conversation's stored
+/// `convos.org/explode_settings:1.0` messages (sent or received): which is in force, and which
+/// sequence the creator's next decision takes (docs/protocol/explode-schedule.md §3).
+///
+/// ```swift
+/// let schedule = try ExplodeScheduleRepository.inForce(conversationId: id, creatorInboxId: creator, on: conn)
+/// schedule?.expiresAtMs   // nil: cancelled (or never set, when schedule is nil)
+/// ```
+public enum ExplodeScheduleRepository {
+    /// Every decision of the creator stored in the conversation; a row that does not decode
+    /// (none is stored that way: the writer refuses it first) is skipped.
+    public static func decisions(conversationId: String, creatorInboxId: String,
+                                 on conn: SQLiteConnection) throws(StoreError) -> [ExplodeSchedule] {
+        let rows = try conn.query("""
+            SELECT content, fallback FROM message WHERE conversationId = ? AND senderInboxId = ? AND contentType = ?
+            """, [.text(conversationId), .text(creatorInboxId), .text(ContentType.explodeSettings)])
+        var out: [ExplodeSchedule] = []
+        for row in rows {
+            guard case .explodeSettings(let schedule)? = try? MessageContent.decode(
+                contentType: ContentType.explodeSettings, content: try row.blob(0), fallback: try row.optionalString(1))
+            else { continue }
+            out.append(schedule)
+        }
+        return out
+    }
+
+    /// The creator's decision in force here (``ExplodeSchedule/inForce(_:)``), or nil when it made none.
+    public static func inForce(conversationId: String, creatorInboxId: String,
+                               on conn: SQLiteConnection) throws(StoreError) -> ExplodeSchedule? {
+        ExplodeSchedule.inForce(try decisions(conversationId: conversationId, creatorInboxId: creatorInboxId, on: conn))
+    }
+
+    /// The sequence the creator's next decision carries: one more than any it made.
+    public static func nextSequence(conversationId: String, creatorInboxId: String,
+                                    on conn: SQLiteConnection) throws(StoreError) -> Int64 {
+        let highest = try decisions(conversationId: conversationId, creatorInboxId: creatorInboxId, on: conn)
+            .map(\.sequence).max() ?? 0
+        return min(highest, ExplodeSchedule.maxSequence - 1) + 1
+    }
+
+    /// Sets the conversation's `expiresAt` to the decision in force (nil: cancelled or none)
+    /// and appends a `conversationExpiresChanged` change naming `messageId` (the decision just
+    /// stored in the same transaction by the receiving writer; nil when the creator sends one). Returns the decision in force and the change's seq.
+    @discardableResult
+    public static func apply(conversationId: String, creatorInboxId: String, messageId: String?, now: Int64,
+                             on conn: SQLiteConnection) throws(StoreError) -> (schedule: ExplodeSchedule?, seq: Int64) {
+        let schedule = try inForce(conversationId: conversationId, creatorInboxId: creatorInboxId, on: conn)
+        try conn.run("UPDATE conversation SET expiresAt = ? WHERE id = ?",
+                     [.optional(schedule?.expiresAtMs), .text(conversationId)])
+        let seq = try ChangeLog.append(conn, kind: .conversationExpiresChanged, conversationId: conversationId,
+                                       entityId: messageId, now: now)
+        return (schedule, seq)
+    }
+}
