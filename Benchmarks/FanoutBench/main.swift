@@ -24,7 +24,10 @@ let arguments = CommandLine.arguments
 let memberCount = arguments.count > 1 ? Int(arguments[1]) ?? 1_000 : 1_000
 let rounds = arguments.count > 2 ? Int(arguments[2]) ?? 5 : 5
 signal(SIGPIPE, SIG_IGN)
-guard NatsServer.isInstalled else { print(NatsServer.skipMessage); exit(0) }
+guard NatsServer.isInstalled else { say(NatsServer.skipMessage); exit(0) }
+
+/// Unbuffered, so a crash does not take the lines already measured with it.
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
 func percentile(_ values: [Double], _ p: Double) -> Double {
     let sorted = values.sorted()
@@ -66,10 +69,11 @@ struct Sender {
         return id
     }
 
-    /// (message time → last push recorded, send call → all seen), in ms.
-    func send(_ text: String, to conversation: String, pushes: Int) throws -> (id: String, inside: Double, call: Double) {
+    /// (message time → last push recorded, send call → all seen, send call → returned), in ms.
+    func send(_ text: String, to conversation: String, pushes: Int) throws -> (id: String, inside: Double, call: Double, returned: Double) {
         let t0 = WallClock.monotonicNs()
         let id = try control.call(SendMessageParams(conversation: conversation, text: text)).messageId
+        let returned = Double(WallClock.monotonicNs() - t0) / 1e6
         guard let at = watch.wait(for: id, pushes: pushes) else {
             let states = try database.query("SELECT state, lastError, count(*) FROM outbox WHERE messageId = ? GROUP BY 1, 2",
                                              [.text(id)]).map { "\(try $0.string(0)) \((try? $0.string(1)) ?? "") ×\(try $0.int64(2))" }
@@ -78,13 +82,13 @@ struct Sender {
         let inside = try database.queryOne("""
             SELECT max(o.nextAttemptAt) - m.receivedAt FROM outbox o JOIN message m ON m.id = o.messageId WHERE m.id = ?
             """, [.text(id)])?.int64(0) ?? -1
-        return (id, Double(inside), Double(at - t0) / 1e6)
+        return (id, Double(inside), Double(at - t0) / 1e6, returned)
     }
 
     func stop() { _ = try? daemon.stop() }
 }
 
-print("== fanout-bench: one daemon → \(memberCount) members, \(rounds) rounds after 1 warm-up ==")
+say("== fanout-bench: one daemon → \(memberCount) members, \(rounds) rounds after 1 warm-up ==")
 do {
     let tmp = try TemporaryDirectory(prefix: "fanb")
     defer { tmp.remove() }
@@ -97,18 +101,20 @@ do {
     let one = try sender.conversation(members: 1, endpoint: server.url)
     let many = try sender.conversation(members: memberCount, endpoint: server.url)
     var oneInside: [Double] = [], oneCall: [Double] = [], manyInside: [Double] = [], manyCall: [Double] = []
+    var oneReturned: [Double] = [], manyReturned: [Double] = []
     for round in 0...rounds {
         let a = try sender.send("see you at 9, round \(round)", to: one, pushes: 1)
         let b = try sender.send("see you at 9, round \(round)", to: many, pushes: memberCount)
         guard round > 0 else { continue }
-        oneInside.append(a.inside); oneCall.append(a.call)
-        manyInside.append(b.inside); manyCall.append(b.call)
+        oneInside.append(a.inside); oneCall.append(a.call); oneReturned.append(a.returned)
+        manyInside.append(b.inside); manyCall.append(b.call); manyReturned.append(b.returned)
     }
-    print("  relay, short text:")
-    print("    to 1 member:       message time → last relayed recorded \(ms(oneInside)); send call → all seen \(ms(oneCall))")
-    print("    to \(memberCount) members: message time → last relayed recorded \(ms(manyInside)); send call → all seen \(ms(manyCall))")
+    say("  relay, short text:")
+    say("    to 1 member:       message time → last relayed recorded \(ms(oneInside)); send call → all seen \(ms(oneCall))")
+    say("    to \(memberCount) members: message time → last relayed recorded \(ms(manyInside)); send call → all seen \(ms(manyCall))")
+    say("    send call returns (sign, seal for each member, commit): 1 member \(ms(oneReturned)); \(memberCount) members \(ms(manyReturned))")
     let ratio = percentile(manyCall, 0.5) / max(percentile(oneCall, 0.5), 0.1)
-    print(String(format: "    ratio %d / 1 (send call → all seen, p50): %.1fx   (goal ≤ 50x; %d members ≤ 1000 ms: %@)",
+    say(String(format: "    ratio %d / 1 (send call → all seen, p50): %.1fx   (goal ≤ 50x; %d members ≤ 1000 ms: %@)",
                  memberCount, ratio, memberCount, percentile(manyCall, 0.5) <= 1_000 ? "yes" : "NO"))
 
     // MARK: 2. bytes the relay stores for one 64 KiB text
@@ -124,14 +130,14 @@ do {
     let stored = (after.0.bytes - before.0.bytes) + (after.1.bytes - before.1.bytes)
     let onDisk = Int64(after.2) - Int64(before.2)
     let budget = 1.5 * (65_536 + Double(memberCount) * pushBytes)
-    print("  relay, one 64 KiB text to \(memberCount) members (each push \(Int(pushBytes)) bytes):")
-    print("    mailbox stream +\(after.0.messages - before.0.messages) msgs +\(after.0.bytes - before.0.bytes) B; "
+    say("  relay, one 64 KiB text to \(memberCount) members (each push \(Int(pushBytes)) bytes):")
+    say("    mailbox stream +\(after.0.messages - before.0.messages) msgs +\(after.0.bytes - before.0.bytes) B; "
           + "body stream +\(after.1.messages - before.1.messages) msgs +\(after.1.bytes - before.1.bytes) B")
-    print(String(format: "    stored %d B (store directory +%lld B) vs 1.5 × (64 KiB + %d × push) = %.0f B: %.2f of the budget",
+    say(String(format: "    stored %d B (store directory +%lld B) vs 1.5 × (64 KiB + %d × push) = %.0f B: %.2f of the budget",
                  Int(stored), onDisk, memberCount, budget, Double(stored) / budget))
-    print(String(format: "    vs a 64 KiB text inline in every push (%d × 64 KiB): %.1f%%", memberCount,
+    say(String(format: "    vs a 64 KiB text inline in every push (%d × 64 KiB): %.1f%%", memberCount,
                  100 * Double(stored) / (Double(memberCount) * 65_536)))
-    print(String(format: "    send call → all relayed: %.1f ms", sent.call))
+    say(String(format: "    send call → all relayed: %.1f ms", sent.call))
 
     // MARK: 3. direct endpoints
     let direct = try Sender(state: "sent")
@@ -145,10 +151,10 @@ do {
         let b = try direct.send("see you at 9, round \(round)", to: directMany, pushes: memberCount)
         if round > 0 { dOne.append(a.call); dMany.append(b.call) }
     }
-    print("  direct unix: endpoints that ack at once, short text:")
-    print("    to 1 member \(ms(dOne)); to \(memberCount) members \(ms(dMany))")
-    print(String(format: "    ratio %d / 1 (p50): %.1fx", memberCount, percentile(dMany, 0.5) / max(percentile(dOne, 0.5), 0.1)))
+    say("  direct unix: endpoints that ack at once, short text:")
+    say("    to 1 member \(ms(dOne)); to \(memberCount) members \(ms(dMany))")
+    say(String(format: "    ratio %d / 1 (p50): %.1fx", memberCount, percentile(dMany, 0.5) / max(percentile(dOne, 0.5), 0.1)))
 } catch {
-    print("benchmark failed: \(error)")
+    say("benchmark failed: \(error)")
     exit(1)
 }

@@ -34,13 +34,15 @@ public final class DeliveryWatch: @unchecked Sendable {
         }.start()
     }
 
+    /// Called from the feed's thread and from `wait`: the connection is used under the lock.
     private func check(_ id: String) {
-        guard let count = try? database.queryOne("SELECT count(*) FROM outbox WHERE messageId = ? AND state = ?",
-                                                 [.text(id), .text(state)])?.int64(0) else { return }
-        let at = WallClock.monotonicNs()
         lock.lock()
         defer { lock.unlock() }
-        guard done[id] == nil, let wanted = expected[id], Int(count) >= wanted else { return }
+        guard done[id] == nil, let wanted = expected[id],
+              let count = try? database.queryOne("SELECT count(*) FROM outbox WHERE messageId = ? AND state = ?",
+                                                 [.text(id), .text(state)])?.int64(0) else { return }
+        let at = WallClock.monotonicNs()
+        guard Int(count) >= wanted else { return }
         done[id] = at
         lock.broadcast()
     }

@@ -12,6 +12,9 @@ import SharedStore
 /// A push by reference carries the message's sealed body (`outbox_body`, docs/adr/0032):
 /// after the push on a direct connection, published to the relay before the push; the body
 /// is deleted with the last of the message's pushes that leaves pending.
+/// A pass takes up to 1,024 due pushes: a relay's are published a window of 256 at a time
+/// without a round trip each, and each window (or 64 direct pushes) is recorded in one
+/// transaction (docs/adr/0037).
 /// The same pass delivers the notices that outlive their conversation (an explode whose
 /// conversation is deleted here, docs/adr/0034; `OutboxSender+OutlivingNotices.swift`), with
 /// the same code and backoff, until each is delivered or older than `noticeMaxAgeMs`.
