@@ -67,16 +67,25 @@ extension RelayConnection {
             Unmanaged<BatchAcks>.fromOpaque(closure).release()
             return pushes.map { _ in .failure(NatsCall.error(created, "a publishing context")) }
         }
+        // The first publish the client refuses (the connection is gone, or the window stayed
+        // full for the whole wait) ends the batch: the rest would each wait as long.
+        var accepted = 0
         for (index, push) in pushes.enumerated() {
-            if let error = publishAsync(push, on: context) { acks.fail(index, error) }
+            let refused: RelayError? = isConnected ? publishAsync(push, on: context)
+                : .call(operation: "publish", status: "the relay connection is down", code: 0)
+            guard let refused else { accepted += 1; continue }
+            for rest in index..<pushes.count { acks.fail(rest, refused) }
+            break
         }
         var wait = jsPubOptions()
         jsPubOptions_Init(&wait)
         wait.MaxWait = apiWaitMs
-        _ = js_PublishAsyncComplete(context, &wait)
-        // Whatever is still unacked is taken back, so that no callback comes after this.
-        var pending = natsMsgList()
-        if js_PublishAsyncGetPendingList(&pending, context) == NATS_OK { natsMsgList_Destroy(&pending) }
+        // Whatever is still unacked after the wait is taken back, so that no callback comes
+        // after this (libnats 3.4 crashes asking a context that never published for its list).
+        if accepted > 0, js_PublishAsyncComplete(context, &wait) != NATS_OK {
+            var pending = natsMsgList()
+            if js_PublishAsyncGetPendingList(&pending, context) == NATS_OK { natsMsgList_Destroy(&pending) }
+        }
         jsCtx_Destroy(context)
         Unmanaged<BatchAcks>.fromOpaque(closure).release()
         return acks.results()
