@@ -18,7 +18,7 @@ public struct BatchPush: Sendable {
     }
 }
 
-// MARK: - Publishing many pushes with a bounded window (docs/adr/0037)
+// MARK: - Publishing many pushes with a bounded window (docs/adr/0038)
 
 extension RelayConnection {
     /// How many publishes of a batch may wait for their ack at once.
@@ -38,7 +38,13 @@ extension RelayConnection {
     /// ```
     public func publishAll(_ pushes: [BatchPush], window: Int = RelayConnection.defaultPublishWindow)
         -> [Result<PublishAck, RelayError>] {
-        guard !pushes.isEmpty else { return [] }
+        guard pushes.count > 1 else {
+            // One push: the connection's own context, whose reply subscription exists already
+            // (a fresh publishing context subscribes first: a few ms for a one-member send).
+            return pushes.map { push in
+                Result { () throws(RelayError) in try publish(push.payload, to: push.mailbox, messageId: push.messageId) }
+            }
+        }
         let acks = BatchAcks(pushes: pushes)
         let closure = Unmanaged.passRetained(acks).toOpaque()
         var options = jsOptions()
