@@ -1,5 +1,5 @@
 #!/bin/sh
-# Builds release and runs the fan-out benchmark (issue #17, docs/adr/0038): one daemon sends to
+# Builds release and runs the fan-out benchmark (issue #17, docs/adr/0039): one daemon sends to
 # MEMBERS members through a real nats-server (send → all relayed, against one member in the
 # same run), the bytes the relay stores for one 64 KiB text to them all, and the same fan-out
 # to direct endpoints that ack at once.

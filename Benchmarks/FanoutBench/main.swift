@@ -5,7 +5,7 @@ import SharedStore
 import SottoClient
 import TestSupport
 
-// fanout-bench (issue #17, docs/adr/0038): one real `sotto daemon` sends to a conversation of
+// fanout-bench (issue #17, docs/adr/0039): one real `sotto daemon` sends to a conversation of
 // MEMBERS members whose endpoints are a real nats-server relay, against a conversation of one
 // member measured in the same run (the ratio is the goal: ≤ 50×, and ≤ 1 s for 1,000):
 //  1. send → all pushes `relayed`: from the message's time (taken before it is signed and

@@ -18,7 +18,7 @@ public struct BatchPush: Sendable {
     }
 }
 
-// MARK: - Publishing many pushes with a bounded window (docs/adr/0038)
+// MARK: - Publishing many pushes with a bounded window (docs/adr/0039)
 
 extension RelayConnection {
     /// How many publishes of a batch may wait for their ack at once.

@@ -8,7 +8,7 @@ import TestSupport
 /// the sending daemon SIGKILLed at a named step (mid fan-out, after the body upload and
 /// before any push, after the commit), then started again: every member's mailbox holds the
 /// message exactly once, the daemon keeps no body, and the relay holds the body once, under
-/// the stream's age limit (docs/adr/0038). The members are seeded in the sender's database
+/// the stream's age limit (docs/adr/0039). The members are seeded in the sender's database
 /// with real keys (TestSupport FanoutMembers); the relay's stream is where they would read.
 @Suite("Fan-out to 1,000 members, killed at each step", .serialized,
        .enabled(if: NatsServer.isInstalled, "nats-server not installed (make deps)"))

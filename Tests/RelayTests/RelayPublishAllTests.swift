@@ -4,7 +4,7 @@ import SharedStore
 import Testing
 import TestSupport
 
-/// `RelayConnection.publishAll` (docs/adr/0038): a fan-out's pushes published a window at a
+/// `RelayConnection.publishAll` (docs/adr/0039): a fan-out's pushes published a window at a
 /// time against a real nats-server, each push's outcome its own ack.
 @Suite("Relay: publishing a window of pushes", .serialized,
        .enabled(if: NatsServer.isInstalled, "nats-server not installed (make deps)"))

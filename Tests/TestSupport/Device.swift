@@ -127,8 +127,8 @@ public final class Device: @unchecked Sendable {
     // MARK: - CLI
 
     /// Runs `sotto ARGS` against this device.
-    public func cli(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        try ChildProcess.run(try builtExecutable("sotto"), arguments, environment: environment)
+    public func cli(_ arguments: [String], stdin: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+        try ChildProcess.run(try builtExecutable("sotto"), arguments, environment: environment, stdin: stdin)
     }
 
     /// Runs `sotto ARGS --json`; throws unless it exits 0 with a JSON object.

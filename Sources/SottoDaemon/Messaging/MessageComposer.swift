@@ -124,7 +124,7 @@ enum MessageComposer {
 
     /// One push per recipient, in the recipients' order. Each seal is two curve
     /// multiplications (~0.25 ms): for 1,000 members the work is spread over the machine's
-    /// cores (docs/adr/0038), each core taking every n-th recipient.
+    /// cores (docs/adr/0039), each core taking every n-th recipient.
     private static func seal(_ plaintext: [UInt8], to recipients: [(DBMember, PublicKey)], topic: String,
                              body: BodyHint?) -> [OutboxEntry] {
         @Sendable func push(_ member: DBMember, _ key: PublicKey) -> OutboxEntry {

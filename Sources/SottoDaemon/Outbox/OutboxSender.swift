@@ -14,7 +14,7 @@ import SharedStore
 /// is deleted with the last of the message's pushes that leaves pending.
 /// A pass takes up to 1,024 due pushes: a relay's are published a window of 256 at a time
 /// without a round trip each, and each window (or 64 direct pushes) is recorded in one
-/// transaction (docs/adr/0038).
+/// transaction (docs/adr/0039).
 /// The same pass delivers the notices that outlive their conversation (an explode whose
 /// conversation is deleted here, docs/adr/0034; `OutboxSender+OutlivingNotices.swift`), with
 /// the same code and backoff, until each is delivered or older than `noticeMaxAgeMs`.
@@ -119,7 +119,7 @@ actor OutboxSender: Service {
         }
         await record(settled)
         // Through a relay: a window of publishes at a time, each window recorded in one
-        // transaction (docs/adr/0038); a crash loses at most one window's records, and their
+        // transaction (docs/adr/0039); a crash loses at most one window's records, and their
         // republish carries the same Nats-Msg-Id.
         for (endpoint, pushes) in byRelay {
             for start in stride(from: 0, to: pushes.count, by: RelayConnection.defaultPublishWindow) {

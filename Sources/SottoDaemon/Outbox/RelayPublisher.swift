@@ -59,7 +59,7 @@ enum RelayPublisher {
         }
     }
 
-    /// Publishes many pushes to one relay (docs/adr/0038): the bodies they reference first
+    /// Publishes many pushes to one relay (docs/adr/0039): the bodies they reference first
     /// (once each, as `publishBody`), then every push whose body the relay took, with a
     /// bounded window of unacked publishes instead of one round trip each. One outcome per
     /// push, in order.

@@ -2,7 +2,7 @@ import SharedStore
 import Testing
 import TestSupport
 
-/// `OutgoingMessageWriter.recordAttempts` (docs/adr/0038): a window of push outcomes in one
+/// `OutgoingMessageWriter.recordAttempts` (docs/adr/0039): a window of push outcomes in one
 /// transaction, each message's status and change once.
 @Suite("Outbox: recording a window of attempts")
 struct RecordAttemptsTests {

@@ -20,7 +20,7 @@ public struct RecordedAttempt: Sendable, Equatable {
 }
 
 extension OutgoingMessageWriter {
-    /// Records many push attempts in the caller's transaction (docs/adr/0038): each push's row
+    /// Records many push attempts in the caller's transaction (docs/adr/0039): each push's row
     /// as `recordAttempt` does, then each message's status recomputed and one
     /// `messageStatusChanged` appended once per message, not once per push (a fan-out to 1,000
     /// members recomputed its status over its 1,000 rows 1,000 times). A push whose row is
