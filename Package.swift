@@ -218,6 +218,10 @@ let package = Package(
             dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
             path: "Benchmarks/BodyBench"),
         .executableTarget(
+            name: "FanoutBench",
+            dependencies: ["ControlProtocol", "RelayTransport", "SottoClient", "SharedStore", "TestSupport"],
+            path: "Benchmarks/FanoutBench"),
+        .executableTarget(
             name: "SendBench",
             dependencies: ["DaemonStore", "ControlProtocol", "SottoClient", "SharedStore", "TestSupport"],
             path: "Benchmarks/SendBench"),

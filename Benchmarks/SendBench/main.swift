@@ -72,80 +72,6 @@ final class MemberDevice {
     }
 }
 
-/// Accepts pushes on one socket for every member: reads the push, its LF and the body it
-/// names, and acks ok. What it costs is the reading, nothing else.
-final class AckSink: @unchecked Sendable {
-    let path: String
-    private let listener: Int32
-
-    init(path: String) {
-        self.path = path
-        listener = UnixSocket.bind(path, type: Int32(SOCK_STREAM.rawValue))
-        guard listener >= 0, listen(listener, 64) == 0 else { fatalError("sink: cannot listen on \(path)") }
-        Thread { [self] in serve() }.start()
-    }
-
-    private func serve() {
-        let ack = Array("{\"ok\":true,\"messageId\":\"\(String(repeating: "0", count: 32))\",\"duplicate\":false}\n".utf8)
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let fd = UnixSocket.accept(listener, nonBlocking: false)
-            guard fd >= 0 else { continue }
-            var received: [UInt8] = []
-            var needed: Int?
-            while needed.map({ received.count < $0 }) ?? true {
-                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n <= 0 { break }
-                received += buffer[0..<n]
-                if needed == nil, let lf = received.firstIndex(of: 0x0a) {
-                    let hint = (try? PushPayload.decode(received[..<lf]))?.body
-                    needed = lf + 1 + Int(hint?.length ?? 0)
-                }
-            }
-            _ = UnixSocket.sendAll(fd, ack)
-            close(fd)
-        }
-    }
-}
-
-/// Waits for every push of one message to be `sent`, woken by the daemon's status changes.
-final class AllSent: @unchecked Sendable {
-    private let client: ControlClient
-    private let database: SQLiteConnection
-    private let lock = NSCondition()
-    private var done: [String: UInt64] = [:]
-    private let members: Int
-
-    init(controlSocketPath: String, databasePath: String, members: Int) throws {
-        client = try ControlClient.connect(path: controlSocketPath)
-        database = try SQLiteConnection.open(path: databasePath, profile: .worker)
-        self.members = members
-        _ = try client.call(SubscribeParams())
-        Thread { [self] in
-            for change in client.changes where change.kind == ChangeKind.messageStatusChanged.rawValue {
-                guard let id = change.entityId,
-                      let counts = try? OutboxRepository.deliveryCounts(messageId: id, on: database),
-                      counts.sent == members else { continue }
-                let at = WallClock.monotonicNs()
-                lock.lock()
-                if done[id] == nil { done[id] = at }
-                lock.broadcast()
-                lock.unlock()
-            }
-        }.start()
-    }
-
-    func wait(for id: String, timeoutSeconds: Double = 60) -> UInt64? {
-        lock.lock()
-        defer { lock.unlock() }
-        let deadline = Date().addingTimeInterval(timeoutSeconds)
-        while done[id] == nil {
-            if !lock.wait(until: deadline) { return nil }
-        }
-        return done[id]
-    }
-}
-
 /// One daemon, one conversation with `endpoints.count` members; ms from the send call to all sent.
 func measure(label: String, endpoints: (DBConversation, DBMember) throws -> [(Identity, String)]) throws -> (short: [Double], long: [Double]) {
     let home = try DaemonHome()
@@ -164,14 +90,14 @@ func measure(label: String, endpoints: (DBConversation, DBMember) throws -> [(Id
         _ = try RemoteMember.join(conversationId: conversationId, databasePath: home.databasePath, name: "m\(index)",
                                   identity: identity, endpoint: endpoint)
     }
-    let sent = try AllSent(controlSocketPath: home.controlSocketPath, databasePath: home.databasePath, members: members.count)
+    let sent = try DeliveryWatch(controlSocketPath: home.controlSocketPath, databasePath: home.databasePath, state: "sent")
     let long = String(repeating: "the whole plan, step by step; ", count: 65_536 / 30 + 1)
     let longText = String(long.utf8.prefix(MessageContent.maxTextBytes))!
 
     func once(_ text: String) throws -> Double {
         let t0 = WallClock.monotonicNs()
         let id = try control.call(SendMessageParams(conversation: conversationId, text: text)).messageId
-        guard let at = sent.wait(for: id) else { fatalError("\(label): \(id) not sent to all within 60 s\n\(daemon.log)") }
+        guard let at = sent.wait(for: id, pushes: members.count, timeoutSeconds: 60) else { fatalError("\(label): \(id) not sent to all within 60 s\n\(daemon.log)") }
         return Double(at - t0) / 1e6
     }
     var short: [Double] = []
@@ -204,7 +130,7 @@ do {
     for device in devices { device.server.stop() }
 
     let sinkDirectory = try TemporaryDirectory(prefix: "sb-s")
-    let sink = AckSink(path: sinkDirectory.path + "/sink.sock")
+    let sink = AckingPushSink(path: sinkDirectory.path + "/sink.sock")
     let alone = try measure(label: "sink") { _, _ in
         (0..<memberCount).map { _ in (Identity.generate(), "unix:" + sink.path) }
     }

@@ -108,11 +108,11 @@ extension RelayConnection {
         return .ageLimitAdded(maxAgeMs: stream.maxAgeMs)
     }
 
-    /// The mailbox stream's maximum age in milliseconds; 0 when it has none.
-    public func streamMaxAgeMs() throws(RelayError) -> Int64 {
+    /// A stream's maximum age in milliseconds (the mailbox stream's unless named); 0 when it has none.
+    public func streamMaxAgeMs(_ streamName: String = Mailbox.streamName) throws(RelayError) -> Int64 {
         var info: UnsafeMutablePointer<jsStreamInfo>?
         var jsError = jsErrCode(0)
-        try NatsCall.check(js_GetStreamInfo(&info, jetStream, Mailbox.streamName, nil, &jsError), "stream info",
+        try NatsCall.check(js_GetStreamInfo(&info, jetStream, streamName, nil, &jsError), "stream info",
                            jsError: jsError)
         guard let info else { return 0 }
         defer { jsStreamInfo_Destroy(info) }
@@ -185,6 +185,37 @@ extension RelayConnection {
         var count: UInt64 = 0
         for index in 0..<Int(subjects.pointee.Count) { count += subjects.pointee.List[index].Msgs }
         return count
+    }
+
+    /// How many messages the mailbox stream holds for each mailbox that has any, by subject
+    /// (`sotto.mb.<clientId>`): what a fan-out left on the relay, member by member.
+    ///
+    /// ```swift
+    /// let counts = try relay.storedCountsByMailbox()
+    /// counts[Mailbox(clientId: id).subject]   // 1: stored once
+    /// ```
+    public func storedCountsByMailbox() throws(RelayError) -> [String: UInt64] {
+        var options = jsOptions()
+        jsOptions_Init(&options)
+        options.Wait = apiWaitMs
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var jsError = jsErrCode(0)
+        let status = Mailbox.allSubjects.withCString { filter in
+            options.Stream.Info.SubjectsFilter = filter
+            return js_GetStreamInfo(&info, jetStream, Mailbox.streamName, &options, &jsError)
+        }
+        if status == NATS_NOT_FOUND || jsError == JSStreamNotFoundErr { return [:] }
+        try NatsCall.check(status, "stream info", jsError: jsError)
+        guard let info else { return [:] }
+        defer { jsStreamInfo_Destroy(info) }
+        guard let subjects = info.pointee.State.Subjects else { return [:] }
+        var counts: [String: UInt64] = [:]
+        for index in 0..<Int(subjects.pointee.Count) {
+            let entry = subjects.pointee.List[index]
+            guard let subject = entry.Subject else { continue }
+            counts[String(cString: subject), default: 0] += entry.Msgs
+        }
+        return counts
     }
 
     /// Messages and bytes a stream holds; (0, 0) when it does not exist.

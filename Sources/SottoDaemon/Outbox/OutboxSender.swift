@@ -12,6 +12,9 @@ import SharedStore
 /// A push by reference carries the message's sealed body (`outbox_body`, docs/adr/0032):
 /// after the push on a direct connection, published to the relay before the push; the body
 /// is deleted with the last of the message's pushes that leaves pending.
+/// A pass takes up to 1,024 due pushes: a relay's are published a window of 256 at a time
+/// without a round trip each, and each window (or 64 direct pushes) is recorded in one
+/// transaction (docs/adr/0041).
 /// The same pass delivers the notices that outlive their conversation (an explode whose
 /// conversation is deleted here, docs/adr/0034; `OutboxSender+OutlivingNotices.swift`), with
 /// the same code and backoff, until each is delivered or older than `noticeMaxAgeMs`.
@@ -34,6 +37,8 @@ actor OutboxSender: Service {
     private let relays: RelayConnections
     let noticeMaxAgeMs: Int64
     private(set) var attempts = 0
+    /// The last pass took as many pushes as it may: more are due, the next pass starts at once.
+    private var passWasFull = false
 
     /// `relay`: this device's own relay (`SOTTO_RELAY`), whose credentials are used for it alone.
     init(database: DaemonDatabase, relay: RelayConfiguration? = nil, noticeMaxAgeMs: Int64 = OutboxSender.defaultNoticeMaxAgeMs) {
@@ -57,6 +62,7 @@ actor OutboxSender: Service {
             while !Task.isShuttingDownGracefully, !Task.isCancelled {
                 let nextDue = await deliverDue()
                 guard !Task.isShuttingDownGracefully else { return }
+                if passWasFull { continue }
                 await wakeSignal.sleep(until: nextDue, atMostMs: 60_000, atLeastMs: 10)
             }
         } onGracefulShutdown: { [wakeSignal] in
@@ -79,42 +85,124 @@ actor OutboxSender: Service {
         return min(nextPush, nextNotice)
     }
 
+    /// How many due pushes one pass takes: a fan-out to 1,000 members is one pass.
+    static let passLimit = 1_024
+    /// Direct pushes (one connection each) recorded together, at most this many at a time.
+    static let directRecordEvery = 64
+
     private func deliverDueOutbox(now: Int64) async -> Int64? {
-        guard let due = try? database.read({ conn in try OutboxRepository.due(now: now, limit: 64, on: conn) }) else {
+        guard let due = try? database.read({ conn in try OutboxRepository.due(now: now, limit: Self.passLimit, on: conn) }) else {
+            passWasFull = false
             return now + Self.firstRetryMs
         }
+        passWasFull = due.count == Self.passLimit
         var bodies = OutboxBodies(database: database)
+        var direct: [DuePush] = []
+        var byRelay: [(endpoint: String, pushes: [DuePush])] = []
+        var settled: [(DuePush, PushAttempt)] = []
         for item in due {
-            if Task.isShuttingDownGracefully { break }
             let lookup = bodies.lookup(for: item)
-            let outcome: PushAttempt
+            let push = DuePush(item: item, lookup: lookup)
             switch lookup {
-            case .inline:
-                outcome = await attempt(PushAttempt.Push(endpoint: item.endpoint, payload: item.payload, body: nil,
-                                                         attempts: item.attempts))
-            case .body(let body):
-                outcome = await attempt(PushAttempt.Push(endpoint: item.endpoint, payload: item.payload, body: body.sealed,
-                                                         attempts: item.attempts))
             case .missing:
-                outcome = .failed(reason: "the body this push references is not stored")
+                settled.append((push, .failed(reason: "the body this push references is not stored")))
             case .unreadable(let why):
-                outcome = .retry(at: WallClock.nowMs() + PushAttempt.backoffMs(afterAttempts: item.attempts), reason: why)
+                settled.append((push, .retry(at: WallClock.nowMs() + PushAttempt.backoffMs(afterAttempts: item.attempts), reason: why)))
+            case .inline, .body:
+                guard RelayPublisher.isRelayEndpoint(item.endpoint) else { direct.append(push); continue }
+                if let at = byRelay.firstIndex(where: { $0.endpoint == item.endpoint }) {
+                    byRelay[at].pushes.append(push)
+                } else {
+                    byRelay.append((item.endpoint, [push]))
+                }
             }
+        }
+        await record(settled)
+        // Through a relay: a window of publishes at a time, each window recorded in one
+        // transaction (docs/adr/0041); a crash loses at most one window's records, and their
+        // republish carries the same Nats-Msg-Id.
+        for (endpoint, pushes) in byRelay {
+            for start in stride(from: 0, to: pushes.count, by: RelayConnection.defaultPublishWindow) {
+                if Task.isShuttingDownGracefully { break }
+                let window = Array(pushes[start..<min(start + RelayConnection.defaultPublishWindow, pushes.count)])
+                let outcomes = await attemptThroughRelay(window.map(\.attempt), endpoint: endpoint)
+                await record(Array(zip(window, outcomes)))
+            }
+        }
+        var done: [(DuePush, PushAttempt)] = []
+        for push in direct {
+            if Task.isShuttingDownGracefully { break }
+            done.append((push, await attempt(push.attempt)))
+            if done.count >= Self.directRecordEvery {
+                await record(done)
+                done = []
+            }
+        }
+        await record(done)
+        return try? database.read { conn in try OutboxRepository.nextPendingAttempt(on: conn) } ?? nil
+    }
+
+    /// One due outbox row and its body.
+    private struct DuePush: Sendable {
+        let item: DBOutboxItem
+        let lookup: OutboxBodies.Lookup
+
+        var attempt: PushAttempt.Push {
+            let body: [UInt8]? = if case .body(let body) = lookup { body.sealed } else { nil }
+            return PushAttempt.Push(endpoint: item.endpoint, payload: item.payload, body: body, attempts: item.attempts)
+        }
+    }
+
+    /// Records what came of `outcomes` in one transaction: each row's state, each message's
+    /// status and change once, and the body of a message none of whose pushes is pending.
+    private func record(_ outcomes: [(DuePush, PushAttempt)]) async {
+        guard !outcomes.isEmpty else { return }
+        let attempts = outcomes.map { push, outcome in
             let (state, nextAttempt, lastError): (DBOutboxItem.State, Int64, String?) = switch outcome {
             case .sent: (.sent, WallClock.nowMs(), nil)
             case .relayed: (.relayed, WallClock.nowMs(), nil)
             case .retry(let at, let reason): (.pending, at, reason)
             case .failed(let reason): (.failed, WallClock.nowMs(), reason)
             }
-            _ = try? await database.write { conn in
-                try OutgoingMessageWriter.recordAttempt(messageId: item.messageId, memberInboxId: item.memberInboxId,
-                                                        state: state, nextAttemptAt: nextAttempt,
-                                                        lastError: lastError, on: conn)
-                // The last push of the message that leaves pending takes its body with it.
-                if lookup != .inline, state != .pending { try OutboxBodyWriter.releaseIfDone(messageId: item.messageId, on: conn) }
-            }
+            return RecordedAttempt(messageId: push.item.messageId, memberInboxId: push.item.memberInboxId, state: state,
+                                   nextAttemptAt: nextAttempt, lastError: lastError)
         }
-        return try? database.read { conn in try OutboxRepository.nextPendingAttempt(on: conn) } ?? nil
+        // The last push of a message that leaves pending takes its body with it.
+        var released: Set<String> = []
+        for (index, attempt) in attempts.enumerated() where attempt.state != .pending && outcomes[index].0.lookup != .inline {
+            released.insert(attempt.messageId)
+        }
+        let bodies = released
+        do {
+            try await database.write { conn in
+                try OutgoingMessageWriter.recordAttempts(attempts, on: conn)
+                for messageId in bodies { try OutboxBodyWriter.releaseIfDone(messageId: messageId, on: conn) }
+            }
+        } catch {
+            // Not silent: the pushes stay pending and are tried again (a relay drops the copy).
+            DaemonLog.warning("could not record \(attempts.count) push outcome(s), they will be retried: \(error)")
+        }
+    }
+
+    /// Publishes a window of pushes to one relay off the actor's executor.
+    private func attemptThroughRelay(_ pushes: [PushAttempt.Push], endpoint: String) async -> [PushAttempt] {
+        attempts += pushes.count
+        let results = await Task.detached { [relays] in RelayPublisher.publishAll(pushes, to: endpoint, via: relays) }.value
+        return zip(pushes, results).map { push, result in Self.attempt(from: result, attempts: push.attempts) }
+    }
+
+    /// What a relay's answer means for the push (`outbox.relayed`: the relay stored it, this
+    /// database does not say so yet).
+    private static func attempt(from result: RelayPublisher.Outcome, attempts: Int64) -> PushAttempt {
+        switch result {
+        case .relayed:
+            CrashPoint.reach("outbox.relayed")  // stored by the relay, not yet recorded here
+            return .relayed
+        case .unreachable(let reason):
+            return .retry(at: WallClock.nowMs() + PushAttempt.backoffMs(afterAttempts: attempts), reason: reason)
+        case .badEndpoint(let reason):
+            return .failed(reason: reason)
+        }
     }
 
     // MARK: - One push
@@ -135,15 +223,7 @@ actor OutboxSender: Service {
                 }
                 return RelayPublisher.publish(push.payload, to: push.endpoint, via: relays)
             }.value
-            switch result {
-            case .relayed:
-                CrashPoint.reach("outbox.relayed")  // stored by the relay, not yet recorded here
-                return .relayed
-            case .unreachable(let reason):
-                return .retry(at: WallClock.nowMs() + backoff, reason: reason)
-            case .badEndpoint(let reason):
-                return .failed(reason: reason)
-            }
+            return Self.attempt(from: result, attempts: push.attempts)
         }
         let result = await Task.detached { PushDelivery.deliver(push.payload, body: push.body, to: push.endpoint) }.value
         CrashPoint.reach("outbox.delivered")  // acked by the member, not yet recorded here

@@ -52,10 +52,67 @@ enum RelayPublisher {
             guard connection.isConnected else { return .unreachable("relay \(url) is reconnecting") }
             let ack = try connection.publishBody(sealed, id: bodyId)
             relays.recordPublished(bodyId: bodyId, to: url)
+            CrashPoint.reach("outbox.bodyPublished")  // the body is on the relay, no push that names it yet
             return .relayed(duplicate: ack.duplicate)
         } catch {
             return .unreachable("relay \(url): body: \(error)")
         }
+    }
+
+    /// Publishes many pushes to one relay (docs/adr/0041): the bodies they reference first
+    /// (once each, as `publishBody`), then every push whose body the relay took, with a
+    /// bounded window of unacked publishes instead of one round trip each. One outcome per
+    /// push, in order.
+    ///
+    /// ```swift
+    /// let outcomes = RelayPublisher.publishAll(pushes, to: "nats://relay:4222", via: relays)
+    /// ```
+    static func publishAll(_ pushes: [PushAttempt.Push], to endpoint: String, via relays: RelayConnections) -> [Outcome] {
+        let url: RelayURL
+        do throws(RelayError) {
+            url = try RelayURL.parse(endpoint)
+        } catch {
+            return pushes.map { _ in .badEndpoint("\(error)") }
+        }
+        var outcomes = [Outcome?](repeating: nil, count: pushes.count)
+        var bodyOutcomes: [String: Outcome] = [:]
+        var batch: [BatchPush] = []
+        var batchIndices: [Int] = []
+        for (index, push) in pushes.enumerated() {
+            let decoded: PushPayload
+            let mailbox: Mailbox
+            do {
+                decoded = try PushPayload.decode(push.payload)
+                mailbox = try Mailbox(clientId: decoded.clientId)
+            } catch {
+                outcomes[index] = .badEndpoint("the push names no mailbox: \(error)")
+                continue
+            }
+            if let body = push.body, let bodyId = decoded.body?.id {
+                let published = bodyOutcomes[bodyId] ?? publishBody(sealed: body, bodyId: bodyId, to: endpoint, via: relays)
+                bodyOutcomes[bodyId] = published
+                guard case .relayed = published else { outcomes[index] = published; continue }
+            }
+            batch.append(BatchPush(payload: push.payload, mailbox: mailbox, messageId: messageId(for: push.payload)))
+            batchIndices.append(index)
+        }
+        if !batch.isEmpty {
+            let results: [Result<PublishAck, RelayError>]
+            do throws(RelayError) {
+                let connection = try relays.connection(to: url)
+                guard connection.isConnected else { throw .call(operation: "publish", status: "relay \(url) is reconnecting", code: 0) }
+                results = connection.publishAll(batch)
+            } catch {
+                results = batch.map { _ in .failure(error) }
+            }
+            for (index, result) in zip(batchIndices, results) {
+                switch result {
+                case .success(let ack): outcomes[index] = .relayed(duplicate: ack.duplicate)
+                case .failure(let error): outcomes[index] = .unreachable("relay \(url): \(error)")
+                }
+            }
+        }
+        return outcomes.map { $0 ?? .unreachable("not published") }
     }
 
     static func publish(_ payload: [UInt8], to endpoint: String, via relays: RelayConnections) -> Outcome {

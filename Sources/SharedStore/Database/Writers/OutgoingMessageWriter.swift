@@ -157,7 +157,7 @@ public enum OutgoingMessageWriter {
         }
     }
 
-    private static func store<T>(_ body: () throws(StoreError) -> T) throws(OutgoingWriteError) -> T {
+    static func store<T>(_ body: () throws(StoreError) -> T) throws(OutgoingWriteError) -> T {
         do { return try body() } catch { throw .store(error) }
     }
 }

@@ -1,0 +1,44 @@
+import Foundation
+import SharedStore
+
+/// One unix socket that stands for any number of members' devices in a benchmark: it reads
+/// each push, its LF and the body the push names (docs/protocol/bodies.md §5), and acks ok at
+/// once. What it costs the sender is the writing and the reading, nothing else.
+///
+/// ```swift
+/// let sink = AckingPushSink(path: dir.path + "/sink.sock")
+/// endpoint = "unix:" + sink.path     // for every member
+/// ```
+public final class AckingPushSink: @unchecked Sendable {
+    public let path: String
+    private let listener: Int32
+
+    public init(path: String) {
+        self.path = path
+        listener = UnixSocket.bind(path, type: Int32(SOCK_STREAM.rawValue))
+        guard listener >= 0, listen(listener, 64) == 0 else { fatalError("sink: cannot listen on \(path)") }
+        Thread { [self] in serve() }.start()
+    }
+
+    private func serve() {
+        let ack = Array("{\"ok\":true,\"messageId\":\"\(String(repeating: "0", count: 32))\",\"duplicate\":false}\n".utf8)
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let fd = UnixSocket.accept(listener, nonBlocking: false)
+            guard fd >= 0 else { continue }
+            var received: [UInt8] = []
+            var needed: Int?
+            while needed.map({ received.count < $0 }) ?? true {
+                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n <= 0 { break }
+                received += buffer[0..<n]
+                if needed == nil, let lf = received.firstIndex(of: 0x0a) {
+                    let hint = (try? PushPayload.decode(received[..<lf]))?.body
+                    needed = lf + 1 + Int(hint?.length ?? 0)
+                }
+            }
+            _ = UnixSocket.sendAll(fd, ack)
+            close(fd)
+        }
+    }
+}
