@@ -30,7 +30,7 @@ enum NotificationText {
         case .explodeSettings(let expiresAtMs):
             body = expiresAtMs <= WallClock.nowMs() ? "This conversation exploded"
                                                      : "This conversation explodes at \(ISO8601.string(fromMillis: expiresAtMs))"
-        case .joinRequest, .membership:
+        case .joinRequest, .membership, .rosterDelta:
             return nil
         case .leave:
             body = "\(sender) left"

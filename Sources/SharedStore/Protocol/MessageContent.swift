@@ -16,6 +16,8 @@ public enum ContentType {
     public static let leave = "sotto/leave:1.0"
     /// The creator removes a member (docs/protocol/leave-remove.md).
     public static let remove = "sotto/remove:1.0"
+    /// One versioned change of the roster, from the creator (docs/protocol/roster.md).
+    public static let rosterDelta = "sotto/roster_delta:1.0"
 }
 
 /// A request to join, sent by a non-member who holds an invite code (validated by the creator).
@@ -69,7 +71,11 @@ public enum MessageContent: Sendable, Equatable {
     case reaction(reference: String, action: ReactionAction, emoji: String)
     case explodeSettings(expiresAtMs: Int64)
     case joinRequest(JoinRequest)
-    case membership(name: String, members: [Member])
+    /// The full roster. `version` is the roster version it sets (docs/protocol/roster.md); nil
+    /// from a version-1 creator, whose list simply replaces the roster (PROTOCOL §5).
+    case membership(name: String, members: [Member], version: Int64?)
+    /// One versioned change of the roster (docs/protocol/roster.md).
+    case rosterDelta(RosterDelta)
     /// The signer leaves the conversation (docs/protocol/leave-remove.md). The content is a JSON
     /// object whose keys are all ignored: it names no member, the signature does.
     case leave
@@ -78,7 +84,7 @@ public enum MessageContent: Sendable, Equatable {
     /// An unknown content type shown as its fallback text.
     case unknown(contentType: String, fallback: String)
 
-    public static let maxMembers = 256
+    public static let maxMembers = 1_000
     /// A text (alone or a reply's), inline or by reference (docs/protocol/bodies.md §2).
     public static let maxTextBytes = 65_536
     /// A content's JSON, as large as a body can carry.
@@ -139,23 +145,23 @@ public enum MessageContent: Sendable, Equatable {
             var members: [Member] = []
             var seen: Set<String> = []
             for item in list {
-                guard item.object != nil else { throw PushError(.malformedMessage, "membership member is not an object") }
-                let member = Member(
-                    inboxId: try string(item, "inboxId", contentType, ProtocolIds.isInboxId),
-                    publicKey: try string(item, "publicKey", contentType) { Hex.isCanonical($0, byteCount: 33) },
-                    endpoint: try string(item, "endpoint", contentType, ProtocolIds.isEndpoint),
-                    clientId: try string(item, "clientId", contentType, ProtocolIds.isClientId),
-                    profileName: try string(item, "profileName", contentType, isProfileName))
-                // A member is its key: an inboxId another key claims would be a member nobody can be.
-                guard (try? PublicKey(hex: member.publicKey))?.inboxId == member.inboxId else {
-                    throw PushError(.malformedMessage, "membership lists an inboxId that is not hex(SHA-256(publicKey))")
-                }
-                guard seen.insert(member.inboxId).inserted else {
+                let entry = try member(item, contentType)
+                guard seen.insert(entry.inboxId).inserted else {
                     throw PushError(.malformedMessage, "membership lists a member twice")
                 }
-                members.append(member)
+                members.append(entry)
             }
-            return .membership(name: name, members: members)
+            var version: Int64?
+            if let field = value["version"] {
+                guard let number = field.int64, number >= 1, number <= RosterDelta.maxVersion else {
+                    throw PushError(.malformedMessage, "membership version is not an integer from 1 to 2^53-1")
+                }
+                version = number
+            }
+            return .membership(name: name, members: members, version: version)
+        case ContentType.rosterDelta:
+            let value = try object(content, contentType)
+            return .rosterDelta(try RosterDelta.decode(value) { item throws(PushError) in try member(item, contentType) })
         case ContentType.leave:
             _ = try object(content, contentType)
             return .leave
@@ -179,7 +185,8 @@ public enum MessageContent: Sendable, Equatable {
         case .reaction(_, .removed, let emoji): return "removed \(emoji)"
         case .explodeSettings(let ms): return "Conversation expires at \(ISO8601.string(fromMillis: ms))"
         case .joinRequest(let request): return "\(request.profileName) asked to join"
-        case .membership(let name, let members): return "\(name): \(members.count) members"
+        case .membership(let name, let members, _): return "\(name): \(members.count) members"
+        case .rosterDelta(let delta): return delta.fallback
         case .leave: return "left the conversation"
         case .remove: return "removed a member"
         case .unknown(_, let fallback): return fallback
@@ -203,6 +210,22 @@ public enum MessageContent: Sendable, Equatable {
     static func isSecretHex(_ text: String) -> Bool {
         let count = text.utf8.count
         return count >= 2 && count <= 128 && count % 2 == 0 && Hex.isCanonical(text, byteCount: count / 2)
+    }
+
+    /// One member of a full roster or a delta's `added`; its inboxId must be its key's.
+    private static func member(_ item: JSONValue, _ contentType: String) throws(PushError) -> Member {
+        guard item.object != nil else { throw PushError(.malformedMessage, "\(contentType) member is not an object") }
+        let member = Member(
+            inboxId: try string(item, "inboxId", contentType, ProtocolIds.isInboxId),
+            publicKey: try string(item, "publicKey", contentType) { Hex.isCanonical($0, byteCount: 33) },
+            endpoint: try string(item, "endpoint", contentType, ProtocolIds.isEndpoint),
+            clientId: try string(item, "clientId", contentType, ProtocolIds.isClientId),
+            profileName: try string(item, "profileName", contentType, isProfileName))
+        // A member is its key: an inboxId another key claims would be a member nobody can be.
+        guard (try? PublicKey(hex: member.publicKey))?.inboxId == member.inboxId else {
+            throw PushError(.malformedMessage, "\(contentType) lists an inboxId that is not hex(SHA-256(publicKey))")
+        }
+        return member
     }
 
     private static func object(_ content: [UInt8], _ contentType: String) throws(PushError) -> JSONValue {

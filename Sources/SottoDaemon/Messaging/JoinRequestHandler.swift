@@ -4,9 +4,9 @@ import SharedStore
 
 /// The creator's decision on join requests the worker stored as pending (PROTOCOL §5): the
 /// request must name an invite of this conversation in the `invite` table, carry its secret,
-/// and have arrived before the invite expired. Accepted: the requester becomes a member and
-/// every member gets a `sotto/membership:1.0` with the whole list and the name, stored with
-/// its pushes in the transaction that accepts (so a crash never leaves a member nobody was
+/// and have arrived before the invite expired. Accepted: the requester becomes a member, gets
+/// the full roster, and every other member a `sotto/roster_delta:1.0` adding it
+/// (`RosterAnnouncer`, docs/protocol/roster.md), stored with their pushes in the transaction that accepts (so a crash never leaves a member nobody was
 /// told about). Otherwise the request is marked rejected and nothing else changes. The inbox
 /// stays protected while any request is pending.
 ///
@@ -107,8 +107,8 @@ actor JoinRequestHandler {
         return .accepted(requesterInboxId: request.requesterInboxId)
     }
 
-    /// One transaction: the request accepted, the requester a member, and a
-    /// `sotto/membership:1.0` (the whole list and the name) queued to every member but us.
+    /// One transaction: the request accepted, the requester a member, and the roster change
+    /// queued to every member but us (`RosterAnnouncer`).
     /// Returns why it was refused instead (the invite revoked or used up meanwhile), or nil.
     private func acceptAndAnnounce(_ request: DBJoinRequest, in conversation: DBConversation) async throws -> String? {
         let identity = try await identities.identity(of: conversation.inboxId)
@@ -124,40 +124,12 @@ actor JoinRequestHandler {
                 }
             }
             guard try InvitationWriter.accept(request, on: conn) != nil else { return (false, nil) }
-            try Self.queueMembership(of: conversation, from: identity, on: conn)
+            try RosterAnnouncer.queue(.joined(request.requesterInboxId), of: conversation, from: identity, on: conn)
             return (true, nil)
         }
         CrashPoint.reach("join.committed")
         if outcome.accepted { await outbox.kick() }
         return outcome.refusal
-    }
-
-    /// Queues a `sotto/membership:1.0` with the whole list and the name to every member but
-    /// us, inside the caller's transaction: by reference when it does not fit one push
-    /// (docs/adr/0032).
-    static func queueMembership(of conversation: DBConversation, from identity: Identity,
-                                on conn: SQLiteConnection) throws {
-        let now = WallClock.nowMs()
-        let entries = try InvitationWriter.memberEntries(conversationId: conversation.id, on: conn)
-        let members = try MemberRepository.members(of: conversation.id, on: conn)
-        let name = conversation.name ?? ""
-        let composed = try MessageComposer.compose(
-            contentType: ContentType.membership, content: membershipContent(name: name, entries: entries),
-            fallback: "\(name.isEmpty ? "Conversation" : name): \(entries.count) members",
-            conversation: conversation, members: members, sender: identity, now: now)
-        try composed.insert(now: now, on: conn)
-    }
-
-    /// The membership message's content: the name and every member with its profile name.
-    static func membershipContent(name: String, entries: [MemberEntry]) -> [UInt8] {
-        let members: [JSONValue] = entries.map { entry in
-            [
-                "inboxId": .string(entry.inboxId), "publicKey": .string(entry.publicKey),
-                "endpoint": .string(entry.endpoint), "clientId": .string(entry.clientId),
-                "profileName": .string(entry.profileName ?? ""),
-            ]
-        }
-        return JSONWriter.bytes(["name": .string(name), "members": .array(members)])
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {

@@ -13,6 +13,7 @@ public enum Schema {
         (id: "v4-invite-limits-notification-preview", sql: v4),
         (id: "v5-outbox-body", sql: v5),
         (id: "v6-outliving-notice", sql: v6),
+        (id: "v7-roster-version", sql: v7),
     ]
 
     /// The version this build reads and writes.
@@ -230,5 +231,25 @@ public enum Schema {
             queuedAt INTEGER NOT NULL
         );
         CREATE INDEX outliving_notice_due ON outliving_notice(nextAttemptAt);
+        """
+
+    /// Versioned rosters (docs/protocol/roster.md, docs/adr/0037): the roster version a
+    /// conversation's member rows are at, the deltas that came before their predecessor, and
+    /// the members who left or were removed (a departure is final).
+    static let v7 = """
+        ALTER TABLE conversation ADD COLUMN rosterVersion INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE roster_pending (
+            conversationId TEXT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+            base INTEGER NOT NULL,
+            messageId TEXT NOT NULL,
+            content BLOB NOT NULL,
+            receivedAt INTEGER NOT NULL,
+            PRIMARY KEY (conversationId, base)
+        );
+        CREATE TABLE roster_departed (
+            conversationId TEXT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+            inboxId TEXT NOT NULL,
+            PRIMARY KEY (conversationId, inboxId)
+        );
         """
 }

@@ -23,15 +23,23 @@ extension IncomingMessage {
             kind = .leave
         case .remove(let inboxId):
             kind = .remove(inboxId: inboxId)
-        case .membership(let name, let members):
-            kind = .membership(name: name, members: members.map {
-                MemberEntry(inboxId: $0.inboxId, publicKey: $0.publicKey, endpoint: $0.endpoint,
-                            clientId: $0.clientId, profileName: $0.profileName)
-            })
+        case .membership(let name, let members, let version):
+            kind = .membership(name: name, members: members.map(MemberEntry.init), version: version)
+        case .rosterDelta(let delta):
+            kind = .rosterDelta(base: delta.base, added: delta.added.map(MemberEntry.init), removed: delta.removed,
+                                renamed: delta.renamed)
         }
         self.init(id: message.id, conversationId: message.conversationId, senderInboxId: message.senderInboxId,
                   senderPublicKey: message.senderPublicKey, sentAtMs: message.sentAtMs,
                   contentType: opened.contentType, content: opened.contentBytes, fallback: opened.fallback,
                   kind: kind)
+    }
+}
+
+extension MemberEntry {
+    /// A member as a roster message lists it.
+    public init(_ member: Member) {
+        self.init(inboxId: member.inboxId, publicKey: member.publicKey, endpoint: member.endpoint,
+                  clientId: member.clientId, profileName: member.profileName)
     }
 }
