@@ -202,6 +202,10 @@ let package = Package(
             dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
             path: "Benchmarks/BodyBench"),
         .executableTarget(
+            name: "RosterBench",
+            dependencies: ["SharedStore", "TestSupport"],
+            path: "Benchmarks/RosterBench"),
+        .executableTarget(
             name: "SendBench",
             dependencies: ["DaemonStore", "ControlProtocol", "SottoClient", "SharedStore", "TestSupport"],
             path: "Benchmarks/SendBench"),

@@ -10,12 +10,12 @@ import SharedStore
 /// catches up there.
 ///
 /// ```swift
-/// try RosterAnnouncer.queue(.joined(inboxId), of: conversation, from: identity, on: conn)
+/// try RosterAnnouncer.queue(.joined([inboxId]), of: conversation, from: identity, on: conn)
 /// try RosterAnnouncer.queue(.departed([leaver]), of: conversation, from: identity, on: conn)
 /// ```
 enum RosterAnnouncer {
     enum Change {
-        case joined(String)
+        case joined([String])
         case departed([String])
     }
 
@@ -30,9 +30,9 @@ enum RosterAnnouncer {
         let members = try MemberRepository.members(of: conversation.id, on: conn)
         let name = conversation.name ?? ""
 
-        let joined: String? = if case .joined(let inboxId) = change { inboxId } else { nil }
+        let joined: Set<String> = if case .joined(let inboxIds) = change { Set(inboxIds) } else { [] }
         let fullToAll = version % RosterWriter.fullRosterEvery == 0
-        let fullTo = fullToAll ? members : members.filter { $0.inboxId == joined }
+        let fullTo = fullToAll ? members : members.filter { joined.contains($0.inboxId) }
         if !fullTo.isEmpty {
             let composed = try MessageComposer.compose(
                 contentType: ContentType.membership,
@@ -41,12 +41,12 @@ enum RosterAnnouncer {
                 conversation: conversation, members: fullTo, sender: identity, now: now)
             try composed.insert(now: now, on: conn)
         }
-        let deltaTo = fullToAll ? [] : members.filter { $0.inboxId != joined && $0.inboxId != identity.inboxId }
+        let deltaTo = fullToAll ? [] : members.filter { !joined.contains($0.inboxId) && $0.inboxId != identity.inboxId }
         guard !deltaTo.isEmpty else { return version }
         let delta: RosterDelta
         switch change {
-        case .joined(let inboxId):
-            delta = RosterDelta(base: version - 1, added: entries.filter { $0.inboxId == inboxId }.map(Member.init),
+        case .joined:
+            delta = RosterDelta(base: version - 1, added: entries.filter { joined.contains($0.inboxId) }.map(Member.init),
                                 removed: [], renamed: [])
         case .departed(let inboxIds):
             delta = RosterDelta(base: version - 1, added: [], removed: inboxIds, renamed: [])
