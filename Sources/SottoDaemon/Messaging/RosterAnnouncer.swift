@@ -32,6 +32,23 @@ enum RosterAnnouncer {
 
         let joined: Set<String> = if case .joined(let inboxIds) = change { Set(inboxIds) } else { [] }
         let fullToAll = version % RosterWriter.fullRosterEvery == 0
+        // The delta first: the outbox sends in order, so the members who have the roster
+        // learn of the change before the (larger) full rosters to the joiners go out.
+        let deltaTo = fullToAll ? [] : members.filter { !joined.contains($0.inboxId) && $0.inboxId != identity.inboxId }
+        if !deltaTo.isEmpty {
+            let delta: RosterDelta
+            switch change {
+            case .joined:
+                delta = RosterDelta(base: version - 1, added: entries.filter { joined.contains($0.inboxId) }.map(Member.init),
+                                    removed: [], renamed: [])
+            case .departed(let inboxIds):
+                delta = RosterDelta(base: version - 1, added: [], removed: inboxIds, renamed: [])
+            }
+            let composed = try MessageComposer.compose(
+                contentType: ContentType.rosterDelta, content: delta.encode(), fallback: delta.fallback,
+                conversation: conversation, members: deltaTo, sender: identity, now: now)
+            try composed.insert(now: now, on: conn)
+        }
         let fullTo = fullToAll ? members : members.filter { joined.contains($0.inboxId) }
         if !fullTo.isEmpty {
             let composed = try MessageComposer.compose(
@@ -41,20 +58,6 @@ enum RosterAnnouncer {
                 conversation: conversation, members: fullTo, sender: identity, now: now)
             try composed.insert(now: now, on: conn)
         }
-        let deltaTo = fullToAll ? [] : members.filter { !joined.contains($0.inboxId) && $0.inboxId != identity.inboxId }
-        guard !deltaTo.isEmpty else { return version }
-        let delta: RosterDelta
-        switch change {
-        case .joined:
-            delta = RosterDelta(base: version - 1, added: entries.filter { joined.contains($0.inboxId) }.map(Member.init),
-                                removed: [], renamed: [])
-        case .departed(let inboxIds):
-            delta = RosterDelta(base: version - 1, added: [], removed: inboxIds, renamed: [])
-        }
-        let composed = try MessageComposer.compose(
-            contentType: ContentType.rosterDelta, content: delta.encode(), fallback: delta.fallback,
-            conversation: conversation, members: deltaTo, sender: identity, now: now)
-        try composed.insert(now: now, on: conn)
         return version
     }
 
