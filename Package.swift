@@ -53,6 +53,11 @@ let package = Package(
             name: "CNats",
             pkgConfig: "libnats",
             providers: [.apt(["libnats-dev"])]),
+        // libfuse3, for the power-cut test file system only (docs/adr/0037).
+        .systemLibrary(
+            name: "CFuse3",
+            pkgConfig: "fuse3",
+            providers: [.apt(["libfuse3-dev"])]),
 
         // MARK: What both processes share. No Foundation, no GRDB: see docs/adr/0001. Only
         // SQLite's C module comes from the GRDB package (GRDBSQLite); neither process uses GRDB
@@ -140,6 +145,12 @@ let package = Package(
             name: "sotto-keystore-probe",
             dependencies: ["SharedStore", "TestSupport"],
             path: "Tests/KeystoreProbe"),
+        // A FUSE passthrough that forgets every write not made durable when the "power" is cut
+        // (docs/adr/0037); the power-loss tests mount it.
+        .executableTarget(
+            name: "sotto-powercut-fs",
+            dependencies: ["CFuse3"],
+            path: "Tests/PowerCutFS"),
         .testTarget(
             name: "SharedStoreTests",
             dependencies: ["SharedStore", "TestSupport"]),

@@ -22,7 +22,7 @@ public final class Device: @unchecked Sendable {
 
     public let name: String
     public let root: String
-    public var group: GroupDirectory { GroupDirectory(path: root + "/group") }
+    public let group: GroupDirectory
     public var runtime: RuntimeDirectory { RuntimeDirectory(path: root + "/run") }
     public var endpoint: String { "unix:" + runtime.pushSocketPath }
     public var daemonLogPath: String { root + "/daemon.log" }
@@ -30,21 +30,25 @@ public final class Device: @unchecked Sendable {
     private var daemon: Process?
     private var push: PushSocketServer?
 
-    private init(name: String, root: String, environment: [String: String]) {
+    private init(name: String, root: String, group: GroupDirectory, environment: [String: String]) {
         self.name = name
         self.root = root
+        self.group = group
         self.environment = environment
     }
 
     /// Creates the directories, starts the daemon and the push socket, and waits until the
-    /// daemon answers `status`.
-    public static func start(_ name: String, in parent: String, environment extra: [String: String] = [:]) throws -> Device {
+    /// daemon answers `status`. `groupIn`: a directory to hold the group directory instead of
+    /// the device's own (a test file system's mount).
+    public static func start(_ name: String, in parent: String, environment extra: [String: String] = [:],
+                             groupIn: String? = nil) throws -> Device {
         let root = parent + "/" + name
+        let group = GroupDirectory(path: (groupIn ?? root) + "/group")
         let environment = [
-            "SOTTO_GROUP_DIR": root + "/group", "SOTTO_RUNTIME_DIR": root + "/run",
+            "SOTTO_GROUP_DIR": group.path, "SOTTO_RUNTIME_DIR": root + "/run",
         ].merging(extra) { $1 }
-        let device = Device(name: name, root: root, environment: environment)
-        for path in [root, root + "/group", root + "/run"] {
+        let device = Device(name: name, root: root, group: group, environment: environment)
+        for path in [root, group.path, root + "/run"] {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         }
@@ -123,8 +127,8 @@ public final class Device: @unchecked Sendable {
     // MARK: - CLI
 
     /// Runs `sotto ARGS` against this device.
-    public func cli(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        try ChildProcess.run(try builtExecutable("sotto"), arguments, environment: environment)
+    public func cli(_ arguments: [String], stdin: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+        try ChildProcess.run(try builtExecutable("sotto"), arguments, environment: environment, stdin: stdin)
     }
 
     /// Runs `sotto ARGS --json`; throws unless it exits 0 with a JSON object.

@@ -40,13 +40,15 @@ public final class WorkerFixture: @unchecked Sendable {
     public var recipient: Vectors.Recipient { vectors.recipient }
 
     /// `conversationName` nil leaves the conversation unnamed, so notifications show the
-    /// sender's profile name.
-    public init(vectors: Vectors.File, conversationName: String? = "Trip", holdsCreatorKey: Bool = false) throws {
+    /// sender's profile name. `groupIn`: where the group directory goes instead of `tmp` (a test
+    /// file system's mount).
+    public init(vectors: Vectors.File, conversationName: String? = "Trip", holdsCreatorKey: Bool = false,
+                groupIn: String? = nil) throws {
         self.vectors = vectors
         self.conversationName = conversationName
         self.creatorKey = holdsCreatorKey ? PrivateKey.generate() : nil
         tmp = try TemporaryDirectory(prefix: "sotto-wk")
-        group = GroupDirectory(path: tmp.path + "/group")
+        group = GroupDirectory(path: (groupIn ?? tmp.path) + "/group")
         runtimeDirectory = tmp.path + "/run"
         try group.create()
         try FileManager.default.createDirectory(atPath: runtimeDirectory, withIntermediateDirectories: true,

@@ -27,7 +27,7 @@ struct SottoCommand: AsyncParsableCommand {
             DaemonCommand.self, StatusCommand.self, ListCommand.self, NewCommand.self,
             ReadCommand.self, SendCommand.self, ReactCommand.self, MuteCommand.self, NotificationsCommand.self,
             InviteCommand.self, RevokeCommand.self, JoinCommand.self, ExplodeCommand.self, LeaveCommand.self, RemoveCommand.self,
-            WatchCommand.self, InstallCommand.self, UninstallCommand.self, RepairCommand.self,
+            WatchCommand.self, InstallCommand.self, UninstallCommand.self, RepairCommand.self, KeyCommand.self,
             RelaydCommand.self,
         ])
 }

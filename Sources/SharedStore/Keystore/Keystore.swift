@@ -24,7 +24,7 @@ public final class Keystore: Sendable {
 
     public let directory: String
     private let dir: SecureDirectory
-    private let masterKey: SecretBytes
+    let masterKey: SecretBytes
 
     /// Opens the keystore and loads its master key: from `$CREDENTIALS_DIRECTORY/sotto-keystore-key`
     /// when that variable is set (32 raw bytes, or 64 hex characters), else `master.key`, which
@@ -254,8 +254,9 @@ public final class Keystore: Sendable {
         let sealed = try identityClientIds(in: dir)
         if !sealed.isEmpty {
             throw .unavailable("\(dir.path)/\(masterKeyName) is missing while \(sealed.count) sealed identities exist in "
-                + "\(dir.path); sotto will not create a new key, which could never open them. Restore \(masterKeyName) "
-                + "from your backup of the group directory (or pass it as the \(credentialName) credential), then start sotto again")
+                + "\(dir.path); sotto will not create a new key, which could never open them. Import your recovery key "
+                + "(sotto key import), or restore \(masterKeyName) from your backup (or pass it as the \(credentialName) "
+                + "credential), then start sotto again")
         }
         // Only the unused slot (no conversation yet) was sealed under the lost key: it is worthless.
         _ = try dir.wipe(unusedName)

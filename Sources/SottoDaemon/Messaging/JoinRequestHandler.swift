@@ -43,7 +43,7 @@ actor JoinRequestHandler {
     }
 
     /// Decides each pending request of one conversation, oldest first; those that pass are
-    /// accepted together, as one roster change (docs/adr/0037).
+    /// accepted together, as one roster change (docs/adr/0039).
     @discardableResult
     func handlePending(conversationId: String) async -> [Decision] {
         guard let conversation = try? database.read({ conn in try ConversationRepository.find(id: conversationId, on: conn) })

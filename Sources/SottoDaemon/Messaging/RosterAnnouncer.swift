@@ -2,7 +2,7 @@ import DaemonStore
 import SharedStore
 
 /// How the creator tells the members about a change of the roster (docs/protocol/roster.md,
-/// docs/adr/0037), inside the caller's transaction, after the change is in the member rows:
+/// docs/adr/0039), inside the caller's transaction, after the change is in the member rows:
 /// the conversation's `rosterVersion` goes up by one; a member who just joined gets the full
 /// roster with that version (by reference when it does not fit a push); everyone else gets a
 /// `sotto/roster_delta:1.0` from the previous version. Every `RosterWriter.fullRosterEvery`-th

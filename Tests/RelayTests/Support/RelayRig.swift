@@ -33,13 +33,15 @@ final class RelayRig: @unchecked Sendable {
 
     /// nil when nats-server is not installed (the caller skips with `NatsServer.skipMessage`).
     /// `startServer: false` leaves the relay down (started later with `server.restart()`).
-    static func make(startServer: Bool = true) throws -> RelayRig? {
+    /// `groupIn`: the device's group directory goes there (the power-cut file system); the
+    /// relay's own store never does.
+    static func make(startServer: Bool = true, groupIn: String? = nil) throws -> RelayRig? {
         guard NatsServer.isInstalled else {
             print(NatsServer.skipMessage)
             return nil
         }
         guard let vectors = try Vectors.load() else { throw RelayRigFailure("vectors file not found: set SOTTO_VECTORS") }
-        let fixture = try WorkerFixture(vectors: vectors)
+        let fixture = try WorkerFixture(vectors: vectors, groupIn: groupIn)
         let server = try NatsServer.prepare(storeDirectory: fixture.tmp.path + "/jetstream")
         if startServer { try server.restart() }
         return try RelayRig(fixture: fixture, server: server)

@@ -19,6 +19,9 @@ struct CrashAtomicity {
 
     let profile: StressProfile
     let operation: Operation
+    /// Issue #21: alice's group directory lies on the power-cut file system (docs/adr/0037),
+    /// and every death is also a power cut of this kind before the restart.
+    var powerCut: PowerCutFileSystem.Cut? = nil
 
     /// Named steps, in the order an operation passes them.
     static let explodePoints = ["send.composed", "explode.committed", "explode.delivered", "explode.rowsCommitted",
@@ -50,6 +53,8 @@ struct CrashAtomicity {
         var notReached: [String] = []
         /// What broke all-or-nothing or exactly-once, one line per finding.
         var findings: [String] = []
+        /// Each power cut's summary (what the disk forgot).
+        var powerCuts: [String] = []
         var seconds = 0.0
 
         var operation = ""
@@ -81,23 +86,27 @@ struct CrashAtomicity {
         let tmp = try TemporaryDirectory(prefix: "sotto-atomic")
         // A short delivery budget: an explosion's deletion is held back at most this long.
         let budget = ["SOTTO_EXPLODE_DELIVERY_MS": "3000"]
-        let alice = try Device.start("alice", in: tmp.path, environment: budget)
+        let power = try powerCut.map { _ in try PowerCutFileSystem.mount(in: tmp.path) }
+        defer { power?.abandon() }
+        let alice = try Device.start("alice", in: tmp.path, environment: budget, groupIn: power?.mountpoint)
         defer { alice.stop() }
+        try power?.syncEverything()  // the device was set up long ago
         let bob = try Device.start("bob", in: tmp.path, environment: budget)
         defer { bob.stop() }
 
         for _ in 0..<repeats {
             for point in points {
                 switch operation {
-                case .explode: try explodeRound(alice: alice, bob: bob, crash: .named(point), report: &report)
-                case .join: try joinRound(alice: alice, bob: bob, point: point, report: &report)
-                case .send: try sendRound(alice: alice, bob: bob, point: point, report: &report)
+                case .explode: try explodeRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
+                case .join: try joinRound(alice: alice, bob: bob, point: point, power: power, report: &report)
+                case .send: try sendRound(alice: alice, bob: bob, point: point, power: power, report: &report)
                 }
             }
         }
         for round in 0..<randomKills {
             // Spread over the explode's run (≈ 0.1–1 s under load): before its commit, between, after.
-            try explodeRound(alice: alice, bob: bob, crash: .afterMs(40 + (round * 173) % 1_200), report: &report)
+            try explodeRound(alice: alice, bob: bob, crash: .afterMs(40 + (round * 173) % 1_200), power: power,
+                             report: &report)
         }
         report.seconds = Date().timeIntervalSince(started)
         return report
@@ -110,7 +119,19 @@ struct CrashAtomicity {
 
     // MARK: - Explode
 
-    private func explodeRound(alice: Device, bob: Device, crash: Crash, report: inout Report) throws {
+    /// With a power cut: the power goes the moment alice's daemon died, so her workers stop too,
+    /// and her disk comes back with what was fsynced.
+    private func cutPower(_ alice: Device, _ power: PowerCutFileSystem?, _ report: inout Report) throws {
+        guard let power, let powerCut else { return }
+        report.powerCuts.append(try power.powerCycle(powerCut) {
+            alice.stopPushSocket()
+            alice.stopDaemon(signal: SIGKILL)
+        })
+        try alice.startPushSocket()
+    }
+
+    private func explodeRound(alice: Device, bob: Device, crash: Crash, power: PowerCutFileSystem?,
+                              report: inout Report) throws {
         report.rounds += 1
         let trip = try DaemonCrash.conversation(creator: alice, joiner: bob)
         let ids = try Ids(alice: alice, bob: bob, conversationId: trip)
@@ -132,6 +153,7 @@ struct CrashAtomicity {
             done.wait()
             report.randomKills += 1
         }
+        try cutPower(alice, power, &report)
 
         // The daemon is dead; workers still answer pushes. Where the rows are gone, the
         // identity must already be refused (never decrypted).
@@ -172,7 +194,8 @@ struct CrashAtomicity {
 
     // MARK: - Join acceptance
 
-    private func joinRound(alice: Device, bob: Device, point: String, report: inout Report) throws {
+    private func joinRound(alice: Device, bob: Device, point: String, power: PowerCutFileSystem?,
+                           report: inout Report) throws {
         report.rounds += 1
         let label = "join@\(point)"
         guard let trip = try alice.json(["new", "--name", "Join"])["conversationId"] as? String,
@@ -184,6 +207,7 @@ struct CrashAtomicity {
         _ = try bob.json(["join", code, "--profile-name", "bob"])
         guard try waitForDeath(alice, label, &report) else { return }
         report.namedKills += 1
+        try cutPower(alice, power, &report)
         try alice.startDaemon()
 
         // After the restart bob is a member on both sides, told exactly once.
@@ -211,7 +235,8 @@ struct CrashAtomicity {
 
     // MARK: - Send
 
-    private func sendRound(alice: Device, bob: Device, point: String, report: inout Report) throws {
+    private func sendRound(alice: Device, bob: Device, point: String, power: PowerCutFileSystem?,
+                           report: inout Report) throws {
         report.rounds += 1
         let label = "send@\(point)"
         let trip = try DaemonCrash.conversation(creator: alice, joiner: bob)
@@ -221,6 +246,7 @@ struct CrashAtomicity {
         _ = try alice.cli(["send", trip, text, "--json"])
         guard try waitForDeath(alice, label, &report) else { return }
         report.namedKills += 1
+        try cutPower(alice, power, &report)
         try alice.startDaemon()
 
         // A second text after the restart: once bob has it, bob has everything alice will deliver.

@@ -13,6 +13,9 @@ import TestSupport
 struct DaemonCrash {
     let profile: StressProfile
     static let sendsPerKill = 16
+    /// Issue #21: alice's group directory lies on the power-cut file system (docs/adr/0037),
+    /// and each kill is also a power cut of this kind.
+    var powerCut: PowerCutFileSystem.Cut? = nil
 
     struct Report: Sendable {
         var kills = 0
@@ -30,6 +33,7 @@ struct DaemonCrash {
         var integritySender = ""
         var integrityReceiver = ""
         var deliveredInTime = false
+        var powerCuts: [String] = []
         var seconds = 0.0
 
         var summaryLine: String {
@@ -44,8 +48,11 @@ struct DaemonCrash {
     func run() throws -> Report {
         var report = Report()
         let tmp = try TemporaryDirectory(prefix: "sotto-dcrash")
-        let alice = try Device.start("alice", in: tmp.path)
+        let power = try powerCut.map { _ in try PowerCutFileSystem.mount(in: tmp.path) }
+        defer { power?.abandon() }
+        let alice = try Device.start("alice", in: tmp.path, groupIn: power?.mountpoint)
         defer { alice.stop() }
+        try power?.syncEverything()  // the device was set up long ago
         let bob = try Device.start("bob", in: tmp.path)
         defer { bob.stop() }
         let trip = try Self.conversation(creator: alice, joiner: bob)
@@ -73,7 +80,15 @@ struct DaemonCrash {
             }
             burst.start()
             try alice.waitUntil("the burst is under way") { sentSoFar.value >= 3 }
-            alice.stopDaemon(signal: SIGKILL)
+            if let power, let powerCut {
+                report.powerCuts.append(try power.powerCycle(powerCut) {
+                    alice.stopPushSocket()
+                    alice.stopDaemon(signal: SIGKILL)
+                })
+                try alice.startPushSocket()
+            } else {
+                alice.stopDaemon(signal: SIGKILL)
+            }
             report.kills += 1
             try alice.startDaemon()
             done.wait()

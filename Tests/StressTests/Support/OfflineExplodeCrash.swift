@@ -19,9 +19,14 @@ struct OfflineExplodeCrash {
     static let points = ["explode.committed", "outbox.delivered", "explode.delivered", "explode.rowsCommitted",
                          "keystore.identityWiped", "explode.keysWiped", "notice.delivered"]
 
+    /// Issue #21: alice's group directory lies on the power-cut file system (docs/adr/0037),
+    /// and each death is also a power cut of this kind.
+    var powerCut: PowerCutFileSystem.Cut? = nil
+
     struct Report: Sendable {
         var rounds = 0
         var kills = 0
+        var powerCuts: [String] = []
         var notReached: [String] = []
         var findings: [String] = []
         var seconds = 0.0
@@ -38,18 +43,22 @@ struct OfflineExplodeCrash {
         let tmp = try TemporaryDirectory(prefix: "sotto-notice")
         // A short delivery wait: the explode gives up on bob after 1 s and deletes.
         let environment = ["SOTTO_EXPLODE_DELIVERY_MS": "1000"]
-        let alice = try Device.start("alice", in: tmp.path, environment: environment)
+        let power = try powerCut.map { _ in try PowerCutFileSystem.mount(in: tmp.path) }
+        defer { power?.abandon() }
+        let alice = try Device.start("alice", in: tmp.path, environment: environment, groupIn: power?.mountpoint)
         defer { alice.stop() }
+        try power?.syncEverything()  // the device was set up long ago
         let bob = try Device.start("bob", in: tmp.path, environment: environment)
         defer { bob.stop() }
         for point in Self.points {
-            try round(alice: alice, bob: bob, point: point, report: &report)
+            try round(alice: alice, bob: bob, point: point, power: power, report: &report)
         }
         report.seconds = Date().timeIntervalSince(started)
         return report
     }
 
-    private func round(alice: Device, bob: Device, point: String, report: inout Report) throws {
+    private func round(alice: Device, bob: Device, point: String, power: PowerCutFileSystem?,
+                       report: inout Report) throws {
         report.rounds += 1
         let label = "offline-explode@\(point)"
         let trip = try DaemonCrash.conversation(creator: alice, joiner: bob)
@@ -78,6 +87,13 @@ struct OfflineExplodeCrash {
         }
         guard try waitForDeath(alice, label, &report) else { return }
         report.kills += 1
+        if let power, let powerCut {
+            report.powerCuts.append(try power.powerCycle(powerCut) {
+                alice.stopPushSocket()
+                alice.stopDaemon(signal: SIGKILL)
+            })
+            try alice.startPushSocket()
+        }
 
         // Exactly one copy of the explode push: in the outbox or in the notice queue.
         let inOutbox = try alice.query("SELECT count(*) FROM outbox WHERE state = 'pending'")[0].int64(0)

@@ -19,9 +19,10 @@ final class StormFixture: @unchecked Sendable {
     let conversationId = Hex.encode(SecureRandom.bytes(16))
     var topic: String { DBConversation.topic(for: conversationId) }
 
-    init() throws {
+    /// `groupPath`: where the group directory goes (a test file system's mount); default in `tmp`.
+    init(groupPath: String? = nil) throws {
         tmp = try TemporaryDirectory(prefix: "sotto-stress")
-        group = GroupDirectory(path: tmp.path + "/group")
+        group = GroupDirectory(path: groupPath ?? tmp.path + "/group")
         runtime = RuntimeDirectory(path: tmp.path + "/run")
         try group.create()
         try runtime.create()

@@ -233,7 +233,7 @@ public enum Schema {
         CREATE INDEX outliving_notice_due ON outliving_notice(nextAttemptAt);
         """
 
-    /// Versioned rosters (docs/protocol/roster.md, docs/adr/0037): the roster version a
+    /// Versioned rosters (docs/protocol/roster.md, docs/adr/0039): the roster version a
     /// conversation's member rows are at, the deltas that came before their predecessor, and
     /// the members who left or were removed (a departure is final).
     static let v7 = """

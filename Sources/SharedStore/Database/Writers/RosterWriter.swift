@@ -15,7 +15,7 @@ public enum RosterWriter {
     /// roster every `RosterWriter.fullRosterEvery` versions, so a healthy gap is far shorter.
     public static let maxVersionsAhead: Int64 = 256
     /// The creator sends the whole roster instead of a delta when the new version is a
-    /// multiple of this (docs/adr/0037): a gap that never fills heals at the next one.
+    /// multiple of this (docs/adr/0039): a gap that never fills heals at the next one.
     public static let fullRosterEvery: Int64 = 128
 
     public struct Delta: Sendable, Equatable {

@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import SharedStore
+import SottoDaemon
+
+/// `sotto key export|import`: the keystore's master key as a recovery key (docs/adr/0038).
+/// Not control methods: import is what a daemon that cannot open its keystore needs, so both
+/// work on the group directory directly, like `sotto repair`.
+struct KeyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "key",
+        abstract: "Export or import the recovery key (the keystore's master key).",
+        discussion: """
+            Keep the recovery key apart from your backups of the group directory: a backup and
+            its recovery key together open every conversation. To restore, copy the group
+            directory back, then `sotto key import` and type or pipe the key.
+            """,
+        subcommands: [KeyExportCommand.self, KeyImportCommand.self])
+}
+
+struct KeyExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Print the recovery key.")
+
+    @Option(name: .long, help: "Group directory (default: $SOTTO_GROUP_DIR, $XDG_DATA_HOME/sotto or ~/.local/share/sotto).")
+    var groupDir: String?
+
+    func run() throws {
+        let group = GroupDirectory.resolve(explicit: groupDir, environment: ProcessInfo.processInfo.environment)
+        do {
+            let keystore = try Keystore(directory: group.keystorePath)
+            print(keystore.recoveryKey())
+            FileHandle.standardError.write(Data("""
+                sotto: this recovery key opens every conversation of \(group.path).
+                Write it down or keep it in a password manager, never next to a backup of that directory.
+
+                """.utf8))
+        } catch {
+            FileHandle.standardError.write(Data("sotto: cannot export the recovery key: \(error)\n".utf8))
+            throw ExitCode(69)
+        }
+    }
+}
+
+struct KeyImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Install a recovery key read from standard input (stop the daemon first).",
+        discussion: "Nothing is written unless the key opens every sealed identity of the group directory.")
+
+    @Option(name: .long, help: "Group directory (default: $SOTTO_GROUP_DIR, $XDG_DATA_HOME/sotto or ~/.local/share/sotto).")
+    var groupDir: String?
+
+    func run() throws {
+        let group = GroupDirectory.resolve(explicit: groupDir, environment: ProcessInfo.processInfo.environment)
+        let input = FileHandle.standardInput.readData(ofLength: 1_025)
+        let key: SecretBytes
+        do {
+            key = try RecoveryKey.decode(String(decoding: input, as: UTF8.self))
+        } catch {
+            FileHandle.standardError.write(Data("sotto: \(error); nothing was changed\n".utf8))
+            throw ExitCode(65)
+        }
+        guard let lock = InstanceLock.acquire(path: group.path + "/daemon.lock") else {
+            FileHandle.standardError.write(Data("sotto: the daemon is running for \(group.path); stop it first (systemctl --user stop sotto.service sotto-push.socket)\n".utf8))
+            throw ExitCode(75)
+        }
+        defer { lock.release() }
+        do {
+            switch try Keystore.importMasterKey(key, directory: group.keystorePath) {
+            case .installed(let opened):
+                print("imported: the recovery key opens all \(opened) sealed identities; start sotto again")
+            case .alreadyInPlace(let opened):
+                print("this recovery key is already in place (it opens all \(opened) sealed identities)")
+            }
+        } catch {
+            FileHandle.standardError.write(Data("sotto: \(error)\n".utf8))
+            throw ExitCode(65)
+        }
+    }
+}

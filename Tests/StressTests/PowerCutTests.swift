@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension StressSuite {
+/// Issue #21: what was acked survives a power cut, not only a SIGKILL. The group directory
+/// lies on the power-cut file system (docs/adr/0037); it forgets what was not fsynced.
+@Suite("Stress: power cut", .enabled(if: PowerCutFileSystem.isAvailable, "needs root, /dev/fuse and fusermount3"))
+struct PowerCutTests {
+    @Test("A push storm through real workers, the power cut mid-storm: every ok ack is on the disk once, the file is sound, redelivery completes it",
+          arguments: [PowerCutFileSystem.Cut.all, .subset(seed: 7, keepPercent: 50), .torn(seed: 11)])
+    func pushStormSurvivesPowerCut(cut: PowerCutFileSystem.Cut) async throws {
+        let report = try await onDedicatedThread { try PowerCutStorm(cut: cut, cutAfterAcks: 60).run() }
+        print(report.summaryLine)
+
+        #expect(report.okBeforeCut >= 60)
+        #expect(report.transportFailures.isEmpty, "\(report.transportFailures.prefix(5))")
+        // The story needs the power to go while work was in flight, and the disk to forget.
+        #expect(report.errorsAfterArming.values.reduce(0, +) > 0, "no push met the dead disk")
+        #expect(report.integrityAfterCut == "ok")
+        #expect(report.ackedButMissing.isEmpty, "acked ok, lost by the cut: \(report.ackedButMissing.prefix(5))")
+        #expect(report.duplicates.isEmpty)
+        #expect(report.storedNotSent == 0)
+        #expect(report.redeliveryErrors.isEmpty, "\(report.redeliveryErrors.prefix(5))")
+        #expect(report.redeliveredOk == 160)
+        #expect(report.storedAfterRedelivery == 160)
+        #expect(report.integrityAfterRedelivery == "ok")
+    }
+
+    @Test("Killed at each named step of explode and the power cut with it: after the restart alice's database and keystore hold the conversation whole or not at all, and bob agrees",
+          arguments: [PowerCutFileSystem.Cut.all, .subset(seed: 3, keepPercent: 50)])
+    func explodeSurvivesPowerCut(cut: PowerCutFileSystem.Cut) async throws {
+        try await check(.explode, cut)
+    }
+
+    @Test("Killed at each named step of a join acceptance and of a send, the power cut with it: the joiner is told once, the message is stored with its pushes or not at all and reaches bob once")
+    func joinAndSendSurvivePowerCut() async throws {
+        try await check(.join, .all)
+        try await check(.send, .all)
+    }
+
+    private func check(_ operation: CrashAtomicity.Operation, _ cut: PowerCutFileSystem.Cut) async throws {
+        let profile = StressProfile.current
+        let report = try await onDedicatedThread {
+            try CrashAtomicity(profile: profile, operation: operation, powerCut: cut).run()
+        }
+        print(report.summaryLine)
+        for summary in report.powerCuts { print("  power cut: \(summary)") }
+        for finding in report.findings { print("  finding: \(finding)") }
+
+        #expect(report.rounds > 0)
+        #expect(report.notReached.isEmpty, "crash points never reached: \(report.notReached)")
+        #expect(report.powerCuts.count == report.namedKills + report.randomKills)
+        #expect(report.findings.isEmpty, "\(report.findings)")
+    }
+}
+}
+
+extension StressSuite.PowerCutTests {
+    @Test("EIO and ENOSPC at each write and each fsync of a push: a retryable error, nothing stored, the file sound; stored once the fault goes",
+          arguments: [PowerCutFileSystem.Fault.write, .sync], ["EIO", "ENOSPC"])
+    func pushFaults(fault: PowerCutFileSystem.Fault, error: String) async throws {
+        let report = try await onDedicatedThread { try PushFaults(fault: fault, error: error).run() }
+        print(report.summaryLine)
+        #expect(report.faultedSteps >= (fault == .write ? 2 : 1), "the push never met its fault")
+        #expect(report.stepsBeyondPush, "the fault index never passed the push's own \(fault)s")
+        #expect(report.findings.isEmpty, "\(report.findings.prefix(5))")
+    }
+}
+
+extension StressSuite.PowerCutTests {
+    @Test("The power cut while a burst of sotto send runs: every message the CLI reported sent is on alice's disk once, and reaches bob once")
+    func sendBurstSurvivesPowerCut() async throws {
+        let profile = StressProfile.current
+        let report = try await onDedicatedThread { try DaemonCrash(profile: profile, powerCut: .all).run() }
+        print(report.summaryLine)
+        for summary in report.powerCuts { print("  power cut: \(summary)") }
+        #expect(report.powerCuts.count == report.kills)
+        #expect(report.reported > 0)
+        #expect(report.reportedMissing == 0, "reported sent, lost by the cut")
+        #expect(report.reportedTwice == 0)
+        #expect(report.deliveredInTime)
+        #expect(report.receiverMissing == 0)
+        #expect(report.receiverExtra == 0)
+        #expect(report.receiverDuplicateTexts == 0)
+        #expect(report.outboxNotSent == 0)
+        #expect(report.integritySender == "ok")
+        #expect(report.integrityReceiver == "ok")
+    }
+}
+
+extension StressSuite.PowerCutTests {
+    @Test("Explode to an offline member, killed at each named step and the power cut with it: the push survives in the outbox or the notice queue, the member deletes the conversation when back, the sender ends with nothing")
+    func offlineExplodeSurvivesPowerCut() async throws {
+        let report = try await onDedicatedThread { try OfflineExplodeCrash(powerCut: .all).run() }
+        print(report.summaryLine)
+        for summary in report.powerCuts { print("  power cut: \(summary)") }
+        for finding in report.findings { print("  finding: \(finding)") }
+        #expect(report.rounds == OfflineExplodeCrash.points.count)
+        #expect(report.notReached.isEmpty, "crash points never reached: \(report.notReached)")
+        #expect(report.powerCuts.count == report.kills)
+        #expect(report.findings.isEmpty, "\(report.findings)")
+    }
+}
