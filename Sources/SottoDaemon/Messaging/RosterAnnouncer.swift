@@ -24,8 +24,7 @@ enum RosterAnnouncer {
     static func queue(_ change: Change, of conversation: DBConversation, from identity: Identity,
                       on conn: SQLiteConnection) throws -> Int64 {
         let now = WallClock.nowMs()
-        let version = try RosterWriter.version(of: conversation.id, on: conn) + 1
-        try conn.run("UPDATE conversation SET rosterVersion = ? WHERE id = ?", [.integer(version), .text(conversation.id)])
+        let version = try RosterWriter.nextVersion(of: conversation.id, on: conn)
         let entries = try InvitationWriter.memberEntries(conversationId: conversation.id, on: conn)
         let members = try MemberRepository.members(of: conversation.id, on: conn)
         let name = conversation.name ?? ""

@@ -22,7 +22,7 @@ extension DamageTests {
 
             let log = try DamageHarness.refusedStart(home: home)
             #expect(log.contains("\(keyPath) is missing while"), "\(log)")
-            #expect(log.contains("Restore master.key from your backup"), "\(log)")
+            #expect(log.lowercased().contains("restore master.key from your backup"), "\(log)")
             #expect(!FileManager.default.fileExists(atPath: keyPath), "the daemon created a new master key over sealed identities")
             DamageHarness.expectRefusedRetryable(try DamageHarness.push(try seeded.remote.push("x"), home: home))
         }

@@ -102,6 +102,14 @@ public enum RosterWriter {
                      [.text(conversationId), .text(inboxId)])
     }
 
+    /// The creator's side: raises the conversation's roster version by one (docs/protocol/roster.md
+    /// §6) and returns the new version, in the caller's transaction.
+    public static func nextVersion(of conversationId: String, on conn: SQLiteConnection) throws(StoreError) -> Int64 {
+        let next = try version(of: conversationId, on: conn) + 1
+        try conn.run("UPDATE conversation SET rosterVersion = ? WHERE id = ?", [.integer(next), .text(conversationId)])
+        return next
+    }
+
     public static func version(of conversationId: String, on conn: SQLiteConnection) throws(StoreError) -> Int64 {
         try conn.queryOne("SELECT rosterVersion FROM conversation WHERE id = ?", [.text(conversationId)])?.int64(0) ?? 0
     }
