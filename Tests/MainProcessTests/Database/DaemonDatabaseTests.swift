@@ -125,8 +125,8 @@ struct DaemonDatabaseTests {
 
     @Test func newerSchemaAndGarbageAreCleanErrors() throws {
         let f = try StoreFixture()
-        try f.open().execute("PRAGMA user_version = 7")
-        #expect(throws: StoreError.schemaTooNew(found: 7, known: Schema.currentVersion)) {
+        try f.open().execute("PRAGMA user_version = \(Schema.currentVersion + 1)")
+        #expect(throws: StoreError.schemaTooNew(found: Schema.currentVersion + 1, known: Schema.currentVersion)) {
             _ = try DaemonDatabase(directory: f.directory)
         }
         let g = try StoreFixture(seed: false)
