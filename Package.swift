@@ -222,6 +222,10 @@ let package = Package(
             dependencies: ["ControlProtocol", "RelayTransport", "SottoClient", "SharedStore", "TestSupport"],
             path: "Benchmarks/FanoutBench"),
         .executableTarget(
+            name: "RosterBench",
+            dependencies: ["SharedStore", "TestSupport"],
+            path: "Benchmarks/RosterBench"),
+        .executableTarget(
             name: "SendBench",
             dependencies: ["DaemonStore", "ControlProtocol", "SottoClient", "SharedStore", "TestSupport"],
             path: "Benchmarks/SendBench"),

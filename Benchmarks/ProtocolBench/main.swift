@@ -158,7 +158,7 @@ do {
         (members, membership) = (more, bytes)
     }
     let membershipNs = try time(max(1, iterations / 20)) {
-        if case .membership(_, let list) = try MessageContent.decode(contentType: ContentType.membership,
+        if case .membership(_, let list, _) = try MessageContent.decode(contentType: ContentType.membership,
                                                                       content: membership, fallback: nil) {
             sink &+= list.count
         }

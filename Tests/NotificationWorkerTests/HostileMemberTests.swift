@@ -114,6 +114,45 @@ struct HostileMemberTests {
         Attempt(description: "unknown content type with an empty fallback", code: .unsupportedContent) { f in
             try f.seal(contentType: "example.org/poll:1.0", content: [1], fallback: "").payload
         },
+        // Roster deltas (docs/protocol/roster.md §3, §5); the fixture's roster is at version 0.
+        Attempt(description: "roster delta from a member who is not the creator", code: .unknownSender) { f in
+            try f.seal(contentType: ContentType.rosterDelta, content: delta(base: 0, added: [(stranger, "Eve")])).payload
+        },
+        Attempt(description: "roster delta from a stranger", code: .unknownSender) { f in
+            try f.seal(contentType: ContentType.rosterDelta, content: delta(base: 0, added: [(stranger, "Eve")]),
+                       signer: stranger).payload
+        },
+        Attempt(description: "roster delta that drops the creator", code: .malformedMessage) { f in
+            let creator = try #require(f.creatorKey)
+            return try f.seal(contentType: ContentType.rosterDelta, content: delta(base: 0, removed: [creator.publicKey.inboxId]),
+                              signer: creator).payload
+        },
+        Attempt(description: "roster delta that removes an unknown member", code: .malformedMessage) { f in
+            try f.seal(contentType: ContentType.rosterDelta, content: delta(base: 0, removed: [stranger.publicKey.inboxId]),
+                       signer: f.creatorKey).payload
+        },
+        Attempt(description: "roster delta that adds a member already there", code: .malformedMessage) { f in
+            try f.seal(contentType: ContentType.rosterDelta, content: delta(base: 0, added: [(f.senderKey, "Sam")]),
+                       signer: f.creatorKey).payload
+        },
+        Attempt(description: "roster delta that adds a member twice", code: .malformedMessage) { f in
+            try f.seal(contentType: ContentType.rosterDelta, content: delta(base: 0, added: [(stranger, "Eve"), (stranger, "Eve")]),
+                       signer: f.creatorKey).payload
+        },
+        Attempt(description: "roster delta whose inboxId is not its key's", code: .malformedMessage) { f in
+            var added = memberObjects([(stranger, "Eve")])
+            added[0].set("inboxId", .string(PrivateKey.generate().publicKey.inboxId))
+            let content = JSONWriter.bytes(["base": 0, "version": 1, "added": .array(added.map { .object($0) }),
+                                            "removed": [], "renamed": []])
+            return try f.seal(contentType: ContentType.rosterDelta, content: content, signer: f.creatorKey).payload
+        },
+        Attempt(description: "roster delta 257 versions ahead", code: .malformedMessage) { f in
+            try f.seal(contentType: ContentType.rosterDelta, content: delta(base: 257, added: [(stranger, "Eve")]),
+                       signer: f.creatorKey).payload
+        },
+        Attempt(description: "roster delta that is not JSON", code: .malformedMessage) { f in
+            try f.seal(contentType: ContentType.rosterDelta, content: Array("{\"base\":0,".utf8), signer: f.creatorKey).payload
+        },
         Attempt(description: "unknown key with an unbalanced deep value", code: .malformedMessage) { f in
             var bytes = try forgedBytes(f, signer: f.senderKey) { _ in }
             bytes.removeLast()  // the closing brace
@@ -135,6 +174,22 @@ struct HostileMemberTests {
         #expect(try f.tableContents() == before)
         #expect(try f.conversationExpiresAt() == nil)
         #expect(try f.open().queryOne("SELECT count(*) FROM conversation")?.int64(0) == 1)
+    }
+
+    @Test("A roster delta adding 1,001 members, by reference from the creator: malformed_message, every table byte-identical")
+    func oversizeDeltaByReference() throws {
+        let f = try WorkerFixture(vectors: try #require(try Vectors.load()), holdsCreatorKey: true)
+        let server = try PushSocketServer.start(socketPath: f.tmp.path + "/push.sock", accept: true,
+                                                command: [try WorkerRun.worker()], environment: f.environment)
+        defer { server.stop() }
+        let many = (0..<1_001).map { (PrivateKey.generate(), "M\($0)") }
+        let push = f.byReference(contentType: ContentType.rosterDelta, content: Self.delta(base: 0, added: many),
+                                 signer: f.creatorKey)
+        let before = try f.tableContents()
+        let line = try PushClient.send(push.payload, body: push.body, to: server.socketPath)
+        let ack = try #require(PushAck.parse(Array(line.utf8)), "not an ack: \(line)")
+        #expect(WorkerRun.errorCode(ack) == PushErrorCode.malformedMessage.rawValue, "\(line)")
+        #expect(try f.tableContents() == before)
     }
 
     // MARK: - What must still get through
@@ -249,6 +304,11 @@ struct HostileMemberTests {
 
     static func membership(name: String, _ members: [(PrivateKey, String)]) -> [UInt8] {
         JSONWriter.bytes(["name": .string(name), "members": .array(memberObjects(members).map { .object($0) })])
+    }
+
+    static func delta(base: Int64, added: [(PrivateKey, String)] = [], removed: [String] = []) -> [UInt8] {
+        JSONWriter.bytes(["base": .int(base), "version": .int(base + 1), "added": .array(memberObjects(added).map { .object($0) }),
+                          "removed": .array(removed.map { .string($0) }), "renamed": []])
     }
 
     static func joinRequest(profileName: String) -> [UInt8] {

@@ -33,7 +33,7 @@ enum NotificationText {
             guard let expiresAtMs = schedule.expiresAtMs else { body = "The explosion was cancelled"; break }
             body = expiresAtMs <= WallClock.nowMs() ? "This conversation exploded"
                                                      : "This conversation explodes at \(ISO8601.string(fromMillis: expiresAtMs))"
-        case .joinRequest, .membership:
+        case .joinRequest, .membership, .rosterDelta:
             return nil
         case .leave:
             body = "\(sender) left"

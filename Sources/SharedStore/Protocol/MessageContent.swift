@@ -19,6 +19,8 @@ public enum ContentType {
     /// A member's device tells the sender which of its messages it stored or refused
     /// (docs/protocol/receipts.md). Never shown, never stored as a message, never receipted.
     public static let receipt = "sotto/receipt:1.0"
+    /// One versioned change of the roster, from the creator (docs/protocol/roster.md).
+    public static let rosterDelta = "sotto/roster_delta:1.0"
 }
 
 /// A request to join, sent by a non-member who holds an invite code (validated by the creator).
@@ -74,7 +76,11 @@ public enum MessageContent: Sendable, Equatable {
     /// (docs/protocol/explode-schedule.md).
     case explodeSettings(ExplodeSchedule)
     case joinRequest(JoinRequest)
-    case membership(name: String, members: [Member])
+    /// The full roster. `version` is the roster version it sets (docs/protocol/roster.md); nil
+    /// from a version-1 creator, whose list simply replaces the roster (PROTOCOL §5).
+    case membership(name: String, members: [Member], version: Int64?)
+    /// One versioned change of the roster (docs/protocol/roster.md).
+    case rosterDelta(RosterDelta)
     /// The signer leaves the conversation (docs/protocol/leave-remove.md). The content is a JSON
     /// object whose keys are all ignored: it names no member, the signature does.
     case leave
@@ -85,7 +91,7 @@ public enum MessageContent: Sendable, Equatable {
     /// An unknown content type shown as its fallback text.
     case unknown(contentType: String, fallback: String)
 
-    public static let maxMembers = 256
+    public static let maxMembers = 1_000
     /// A text (alone or a reply's), inline or by reference (docs/protocol/bodies.md §2).
     public static let maxTextBytes = 65_536
     /// A content's JSON, as large as a body can carry.
@@ -141,23 +147,23 @@ public enum MessageContent: Sendable, Equatable {
             var members: [Member] = []
             var seen: Set<String> = []
             for item in list {
-                guard item.object != nil else { throw PushError(.malformedMessage, "membership member is not an object") }
-                let member = Member(
-                    inboxId: try string(item, "inboxId", contentType, ProtocolIds.isInboxId),
-                    publicKey: try string(item, "publicKey", contentType) { Hex.isCanonical($0, byteCount: 33) },
-                    endpoint: try string(item, "endpoint", contentType, ProtocolIds.isEndpoint),
-                    clientId: try string(item, "clientId", contentType, ProtocolIds.isClientId),
-                    profileName: try string(item, "profileName", contentType, isProfileName))
-                // A member is its key: an inboxId another key claims would be a member nobody can be.
-                guard (try? PublicKey(hex: member.publicKey))?.inboxId == member.inboxId else {
-                    throw PushError(.malformedMessage, "membership lists an inboxId that is not hex(SHA-256(publicKey))")
-                }
-                guard seen.insert(member.inboxId).inserted else {
+                let entry = try member(item, contentType)
+                guard seen.insert(entry.inboxId).inserted else {
                     throw PushError(.malformedMessage, "membership lists a member twice")
                 }
-                members.append(member)
+                members.append(entry)
             }
-            return .membership(name: name, members: members)
+            var version: Int64?
+            if let field = value["version"] {
+                guard let number = field.int64, number >= 1, number <= RosterDelta.maxVersion else {
+                    throw PushError(.malformedMessage, "membership version is not an integer from 1 to 2^53-1")
+                }
+                version = number
+            }
+            return .membership(name: name, members: members, version: version)
+        case ContentType.rosterDelta:
+            let value = try object(content, contentType)
+            return .rosterDelta(try RosterDelta.decode(value) { item throws(PushError) in try member(item, contentType) })
         case ContentType.leave:
             _ = try object(content, contentType)
             return .leave
@@ -183,7 +189,8 @@ public enum MessageContent: Sendable, Equatable {
         case .reaction(_, .removed, let emoji): return "removed \(emoji)"
         case .explodeSettings(let schedule): return schedule.fallback
         case .joinRequest(let request): return "\(request.profileName) asked to join"
-        case .membership(let name, let members): return "\(name): \(members.count) members"
+        case .membership(let name, let members, _): return "\(name): \(members.count) members"
+        case .rosterDelta(let delta): return delta.fallback
         case .leave: return "left the conversation"
         case .remove: return "removed a member"
         case .receipt: return "delivery receipt"
@@ -208,6 +215,22 @@ public enum MessageContent: Sendable, Equatable {
     static func isSecretHex(_ text: String) -> Bool {
         let count = text.utf8.count
         return count >= 2 && count <= 128 && count % 2 == 0 && Hex.isCanonical(text, byteCount: count / 2)
+    }
+
+    /// One member of a full roster or a delta's `added`; its inboxId must be its key's.
+    private static func member(_ item: JSONValue, _ contentType: String) throws(PushError) -> Member {
+        guard item.object != nil else { throw PushError(.malformedMessage, "\(contentType) member is not an object") }
+        let member = Member(
+            inboxId: try string(item, "inboxId", contentType, ProtocolIds.isInboxId),
+            publicKey: try string(item, "publicKey", contentType) { Hex.isCanonical($0, byteCount: 33) },
+            endpoint: try string(item, "endpoint", contentType, ProtocolIds.isEndpoint),
+            clientId: try string(item, "clientId", contentType, ProtocolIds.isClientId),
+            profileName: try string(item, "profileName", contentType, isProfileName))
+        // A member is its key: an inboxId another key claims would be a member nobody can be.
+        guard (try? PublicKey(hex: member.publicKey))?.inboxId == member.inboxId else {
+            throw PushError(.malformedMessage, "\(contentType) lists an inboxId that is not hex(SHA-256(publicKey))")
+        }
+        return member
     }
 
     private static func object(_ content: [UInt8], _ contentType: String) throws(PushError) -> JSONValue {

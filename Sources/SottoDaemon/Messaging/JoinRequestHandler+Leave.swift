@@ -2,8 +2,8 @@ import DaemonStore
 import SharedStore
 
 /// The creator's answer to a leave (docs/protocol/leave-remove.md): the worker already dropped
-/// the leaver's member row; the creator's daemon sends every remaining member the updated
-/// `sotto/membership:1.0`, in one transaction that re-checks it is still owed (so a repeat, a
+/// the leaver's member row; the creator's daemon sends every remaining member a
+/// `sotto/roster_delta:1.0` removing it (or the full roster, `RosterAnnouncer`), in one transaction that re-checks it is still owed (so a repeat, a
 /// second leave or a restart sends it once). Runs on the `membersChanged` the leave writes and
 /// at launch (`announceAllAfterLeaves`), so a daemon that was down when the leave came still
 /// answers it.
@@ -27,7 +27,8 @@ extension JoinRequestHandler {
             let identity = try await identities.identity(of: conversation.inboxId)
             let sent = try await database.write { conn -> Bool in
                 guard try LeaveRepository.membershipOwed(conversationId: conversationId, on: conn) else { return false }
-                try Self.queueMembership(of: conversation, from: identity, on: conn)
+                let leavers = try LeaveRepository.leaversOwed(conversationId: conversationId, on: conn)
+                try RosterAnnouncer.queue(.departed(leavers), of: conversation, from: identity, on: conn)
                 return true
             }
             if sent {

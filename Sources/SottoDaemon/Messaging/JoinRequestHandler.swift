@@ -4,9 +4,9 @@ import SharedStore
 
 /// The creator's decision on join requests the worker stored as pending (PROTOCOL §5): the
 /// request must name an invite of this conversation in the `invite` table, carry its secret,
-/// and have arrived before the invite expired. Accepted: the requester becomes a member and
-/// every member gets a `sotto/membership:1.0` with the whole list and the name, stored with
-/// its pushes in the transaction that accepts (so a crash never leaves a member nobody was
+/// and have arrived before the invite expired. Accepted: the requester becomes a member, gets
+/// the full roster, and every other member a `sotto/roster_delta:1.0` adding it
+/// (`RosterAnnouncer`, docs/protocol/roster.md), stored with their pushes in the transaction that accepts (so a crash never leaves a member nobody was
 /// told about). Otherwise the request is marked rejected and nothing else changes. The inbox
 /// stays protected while any request is pending.
 ///
@@ -42,7 +42,8 @@ actor JoinRequestHandler {
         return out
     }
 
-    /// Decides each pending request of one conversation, oldest first.
+    /// Decides each pending request of one conversation, oldest first; those that pass are
+    /// accepted together, as one roster change (docs/adr/0042).
     @discardableResult
     func handlePending(conversationId: String) async -> [Decision] {
         guard let conversation = try? database.read({ conn in try ConversationRepository.find(id: conversationId, on: conn) })
@@ -52,11 +53,23 @@ actor JoinRequestHandler {
             try? await protection.setProtected(conversation.inboxId, reason: .pendingJoinRequest, true)
         }
         var decisions: [Decision] = []
+        var passing: [DBJoinRequest] = []
         for request in pending {
             do {
-                decisions.append(try await decide(request, in: conversation))
+                if let rejected = try await rejectIfInvalid(request, in: conversation) {
+                    decisions.append(rejected)
+                } else {
+                    passing.append(request)
+                }
             } catch {
                 DaemonLog.warning("join request \(request.id) not decided: \(type(of: error))")
+            }
+        }
+        if !passing.isEmpty {
+            do {
+                decisions += try await acceptAndAnnounce(passing, in: conversation)
+            } catch {
+                DaemonLog.warning("\(passing.count) join request(s) not decided: \(type(of: error))")
             }
         }
         await refreshProtection(inboxId: conversation.inboxId)
@@ -74,9 +87,10 @@ actor JoinRequestHandler {
         try? await protection.setProtected(inboxId, reason: .pendingInvite, invites)
     }
 
-    // MARK: - One request
+    // MARK: - Requests
 
-    private func decide(_ request: DBJoinRequest, in conversation: DBConversation) async throws -> Decision {
+    /// Rejects a request that names no valid invite (or is otherwise refused); nil when it passes.
+    private func rejectIfInvalid(_ request: DBJoinRequest, in conversation: DBConversation) async throws -> Decision? {
         let reason = try database.read { conn -> String? in
             guard conversation.creatorInboxId == conversation.inboxId else { return "not the creator of this conversation" }
             if let expiresAt = conversation.expiresAt, expiresAt <= WallClock.nowMs() { return "conversation exploded" }
@@ -94,70 +108,59 @@ actor JoinRequestHandler {
             if invite.singleUse, try InvitationWriter.isUsed(inviteId: invite.id, on: conn) { return "invite already used" }
             return nil
         }
-        if let reason {
-            try await database.write { conn in _ = try InvitationWriter.reject(request, on: conn) }
-            DaemonLog.info("join request \(request.id) rejected: \(reason)")
-            return .rejected(requesterInboxId: request.requesterInboxId, reason: reason)
-        }
-        if let refusal = try await acceptAndAnnounce(request, in: conversation) {
-            DaemonLog.info("join request \(request.id) rejected: \(refusal)")
-            return .rejected(requesterInboxId: request.requesterInboxId, reason: refusal)
-        }
-        DaemonLog.info("join request \(request.id) accepted")
-        return .accepted(requesterInboxId: request.requesterInboxId)
+        guard let reason else { return nil }
+        try await database.write { conn in _ = try InvitationWriter.reject(request, on: conn) }
+        DaemonLog.info("join request \(request.id) rejected: \(reason)")
+        return .rejected(requesterInboxId: request.requesterInboxId, reason: reason)
     }
 
-    /// One transaction: the request accepted, the requester a member, and a
-    /// `sotto/membership:1.0` (the whole list and the name) queued to every member but us.
-    /// Returns why it was refused instead (the invite revoked or used up meanwhile), or nil.
-    private func acceptAndAnnounce(_ request: DBJoinRequest, in conversation: DBConversation) async throws -> String? {
+    /// One transaction: the requests accepted, the requesters members, and one roster change
+    /// adding them all queued to every member but us (`RosterAnnouncer`). A request is
+    /// rejected instead when its invite was revoked or used up meanwhile, or when the
+    /// conversation already has `MessageContent.maxMembers` members.
+    private func acceptAndAnnounce(_ requests: [DBJoinRequest], in conversation: DBConversation) async throws -> [Decision] {
         let identity = try await identities.identity(of: conversation.inboxId)
         CrashPoint.reach("join.decided")
-        let outcome = try await database.write { conn -> (accepted: Bool, refusal: String?) in
-            // Checked again under the write lock: two requests decided at once cannot both use
-            // a single-use invite, nor one slip past a revoke.
-            if let invite = try InvitationWriter.invite(id: request.inviteId, on: conn) {
-                let usedUp = invite.singleUse ? try InvitationWriter.isUsed(inviteId: invite.id, on: conn) : false
-                if invite.revokedAt != nil || usedUp {
-                    try InvitationWriter.reject(request, on: conn)
-                    return (false, invite.revokedAt != nil ? "invite revoked" : "invite already used")
+        let decisions = try await database.write { conn -> [Decision] in
+            var decisions: [Decision] = []
+            var joined: [String] = []
+            var members = try MemberRepository.members(of: conversation.id, on: conn).count
+            for request in requests {
+                // Checked again under the write lock: two requests decided at once cannot both use
+                // a single-use invite, nor one slip past a revoke.
+                var refusal: String?
+                if let invite = try InvitationWriter.invite(id: request.inviteId, on: conn) {
+                    let usedUp = invite.singleUse ? try InvitationWriter.isUsed(inviteId: invite.id, on: conn) : false
+                    if invite.revokedAt != nil { refusal = "invite revoked" } else if usedUp { refusal = "invite already used" }
                 }
+                if refusal == nil, members >= MessageContent.maxMembers {
+                    refusal = "the conversation has \(MessageContent.maxMembers) members"
+                }
+                if let refusal {
+                    if try InvitationWriter.reject(request, on: conn) {
+                        decisions.append(.rejected(requesterInboxId: request.requesterInboxId, reason: refusal))
+                    }
+                    continue
+                }
+                guard try InvitationWriter.accept(request, on: conn) != nil else { continue }
+                members += 1
+                joined.append(request.requesterInboxId)
+                decisions.append(.accepted(requesterInboxId: request.requesterInboxId))
             }
-            guard try InvitationWriter.accept(request, on: conn) != nil else { return (false, nil) }
-            try Self.queueMembership(of: conversation, from: identity, on: conn)
-            return (true, nil)
+            if !joined.isEmpty {
+                try RosterAnnouncer.queue(.joined(joined), of: conversation, from: identity, on: conn)
+            }
+            return decisions
         }
         CrashPoint.reach("join.committed")
-        if outcome.accepted { await outbox.kick() }
-        return outcome.refusal
-    }
-
-    /// Queues a `sotto/membership:1.0` with the whole list and the name to every member but
-    /// us, inside the caller's transaction: by reference when it does not fit one push
-    /// (docs/adr/0032).
-    static func queueMembership(of conversation: DBConversation, from identity: Identity,
-                                on conn: SQLiteConnection) throws {
-        let now = WallClock.nowMs()
-        let entries = try InvitationWriter.memberEntries(conversationId: conversation.id, on: conn)
-        let members = try MemberRepository.members(of: conversation.id, on: conn)
-        let name = conversation.name ?? ""
-        let composed = try MessageComposer.compose(
-            contentType: ContentType.membership, content: membershipContent(name: name, entries: entries),
-            fallback: "\(name.isEmpty ? "Conversation" : name): \(entries.count) members",
-            conversation: conversation, members: members, sender: identity, now: now)
-        try composed.insert(now: now, on: conn)
-    }
-
-    /// The membership message's content: the name and every member with its profile name.
-    static func membershipContent(name: String, entries: [MemberEntry]) -> [UInt8] {
-        let members: [JSONValue] = entries.map { entry in
-            [
-                "inboxId": .string(entry.inboxId), "publicKey": .string(entry.publicKey),
-                "endpoint": .string(entry.endpoint), "clientId": .string(entry.clientId),
-                "profileName": .string(entry.profileName ?? ""),
-            ]
+        for decision in decisions {
+            switch decision {
+            case .accepted(let inboxId): DaemonLog.info("join request of \(inboxId.prefix(12)) accepted")
+            case .rejected(let inboxId, let reason): DaemonLog.info("join request of \(inboxId.prefix(12)) rejected: \(reason)")
+            }
         }
-        return JSONWriter.bytes(["name": .string(name), "members": .array(members)])
+        if decisions.contains(where: { if case .accepted = $0 { true } else { false } }) { await outbox.kick() }
+        return decisions
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {

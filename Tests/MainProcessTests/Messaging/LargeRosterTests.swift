@@ -39,6 +39,17 @@ struct LargeRosterTests {
             #expect(try joiner.conversation(trip)?["state"] as? String == "active")
             #expect(try roster(joiner) == expected, "\(joiner.name)'s roster")
         }
+        // Each join: the full roster to the joiner, a delta to the members before it
+        // (docs/protocol/roster.md §6); every device ends at the creator's version.
+        let sent = { (type: String) throws -> Int64 in
+            try creator.query("SELECT count(*) FROM message WHERE isOutgoing = 1 AND contentType = ?", [.text(type)])[0].int64(0)
+        }
+        #expect(try sent(ContentType.membership) == 8 && sent(ContentType.rosterDelta) == 7)
+        for device in [creator] + joiners {
+            try device.waitUntil("\(device.name) at roster version 8") {
+                try device.query("SELECT rosterVersion FROM conversation WHERE id = ?", [.text(trip)])[0].int64(0) == 8
+            }
+        }
         // The last roster went by reference, and no membership failed anywhere.
         let membership = try creator.query("""
             SELECT o.payload FROM outbox o JOIN message m ON m.id = o.messageId

@@ -9,7 +9,7 @@ import TestSupport
 /// conversation, docs/adr/0034); the signature says who leaves.
 @Suite("Messaging: leave", .serialized)
 struct LeaveTests {
-    @Test("a member leaves while the others are away: each is told when back (from the leaver's notice queue), the creator then sends the list without it; nothing stays on the leaver")
+    @Test("a member leaves while the others are away: each is told when back (from the leaver's notice queue), the creator then sends a roster delta without it; nothing stays on the leaver")
     func leaveReachesAwayMembers() throws {
         let net = try Network(["alice", "bob", "carol"])
         let (alice, bob, carol) = (net["alice"], net["bob"], net["carol"])
@@ -44,8 +44,8 @@ struct LeaveTests {
         #expect(try carol.conversation(trip)?["members"] as? Int == 2)
         #expect(try carol.query("SELECT count(*) FROM member WHERE conversationId = ? AND inboxId = ?",
                                 [.text(trip), .text(onBob.inboxId)])[0].int64(0) == 0)
-        let membershipsBefore = try carol.query("SELECT count(*) FROM message WHERE conversationId = ? AND contentType = ?",
-                                                [.text(trip), .text(ContentType.membership)])[0].int64(0)
+        let deltasBefore = try carol.query("SELECT count(*) FROM message WHERE conversationId = ? AND contentType = ?",
+                                           [.text(trip), .text(ContentType.rosterDelta)])[0].int64(0)
 
         // Alice's worker stores the leave while her daemon is still down; her daemon, started
         // afterwards, owes the new list and sends it at launch.
@@ -55,10 +55,13 @@ struct LeaveTests {
                                 [.text(trip), .text(onBob.inboxId)])[0].int64(0) == 0)
         try alice.startDaemon()
         #expect(try alice.conversation(trip)?["members"] as? Int == 2)
-        try carol.waitUntil("carol gets alice's list without bob") {
+        // The change travels as a roster delta removing bob (docs/protocol/roster.md §6): version 3
+        // after carol's and bob's joins.
+        try carol.waitUntil("carol gets alice's roster delta without bob") {
             try carol.query("SELECT count(*) FROM message WHERE conversationId = ? AND contentType = ?",
-                            [.text(trip), .text(ContentType.membership)])[0].int64(0) == membershipsBefore + 1
+                            [.text(trip), .text(ContentType.rosterDelta)])[0].int64(0) == deltasBefore + 1
         }
+        #expect(try carol.query("SELECT rosterVersion FROM conversation WHERE id = ?", [.text(trip)])[0].int64(0) == 3)
         #expect(try carol.conversation(trip)?["members"] as? Int == 2)
         // The conversation goes on without bob.
         let after = ExplodeTests.unique("after-bob-left")

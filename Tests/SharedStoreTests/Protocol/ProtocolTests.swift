@@ -63,7 +63,7 @@ struct ProtocolTests {
         #expect(join.displayText == "Bo asked to join")
         let pub = PrivateKey.generate().publicKey
         let membership = try decode(ContentType.membership, #"{"name":"F","members":[{"inboxId":"\#(pub.inboxId)","publicKey":"\#(pub.hex)","endpoint":"tcp:example.org:443","clientId":"a28b86c6-c3b9-444b-829e-dac9b60cca19","profileName":"Al"}]}"#)
-        guard case .membership(let name, let members) = membership else { Issue.record("not membership"); return }
+        guard case .membership(let name, let members, nil) = membership else { Issue.record("not membership"); return }
         #expect(name == "F" && members.count == 1 && members[0].inboxId == pub.inboxId)
     }
 

@@ -2,7 +2,7 @@
 /// version `i + 1`, which ``Migrator`` records in `PRAGMA user_version` in the same transaction.
 ///
 /// ```swift
-/// Schema.currentVersion          // 7
+/// Schema.currentVersion          // 8
 /// Schema.migrations[0].id        // "v1-initial"
 /// ```
 public enum Schema {
@@ -14,6 +14,7 @@ public enum Schema {
         (id: "v5-outbox-body", sql: v5),
         (id: "v6-outliving-notice", sql: v6),
         (id: "v7-delivery-receipts", sql: v7),
+        (id: "v8-roster-version", sql: v8),
     ]
 
     /// The version this build reads and writes.
@@ -271,5 +272,27 @@ public enum Schema {
         ) WITHOUT ROWID;
         CREATE INDEX receipt_due_by_sender ON receipt_due(conversationId, senderInboxId);
         ALTER TABLE conversation_local_state ADD COLUMN receipts INTEGER NOT NULL DEFAULT 1 CHECK (receipts IN (0, 1));
+        """
+
+    // MARK: v8
+
+    /// Versioned rosters (docs/protocol/roster.md, docs/adr/0042): the roster version a
+    /// conversation's member rows are at, the deltas that came before their predecessor, and
+    /// the members who left or were removed (a departure is final).
+    static let v8 = """
+        ALTER TABLE conversation ADD COLUMN rosterVersion INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE roster_pending (
+            conversationId TEXT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+            base INTEGER NOT NULL,
+            messageId TEXT NOT NULL,
+            content BLOB NOT NULL,
+            receivedAt INTEGER NOT NULL,
+            PRIMARY KEY (conversationId, base)
+        );
+        CREATE TABLE roster_departed (
+            conversationId TEXT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+            inboxId TEXT NOT NULL,
+            PRIMARY KEY (conversationId, inboxId)
+        );
         """
 }

@@ -125,6 +125,12 @@ enum MemberList {
                         on conn: SQLiteConnection) throws(StoreError) {
         try conn.run("DELETE FROM member WHERE conversationId = ?", [.text(conversationId)])
         try conn.run("DELETE FROM member_profile WHERE conversationId = ?", [.text(conversationId)])
+        try insert(conversationId: conversationId, creatorInboxId: creatorInboxId, entries, on: conn)
+    }
+
+    /// Adds (or overwrites) members' `member` and `member_profile` rows.
+    static func insert(conversationId: String, creatorInboxId: String, _ entries: [MemberEntry],
+                       on conn: SQLiteConnection) throws(StoreError) {
         let member = try conn.prepare("""
             INSERT OR REPLACE INTO member(conversationId, inboxId, publicKey, endpoint, clientId, role)
             VALUES (?, ?, ?, ?, ?, ?)

@@ -8,32 +8,45 @@
 extension IncomingMessage {
     public init(_ opened: OpenedPush) {
         let message = opened.message
-        let kind: Kind
-        switch opened.content {
-        case .text, .unknown:
-            kind = .stored(referenceId: nil)
-        case .reply(let reference, _), .reaction(let reference, _, _):
-            kind = .stored(referenceId: reference)
-        case .explodeSettings(let schedule):
-            kind = .explodeSettings(schedule)
-        case .joinRequest(let request):
-            kind = .joinRequest(inviteId: request.inviteId, secret: request.secret, profileName: request.profileName,
-                                endpoint: request.endpoint, clientId: request.clientId)
-        case .leave:
-            kind = .leave
-        case .remove(let inboxId):
-            kind = .remove(inboxId: inboxId)
-        case .receipt(let receipt):
-            kind = .receipt(receipt)
-        case .membership(let name, let members):
-            kind = .membership(name: name, members: members.map {
-                MemberEntry(inboxId: $0.inboxId, publicKey: $0.publicKey, endpoint: $0.endpoint,
-                            clientId: $0.clientId, profileName: $0.profileName)
-            })
-        }
         self.init(id: message.id, conversationId: message.conversationId, senderInboxId: message.senderInboxId,
                   senderPublicKey: message.senderPublicKey, sentAtMs: message.sentAtMs,
                   contentType: opened.contentType, content: opened.contentBytes, fallback: opened.fallback,
-                  kind: kind)
+                  kind: Kind(opened.content))
+    }
+}
+
+extension MemberEntry {
+    /// A member as a roster message lists it.
+    public init(_ member: Member) {
+        self.init(inboxId: member.inboxId, publicKey: member.publicKey, endpoint: member.endpoint,
+                  clientId: member.clientId, profileName: member.profileName)
+    }
+}
+
+extension IncomingMessage.Kind {
+    /// What the store does with a decoded content.
+    public init(_ content: MessageContent) {
+        switch content {
+        case .text, .unknown:
+            self = .stored(referenceId: nil)
+        case .reply(let reference, _), .reaction(let reference, _, _):
+            self = .stored(referenceId: reference)
+        case .explodeSettings(let schedule):
+            self = .explodeSettings(schedule)
+        case .joinRequest(let request):
+            self = .joinRequest(inviteId: request.inviteId, secret: request.secret, profileName: request.profileName,
+                                endpoint: request.endpoint, clientId: request.clientId)
+        case .leave:
+            self = .leave
+        case .remove(let inboxId):
+            self = .remove(inboxId: inboxId)
+        case .receipt(let receipt):
+            self = .receipt(receipt)
+        case .membership(let name, let members, let version):
+            self = .membership(name: name, members: members.map(MemberEntry.init), version: version)
+        case .rosterDelta(let delta):
+            self = .rosterDelta(base: delta.base, added: delta.added.map(MemberEntry.init), removed: delta.removed,
+                                renamed: delta.renamed)
+        }
     }
 }

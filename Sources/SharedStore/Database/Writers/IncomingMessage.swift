@@ -36,7 +36,10 @@ public struct IncomingMessage: Sendable, Equatable {
         /// The creator's decision on when it explodes (docs/protocol/explode-schedule.md).
         case explodeSettings(ExplodeSchedule)
         case joinRequest(inviteId: String, secret: String, profileName: String?, endpoint: String, clientId: String)
-        case membership(name: String?, members: [MemberEntry])
+        /// The full roster; `version` nil from a version-1 creator (docs/protocol/roster.md §4).
+        case membership(name: String?, members: [MemberEntry], version: Int64? = nil)
+        /// One change of the roster from version `base` to `base + 1` (docs/protocol/roster.md §3).
+        case rosterDelta(base: Int64, added: [MemberEntry], removed: [String], renamed: [RosterDelta.Rename])
         /// The sender leaves: its member row goes (docs/protocol/leave-remove.md).
         case leave
         /// The creator removes this member: its row goes, or, on its own device, the

@@ -48,6 +48,11 @@ public enum IncomingMessageWriter {
                 """, [.text(m.id)])
         }
         if seen != nil { return .duplicate }
+        var rosterPlan: RosterWriter.Plan?
+        if case .rosterDelta(let base, let added, let removed, let renamed) = m.kind {
+            rosterPlan = try RosterWriter.plan(.init(base: base, added: added, removed: removed, renamed: renamed),
+                                               conversation: conversation, on: conn)
+        }
 
         // MARK: Effects
         return try store { () throws(StoreError) -> IncomingWriteOutcome in
@@ -91,10 +96,7 @@ public enum IncomingMessageWriter {
                 // go, so nothing it sends later is accepted. Stored as a timeline row too, so a
                 // replayed leave is a duplicate, and the creator's daemon sees it.
                 try insertMessage(m, referenceId: nil, now: now, on: conn)
-                try conn.run("DELETE FROM member WHERE conversationId = ? AND inboxId = ?",
-                             [.text(m.conversationId), .text(m.senderInboxId)])
-                try conn.run("DELETE FROM member_profile WHERE conversationId = ? AND inboxId = ?",
-                             [.text(m.conversationId), .text(m.senderInboxId)])
+                try RosterWriter.depart(inboxId: m.senderInboxId, conversationId: m.conversationId, on: conn)
                 seq = try ChangeLog.append(conn, kind: .membersChanged, conversationId: m.conversationId,
                                            entityId: m.id, now: now)
 
@@ -110,24 +112,32 @@ public enum IncomingMessageWriter {
             case .remove(let inboxId):
                 // Another member is removed: its rows go, so nothing it sends later is accepted.
                 try insertMessage(m, referenceId: nil, now: now, on: conn)
-                try conn.run("DELETE FROM member WHERE conversationId = ? AND inboxId = ?",
-                             [.text(m.conversationId), .text(inboxId)])
-                try conn.run("DELETE FROM member_profile WHERE conversationId = ? AND inboxId = ?",
-                             [.text(m.conversationId), .text(inboxId)])
+                try RosterWriter.depart(inboxId: inboxId, conversationId: m.conversationId, on: conn)
                 seq = try ChangeLog.append(conn, kind: .membersChanged, conversationId: m.conversationId,
                                            entityId: m.id, now: now)
 
             case .receipt:
                 preconditionFailure("a receipt is applied above")
 
-            case .membership(let name, let members):
-                // Stored as a timeline row too, so a replayed membership is a duplicate.
+            case .membership(let name, let members, let version):
+                // Stored as a timeline row too, so a replayed membership is a duplicate. One
+                // older than the roster here changes nothing (docs/protocol/roster.md §5).
                 try insertMessage(m, referenceId: nil, now: now, on: conn)
-                try MemberList.replace(conversationId: m.conversationId,
-                                       creatorInboxId: conversation.creatorInboxId, with: members, on: conn)
-                try conn.run("""
-                    UPDATE conversation SET name = coalesce(?, name), state = 'active' WHERE id = ?
-                    """, [.optional(name), .text(m.conversationId)])
+                if try RosterWriter.replace(with: members, version: version, conversation: conversation, on: conn) {
+                    try conn.run("""
+                        UPDATE conversation SET name = coalesce(?, name), state = 'active' WHERE id = ?
+                        """, [.optional(name), .text(m.conversationId)])
+                }
+                seq = try ChangeLog.append(conn, kind: .membersChanged, conversationId: m.conversationId,
+                                           entityId: m.id, now: now)
+
+            case .rosterDelta:
+                // Stored as a timeline row too, so a replayed delta is a duplicate.
+                try insertMessage(m, referenceId: nil, now: now, on: conn)
+                if let rosterPlan {
+                    try RosterWriter.perform(rosterPlan, messageId: m.id, content: m.content, now: now,
+                                             conversation: conversation, on: conn)
+                }
                 seq = try ChangeLog.append(conn, kind: .membersChanged, conversationId: m.conversationId,
                                            entityId: m.id, now: now)
             }
@@ -151,7 +161,7 @@ public enum IncomingMessageWriter {
     /// conversation ends here), nor a receipt.
     static func owesReceipt(_ kind: IncomingMessage.Kind, recipientInboxId: String) -> Bool {
         switch kind {
-        case .stored, .membership: return true
+        case .stored, .membership, .rosterDelta: return true
         case .remove(let inboxId): return inboxId != recipientInboxId
         case .explodeSettings, .joinRequest, .leave, .receipt: return false
         }

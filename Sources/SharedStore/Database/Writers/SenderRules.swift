@@ -7,6 +7,7 @@
 /// | text, reply, reaction, unknown with fallback | a member, with its key | `unknown_sender` |
 /// | `convos.org/explode_settings:1.0` (a time or a cancel, docs/protocol/explode-schedule.md) | the creator | `unknown_sender` |
 /// | `sotto/membership:1.0` | the creator; the list keeps the creator with its key | `unknown_sender` / `malformed_message` |
+/// | `sotto/roster_delta:1.0` | the creator; it may not remove the creator | `unknown_sender` / `malformed_message` |
 /// | `sotto/join_request:1.0` | anyone, sent to the creator's device only | `unknown_sender` |
 /// | `sotto/leave:1.0` | a member who is not the creator (the signer is who leaves) | `unknown_sender` |
 /// | `sotto/remove:1.0` | the creator, naming a member other than itself | `unknown_sender` / `malformed_message` |
@@ -37,10 +38,15 @@ public enum SenderRules {
         switch m.kind {
         case .explodeSettings:
             guard isCreator else { throw .notPermitted("only the conversation's creator may explode it") }
-        case .membership(_, let members):
+        case .membership(_, let members, _):
             guard isCreator else { throw .notPermitted("only the conversation's creator may change its members") }
             guard members.contains(where: { $0.inboxId == member.inboxId && $0.publicKey.lowercased() == member.publicKey })
             else { throw .invalidContent("a membership must list the creator with its key") }
+        case .rosterDelta(_, _, let removed, _):
+            guard isCreator else { throw .notPermitted("only the conversation's creator may change its members") }
+            guard !removed.contains(conversation.creatorInboxId) else {
+                throw .invalidContent("a roster change may not remove the creator")
+            }
         case .leave:
             // The creator never leaves: it explodes the conversation instead.
             guard !isCreator else { throw .notPermitted("the conversation's creator cannot leave it; it explodes it") }
