@@ -57,6 +57,26 @@ struct RecordAttemptsTests {
         #expect(try rows[0].string(2) == "relay: no ack")
     }
 
+    @Test("a push a receipt already marked delivered (the receipt overtook the ack) stays delivered when its attempt is recorded")
+    func deliveredStaysDelivered() throws {
+        let f = try StoreFixture()
+        let conn = try f.open()
+        let a = try insert(f, on: conn)
+        _ = try conn.run("UPDATE outbox SET state = 'delivered' WHERE messageId = ? AND memberInboxId = ?",
+                         [.text(a), .text(f.creator.inboxId)])
+        try conn.immediateTransaction { () throws(OutgoingWriteError) in
+            try OutgoingMessageWriter.recordAttempts([
+                RecordedAttempt(messageId: a, memberInboxId: f.creator.inboxId, state: .sent, nextAttemptAt: f.now, lastError: "late"),
+                RecordedAttempt(messageId: a, memberInboxId: f.sender.inboxId, state: .sent, nextAttemptAt: f.now, lastError: nil),
+            ], on: conn)
+        }
+        let rows = try conn.query("SELECT state, lastError FROM outbox WHERE messageId = ? ORDER BY memberInboxId = ?",
+                                  [.text(a), .text(f.sender.inboxId)])
+        #expect(try rows.map { try $0.string(0) } == ["delivered", "sent"])
+        #expect(try rows[0].optionalString(1) == nil)
+        #expect(try status(a, conn) == "sent")
+    }
+
     @Test("a push whose row is gone (its conversation exploded meanwhile) is skipped, nothing else changes; nothing at all is no change")
     func goneRowsAreSkipped() throws {
         let f = try StoreFixture()

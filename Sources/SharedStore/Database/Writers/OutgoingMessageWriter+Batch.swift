@@ -21,7 +21,7 @@ public struct RecordedAttempt: Sendable, Equatable {
 
 extension OutgoingMessageWriter {
     /// Records many push attempts in the caller's transaction (docs/adr/0041): each push's row
-    /// as `recordAttempt` does, then each message's status recomputed and one
+    /// as `recordAttempt` does (a delivered push stays delivered), then each message's status recomputed and one
     /// `messageStatusChanged` appended once per message, not once per push (a fan-out to 1,000
     /// members recomputed its status over its 1,000 rows 1,000 times). A push whose row is
     /// gone (its conversation exploded meanwhile) is skipped. Returns the ids of the messages
@@ -33,9 +33,12 @@ extension OutgoingMessageWriter {
     @discardableResult
     public static func recordAttempts(_ attempts: [RecordedAttempt], on conn: SQLiteConnection) throws(OutgoingWriteError) -> [String] {
         try store { () throws(StoreError) -> [String] in
+            // A push a receipt already marked delivered stays delivered, as in `recordAttempt`.
             let update = try conn.prepare("""
-                UPDATE outbox SET state = ?, attempts = attempts + 1, nextAttemptAt = ?, lastError = ?
-                WHERE messageId = ? AND memberInboxId = ?
+                UPDATE outbox SET state = CASE WHEN state = 'delivered' THEN state ELSE ?1 END,
+                    attempts = attempts + 1, nextAttemptAt = ?2,
+                    lastError = CASE WHEN state = 'delivered' THEN NULL ELSE ?3 END
+                WHERE messageId = ?4 AND memberInboxId = ?5
                 """)
             var changed: [String] = []
             var seen: Set<String> = []
@@ -46,15 +49,7 @@ extension OutgoingMessageWriter {
                 if conn.changes > 0, seen.insert(attempt.messageId).inserted { changed.append(attempt.messageId) }
             }
             for messageId in changed {
-                try conn.run("""
-                    UPDATE message SET deliveryStatus = (
-                        SELECT CASE
-                            WHEN sum(state = 'pending') > 0 THEN 'pending'
-                            WHEN sum(state = 'failed') > 0 THEN 'failed'
-                            ELSE 'sent' END
-                        FROM outbox WHERE messageId = ?1)
-                    WHERE id = ?1
-                    """, [.text(messageId)])
+                try recomputeStatus(messageId: messageId, on: conn)
                 let conversationId = try conn.queryOne("SELECT conversationId FROM message WHERE id = ?",
                                                        [.text(messageId)])?.string(0)
                 try ChangeLog.append(conn, kind: .messageStatusChanged, conversationId: conversationId, entityId: messageId)
