@@ -8,7 +8,12 @@ import TestSupport
 @Suite("Recovery key restore", .serialized)
 struct RecoveryKeyRestoreTests {
     @Test("A backup restored without master.key: the daemon refuses and names the way back; a wrong or garbled key changes nothing; the recovery key brings every message back and new pushes arrive")
-    func restoreWithRecoveryKey() throws {
+    func restoreWithRecoveryKey() async throws {
+        // Minutes of blocking steps: on a thread of their own, not the test pool's (async tests starve).
+        try await onOwnThread { try self.restoreWithRecoveryKeySteps() }
+    }
+
+    private func restoreWithRecoveryKeySteps() throws {
         let net = try Network(["alice", "bob"])
         let alice = net["alice"], bob = net["bob"]
         let trip = try net.conversation(creator: alice, joiners: [bob])
