@@ -23,11 +23,10 @@ struct KeyExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Print the recovery key.")
 
-    @Option(name: .long, help: "Group directory (default: $SOTTO_GROUP_DIR, $XDG_DATA_HOME/sotto or ~/.local/share/sotto).")
-    var groupDir: String?
+    @OptionGroup var location: GroupDirectoryOption
 
     func run() throws {
-        let group = GroupDirectory.resolve(explicit: groupDir, environment: ProcessInfo.processInfo.environment)
+        let group = location.group
         do {
             let keystore = try Keystore(directory: group.keystorePath)
             print(keystore.recoveryKey())
@@ -49,11 +48,10 @@ struct KeyImportCommand: ParsableCommand {
         abstract: "Install a recovery key read from standard input (stop the daemon first).",
         discussion: "Nothing is written unless the key opens every sealed identity of the group directory.")
 
-    @Option(name: .long, help: "Group directory (default: $SOTTO_GROUP_DIR, $XDG_DATA_HOME/sotto or ~/.local/share/sotto).")
-    var groupDir: String?
+    @OptionGroup var location: GroupDirectoryOption
 
     func run() throws {
-        let group = GroupDirectory.resolve(explicit: groupDir, environment: ProcessInfo.processInfo.environment)
+        let group = location.group
         let input = FileHandle.standardInput.readData(ofLength: 1_025)
         let key: SecretBytes
         do {
@@ -62,10 +60,7 @@ struct KeyImportCommand: ParsableCommand {
             FileHandle.standardError.write(Data("sotto: \(error); nothing was changed\n".utf8))
             throw ExitCode(65)
         }
-        guard let lock = InstanceLock.acquire(path: group.path + "/daemon.lock") else {
-            FileHandle.standardError.write(Data("sotto: the daemon is running for \(group.path); stop it first (systemctl --user stop sotto.service sotto-push.socket)\n".utf8))
-            throw ExitCode(75)
-        }
+        let lock = try location.lockWithDaemonStopped()
         defer { lock.release() }
         do {
             switch try Keystore.importMasterKey(key, directory: group.keystorePath) {
