@@ -124,7 +124,8 @@ log_count_above() { local n; n=$(grep -c -- "$2" "$1" 2>/dev/null) || true; (( $
 messages() { on "$1" read "$2" --json --limit 200; }
 has_text() { messages "$1" "$2" | jq -e --arg t "$3" '.messages | any(.text == $t)'; }
 status_is() { messages "$1" "$2" | jq -e --arg t "$3" --arg s "$4" '.messages | any(.text == $t and .deliveryStatus == $s)'; }
-delivered() { status_is "$1" "$2" "$3" sent; }
+# Delivered: the member's device stored it and said so with a receipt (docs/protocol/receipts.md).
+delivered() { status_is "$1" "$2" "$3" delivered; }
 state_is() { on "$1" ls --json | jq -e --arg c "$2" --arg s "$3" '.conversations | any(.id == $c and .state == $s)'; }
 gone() { ! on "$1" ls --json | jq -e --arg c "$2" '.conversations | any(.id == $c)'; }
 expires_set() { on "$1" ls --json | jq -e --arg c "$2" '.conversations | any(.id == $c and .expiresAtMs != null)'; }

@@ -92,7 +92,7 @@ wait_until "alice accepted bob and bob's conversation is active" 30 state_is bob
 step "both online: a message each way through the relay"
 send_and_see alice bob "$CLUB" "Welcome Bob! First book: Solaris"
 send_and_see bob alice "$CLUB" "Great choice, I'm in"
-wait_until "bob's message shows as relayed" 20 status_is bob "$CLUB" "Great choice, I'm in" relayed
+wait_until "bob's message shows as delivered (relayed, then alice's receipt came back through the relay)" 20 delivered bob "$CLUB" "Great choice, I'm in"
 
 # ---- offline delivery: the point of the relay --------------------------------------------
 
@@ -123,6 +123,9 @@ wait_until "bob's relayd handed his whole mailbox to sotto-notify (the relay hol
 start_daemon bob
 for text in "${OFFLINE[@]}"; do wait_until "bob has \"${text:0:3}\"" 20 has_text bob "$CLUB" "$text"; done
 wait_until "bob has all three in the order alice sent them" 5 in_order bob "$CLUB" "${OFFLINE[@]}"
+for text in "${OFFLINE[@]}"; do
+  wait_until "alice sees \"${text:0:3}\" delivered (bob's receipt)" 20 delivered alice "$CLUB" "$text"
+done
 wait_until "bob stored the explosion time" 20 expires_set bob "$CLUB"
 transcript bob "$CLUB"
 

@@ -37,7 +37,7 @@ wait_until "alice's daemon accepted bob and bob's conversation is active" 20 sta
 step "messages both ways"
 send_and_see alice bob "$TRIP" "Hi Bob, train at 9?"
 send_and_see bob alice "$TRIP" "Yes! I'll bring coffee."
-wait_until "bob's message shows as sent" 20 delivered bob "$TRIP" "Yes! I'll bring coffee."
+wait_until "bob's message shows as delivered (alice's device sent a receipt)" 20 delivered bob "$TRIP" "Yes! I'll bring coffee."
 
 step "a reply and a reaction"
 COFFEE=$(message_id alice "$TRIP" "Yes! I'll bring coffee.")
@@ -48,7 +48,7 @@ HI=$(message_id bob "$TRIP" "Hi Bob, train at 9?")
 on bob react "$TRIP" "$HI" "👍" >/dev/null
 say "bob: reacts 👍 to ${HI:0:8}"
 wait_until "alice received the reaction" 20 has_text alice "$TRIP" "reacted 👍"
-wait_until "bob's reaction shows as sent" 20 delivered bob "$TRIP" "reacted 👍"
+wait_until "bob's reaction shows as delivered" 20 delivered bob "$TRIP" "reacted 👍"
 transcript alice "$TRIP"
 transcript bob "$TRIP"
 

@@ -64,7 +64,7 @@ struct RecordAttemptsTests {
         let a = try insert(f, on: conn)
         _ = try conn.run("UPDATE outbox SET state = 'delivered' WHERE messageId = ? AND memberInboxId = ?",
                          [.text(a), .text(f.creator.inboxId)])
-        try conn.immediateTransaction { () throws(OutgoingWriteError) in
+        _ = try conn.immediateTransaction { () throws(OutgoingWriteError) in
             try OutgoingMessageWriter.recordAttempts([
                 RecordedAttempt(messageId: a, memberInboxId: f.creator.inboxId, state: .sent, nextAttemptAt: f.now, lastError: "late"),
                 RecordedAttempt(messageId: a, memberInboxId: f.sender.inboxId, state: .sent, nextAttemptAt: f.now, lastError: nil),
