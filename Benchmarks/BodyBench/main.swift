@@ -58,18 +58,8 @@ func byReference(_ bytes: Int, _ tag: Int) -> Push {
 
 /// Sequential pushes, each to a fresh worker (Accept=yes); ms from connect to ack.
 func latencies(_ pushes: [Push]) throws -> [Double] {
-    let socketPath = fixture.tmp.path + "/bench.sock"
-    let server = try PushSocketServer.start(socketPath: socketPath, accept: true, command: [worker],
-                                            environment: fixture.environment)
-    defer { server.stop() }
-    var out: [Double] = []
-    for push in pushes {
-        let t0 = WallClock.monotonicNs()
-        let ack = try PushClient.send(push.payload, body: push.body, to: socketPath)
-        guard ack.contains("\"ok\":true") else { throw PushClient.Failure(message: ack) }
-        out.append(Double(WallClock.monotonicNs() - t0) / 1e6)
-    }
-    return out
+    try SequentialAcks.latencies(pushes.map { ($0.payload, $0.body) }, worker: worker,
+                                 socketPath: fixture.tmp.path + "/bench.sock", environment: fixture.environment)
 }
 
 func row(_ name: String, _ ms: [Double]) -> String {
