@@ -103,7 +103,6 @@ let package = Package(
                 "SottoCrypto",
                 "ControlProtocol",
                 "CSystemd",
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),  // WALCheckpoint, beside WALKeeper
                 "RelayTransport",  // the outbox publishes to relays (docs/adr/0028)
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -20,6 +20,10 @@ struct WatchJSONLineTests {
         let parsed = try JSONParser.parse(Array(line.utf8), limits: .init(maxBytes: 1 << 16, maxDepth: 4))
         #expect(parsed["text"]?.string == text)
         #expect(parsed["senderName"]?.string == "bob  smith")
-        #expect(parsed == change.json)
+        guard case .object(let expected) = change.json, case .object(let got) = parsed else {
+            Issue.record("not an object: \(line)"); return
+        }
+        #expect(Set(got.keys) == Set(expected.keys))
+        for member in expected.members { #expect(got[member.key] == member.value, "\(member.key)") }
     }
 }
