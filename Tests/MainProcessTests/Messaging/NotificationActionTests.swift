@@ -36,7 +36,11 @@ struct NotificationActionTests {
     }
 
     @Test("a message's notification has an open action; clicking it runs the open command with its conversation")
-    func clickOpensTheConversation() throws {
+    func clickOpensTheConversation() async throws {
+        try await onOwnThread { try self.clickSteps() }
+    }
+
+    private func clickSteps() throws {
         let server = try TestNotificationServer()
         let tmp = try TemporaryDirectory(prefix: "open")
         let opener = try Opener(in: tmp.path)
@@ -60,7 +64,11 @@ struct NotificationActionTests {
     }
 
     @Test("with the daemon stopped, the worker posts the notification itself (no action), and again through the daemon once it is back")
-    func workerPostsWhileTheDaemonIsDown() throws {
+    func workerPostsWhileTheDaemonIsDown() async throws {
+        try await onOwnThread { try self.daemonDownSteps() }
+    }
+
+    private func daemonDownSteps() throws {
         let server = try TestNotificationServer()
         let net = try Network(["alice", "bob"], environment: ["DBUS_SESSION_BUS_ADDRESS": server.address,
                                                              "SOTTO_OPEN_COMMAND": "/bin/true"])
@@ -83,7 +91,11 @@ struct NotificationActionTests {
     }
 
     @Test("garbage on notifications.sock is dropped and the daemon goes on posting")
-    func garbageDatagramsAreDropped() throws {
+    func garbageDatagramsAreDropped() async throws {
+        try await onOwnThread { try self.garbageSteps() }
+    }
+
+    private func garbageSteps() throws {
         let server = try TestNotificationServer()
         let tmp = try TemporaryDirectory(prefix: "nd")
         let bob = try Device.start("bob", in: tmp.path, environment: ["DBUS_SESSION_BUS_ADDRESS": server.address,
