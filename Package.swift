@@ -53,6 +53,17 @@ let package = Package(
             name: "CNats",
             pkgConfig: "libnats",
             providers: [.apt(["libnats-dev"])]),
+        // libsecret (and GLib), for the daemon's Secret Service only (docs/adr/0043); never
+        // linked into the worker, which reads the kernel keyring.
+        .systemLibrary(
+            name: "CLibsecret",
+            pkgConfig: "libsecret-1",
+            providers: [.apt(["libsecret-1-dev"])]),
+        .target(
+            name: "CSecretService",
+            dependencies: ["CLibsecret"]),
+        // keyctl(2) and add_key(2) as raw syscalls: no library (docs/adr/0043).
+        .systemLibrary(name: "CKeyctl"),
         // libfuse3, for the power-cut test file system only (docs/adr/0037).
         .systemLibrary(
             name: "CFuse3",
@@ -68,6 +79,7 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 "CSecp256k1",
                 "CSodium",
+                "CKeyctl",
             ]),
 
         // The SQL only the daemon runs (explosion, protection, salvage, checkpoints, its
@@ -93,6 +105,7 @@ let package = Package(
                 "DaemonStore",
                 "ControlProtocol",
                 "CSystemd",
+                "CSecretService",  // the master key's home (docs/adr/0043)
                 "RelayTransport",  // the outbox publishes to relays (docs/adr/0028)
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -92,6 +92,10 @@ struct DaemonStartup {
                                                     environment: environment, relay: relay, pendingJoinLimit: pendingJoinLimit,
                                                     noticeMaxAgeMs: noticeMaxAgeMs)
             try await context.launchInboxes()
+        } catch let refusal as MasterKeyStartup.Refusal {
+            throw StartupFailure(exitCode: 78, description: "start-up failed: \(refusal)")  // EX_CONFIG: no restart loop
+        } catch is MasterKeyStartup.Stopped {
+            throw StartupFailure(exitCode: 0, description: "stopped while waiting for the master key")
         } catch {
             throw StartupFailure(exitCode: 70, description: "start-up failed: \(error)")
         }

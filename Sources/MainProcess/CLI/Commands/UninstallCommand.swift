@@ -54,6 +54,8 @@ struct UninstallCommand: ParsableCommand {
 
         for name in UnitInstaller.allUnitNames {
             remove(paths.unitDirectory.appendingPathComponent(name), &problems)
+            let dropIns = paths.unitDirectory.appendingPathComponent(name + ".d")
+            if FileManager.default.fileExists(atPath: dropIns.path) { remove(dropIns, &problems) }
         }
         for name in UnitInstaller.binaryNames {
             remove(paths.binDirectory.appendingPathComponent(name), &problems)

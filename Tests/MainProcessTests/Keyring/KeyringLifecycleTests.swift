@@ -1,0 +1,138 @@
+import Foundation
+import SharedStore
+import Testing
+import TestSupport
+
+/// Issue #20: the master key in a real `gnome-keyring-daemon` on a private session bus,
+/// between a real daemon and real workers on a real push socket (docs/adr/0045): install,
+/// receive, restart, lock after a "boot" (the kernel keyring emptied), a push refused
+/// retryably while locked, unlock, the same push accepted; the key is never re-created.
+@Suite("Keyring: the master key in the Secret Service", .serialized,
+       .enabled(if: SecretServiceSession.unavailableReason == nil, "\(SecretServiceSession.unavailableReason ?? "")"))
+struct KeyringLifecycleTests {
+    static func keystoreFiles(_ device: Device) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: device.group.keystorePath)) ?? []
+    }
+
+    /// Empties the kernel keyring entry, as a reboot does.
+    static func forgetKernelKey(_ device: Device) {
+        let ring = KernelKeyring(description: KernelKeyring.description(keystoreDirectory: device.group.keystorePath))
+        if let serial = ring.search() { ring.invalidate(serial: serial) }
+    }
+
+    static func texts(_ device: Device, _ conversation: String) -> [String] {
+        device.messages(conversation).compactMap { $0["text"] as? String }
+    }
+
+    @Test("install, receive, restart, locked after a boot: refused retryably, accepted after unlock")
+    func lockedIsAState() async throws {
+        try await onOwnThread { try self.lockedIsAStateSteps() }
+    }
+
+    private func lockedIsAStateSteps() throws {
+        let tmp = try TemporaryDirectory(prefix: "keyring")
+        defer { tmp.remove() }
+        let keyring = try SecretServiceSession.start(in: tmp.path)
+        defer { keyring.stop() }
+        let alice = try Device.start("alice", in: tmp.path,
+                                     environment: keyring.environment.merging(["SOTTO_KEYRING_RETRY_MS": "50"]) { $1 })
+        defer {
+            alice.stop()
+            Self.forgetKernelKey(alice)
+        }
+
+        // Install: the key is in the Secret Service, not in the directory.
+        let stored = try #require(try keyring.lookup(group: alice.group.path), "no key in the Secret Service\n\(alice.daemonLog)")
+        #expect(stored.count == 64 && Hex.decode(stored, count: 32) != nil, "entry: \(stored.count) characters")
+        #expect(!Self.keystoreFiles(alice).contains("master.key"), "\(Self.keystoreFiles(alice))")
+        #expect(try !alice.groupFilesContain(try #require(Hex.decode(stored, count: 32))), "the key's bytes are in the group directory")
+        let status = try alice.cli(["status"])
+        #expect(status.stdout.contains("master key in the Secret Service"), "\(status.stdout)")
+
+        // Receive.
+        let conversation = try #require(try alice.json(["new", "--name", "Trip"])["conversationId"] as? String)
+        let member = try RemoteMember.join(conversationId: conversation, databasePath: alice.group.databasePath)
+        let first = try PushClient.send(try member.push("before restart"), to: alice.runtime.pushSocketPath)
+        #expect(first.contains("\"ok\":true"), "\(first)")
+
+        // Restart: the same key, everything readable.
+        alice.stopDaemon()
+        try alice.startDaemon()
+        #expect(Self.texts(alice, conversation) == ["before restart"])
+
+        // A boot with the keyring locked: the kernel keyring is empty, the daemon waits.
+        alice.stopDaemon()
+        Self.forgetKernelKey(alice)
+        try keyring.lock()
+        try alice.launchDaemon()
+        try alice.waitUntil("status says the daemon waits for the locked keyring") {
+            let waiting = try alice.cli(["status"])
+            return waiting.status == 75 && waiting.stdout.contains("locked") && waiting.stdout.contains("sotto key import")
+        }
+        let id = Hex.encode(SecureRandom.bytes(16))
+        let payload = try member.push("while locked", id: id)
+        let refused = try PushClient.send(payload, to: alice.runtime.pushSocketPath)
+        #expect(refused.contains("\"ok\":false") && refused.contains("\"retry\":true") && refused.contains("locked"), "\(refused)")
+        #expect(try alice.query("SELECT count(*) FROM message WHERE id = ?", [.text(id)])[0].int64(0) == 0)
+
+        // Unlock: the daemon continues by itself, the same push is accepted, nothing lost.
+        try keyring.unlock()
+        try alice.waitUntil("the daemon serves after the unlock") { try alice.cli(["status"]).status == 0 }
+        let accepted = try PushClient.send(payload, to: alice.runtime.pushSocketPath)
+        #expect(accepted.contains("\"ok\":true"), "\(accepted)\n\(alice.daemonLog)")
+        #expect(Self.texts(alice, conversation) == ["before restart", "while locked"])
+        #expect(try keyring.lookup(group: alice.group.path) == stored, "the key was re-created")
+        #expect(alice.daemonLog.contains("waiting for the master key"), "\(alice.daemonLog)")
+    }
+
+    @Test("garbage in the Secret Service: a clear error, nothing changed, no new key")
+    func garbageEntry() async throws {
+        try await onOwnThread { try self.garbageEntrySteps() }
+    }
+
+    private func garbageEntrySteps() throws {
+        let tmp = try TemporaryDirectory(prefix: "keyring-garbage")
+        defer { tmp.remove() }
+        let keyring = try SecretServiceSession.start(in: tmp.path)
+        defer { keyring.stop() }
+        let group = tmp.path + "/alice/group"
+        for wrong in ["00112233", String(repeating: "zz", count: 32), String(repeating: "ab", count: 33)] {
+            try keyring.store(group: group, secret: wrong)
+            let result = try ChildProcess.run(try builtExecutable("sotto"), ["daemon"], environment: keyring.environment.merging([
+                "SOTTO_GROUP_DIR": group, "SOTTO_RUNTIME_DIR": tmp.path + "/alice/run",
+            ]) { $1 })
+            #expect(result.status == 78, "exit \(result.status): \(result.stderr)")
+            #expect(result.stderr.contains("not a 32-byte key"), "\(result.stderr)")
+            #expect(try keyring.lookup(group: group) == wrong, "the entry was changed")
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: group + "/keystore")) ?? []
+            #expect(!files.contains("master.key"), "\(files)")
+        }
+    }
+
+    @Test("a Secret Service that does not answer: a bounded wait, a clear reason, then it continues")
+    func silentService() async throws {
+        try await onOwnThread { try self.silentServiceSteps() }
+    }
+
+    private func silentServiceSteps() throws {
+        let tmp = try TemporaryDirectory(prefix: "keyring-silent")
+        defer { tmp.remove() }
+        let keyring = try SecretServiceSession.start(in: tmp.path)
+        defer { keyring.stop() }
+        keyring.freeze()
+        let environment = keyring.environment.merging(["SOTTO_KEYRING_TIMEOUT_MS": "300", "SOTTO_KEYRING_RETRY_MS": "50"]) { $1 }
+        let alice = try Device.start("alice", in: tmp.path, environment: environment, waitForDaemon: false)
+        defer {
+            alice.stop()
+            Self.forgetKernelKey(alice)
+        }
+        try alice.waitUntil("status says no Secret Service answers", timeoutMs: 10_000) {
+            let waiting = try alice.cli(["status"])
+            return waiting.status == 75 && waiting.stdout.contains("no answer before the deadline")
+        }
+        #expect(alice.daemonIsRunning)
+        keyring.thaw()
+        try alice.waitUntil("the daemon serves once the Secret Service answers") { try alice.cli(["status"]).status == 0 }
+        #expect(try keyring.lookup(group: alice.group.path)?.count == 64)
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import SharedStore
+
+/// A private D-Bus session bus (`dbus-daemon --session`) with a real `gnome-keyring-daemon`
+/// on it, its login keyring created and unlocked with a test password: the Secret Service
+/// the daemon keeps its master key in (docs/adr/0045). `lock()` locks the collection over
+/// D-Bus, `unlock()` starts the keyring daemon again with the password (what a login does),
+/// `freeze()` stops it (SIGSTOP) so it owns the name but never answers.
+///
+/// ```swift
+/// guard let keyring = try SecretServiceSession.start(in: tmp.path) else { return }  // skipped: not installed
+/// let alice = try Device.start("alice", in: tmp.path, environment: keyring.environment)
+/// ```
+public final class SecretServiceSession: @unchecked Sendable {
+    public static let password = "sotto-test-password"
+    public let root: String
+    public let busAddress: String
+    private let bus: ChildProcess
+    private var keyring: ChildProcess?
+
+    /// The variables that point a process at this bus, and the keyring mode.
+    public var environment: [String: String] {
+        ["DBUS_SESSION_BUS_ADDRESS": busAddress, "SOTTO_KEY_STORE": "keyring"]
+    }
+
+    /// Why this machine cannot run one (a missing program), or nil.
+    public static var unavailableReason: String? {
+        for program in ["/usr/bin/dbus-daemon", "/usr/bin/gnome-keyring-daemon", "/usr/bin/secret-tool", "/usr/bin/dbus-send"]
+        where !FileManager.default.isExecutableFile(atPath: program) {
+            return "\(program) is not installed (make deps installs it)"
+        }
+        return nil
+    }
+
+    public static func start(in parent: String) throws -> SecretServiceSession {
+        let root = parent + "/secret-service"
+        for path in [root, root + "/home", root + "/run"] {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        }
+        let bus = try ChildProcess.launch("/usr/bin/dbus-daemon", [
+            "--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--print-address=1",
+            "--address=unix:path=" + root + "/bus",
+        ])
+        guard let address = bus.readStdoutLine(), address.hasPrefix("unix:") else {
+            bus.terminate()
+            throw Device.Failure(message: "dbus-daemon did not print its address: \(bus.finish().stderr)")
+        }
+        let session = SecretServiceSession(root: root, busAddress: address, bus: bus)
+        try session.startKeyring()
+        return session
+    }
+
+    private init(root: String, busAddress: String, bus: ChildProcess) {
+        self.root = root
+        self.busAddress = busAddress
+        self.bus = bus
+    }
+
+    deinit { stop() }
+
+    private var toolEnvironment: [String: String] {
+        ["DBUS_SESSION_BUS_ADDRESS": busAddress, "HOME": root + "/home", "XDG_RUNTIME_DIR": root + "/run",
+         "XDG_DATA_HOME": root + "/home/.local/share"]
+    }
+
+    /// Starts the keyring daemon with the password on stdin: the login keyring is created the
+    /// first time, unlocked every time. Returns once it owns org.freedesktop.secrets.
+    private func startKeyring() throws {
+        let child = try ChildProcess.launch("/usr/bin/gnome-keyring-daemon",
+                                            ["--foreground", "--components=secrets", "--unlock"],
+                                            environment: toolEnvironment)
+        child.write(Self.password)
+        child.closeStdin()
+        keyring = child
+        try waitUntil("gnome-keyring-daemon owns org.freedesktop.secrets") { self.serviceHasOwner() }
+    }
+
+    private func serviceHasOwner() -> Bool {
+        let reply = try? ChildProcess.run("/usr/bin/dbus-send", [
+            "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+            "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.secrets",
+        ], environment: toolEnvironment)
+        return reply?.stdout.contains("boolean true") ?? false
+    }
+
+    /// Locks the login collection (no prompt is needed to lock).
+    public func lock() throws {
+        let result = try ChildProcess.run("/usr/bin/dbus-send", [
+            "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
+            "org.freedesktop.Secret.Service.Lock", "array:objpath:/org/freedesktop/secrets/collection/login",
+        ], environment: toolEnvironment)
+        guard result.status == 0 else { throw Device.Failure(message: "lock failed: \(result.stderr)") }
+    }
+
+    /// Unlocks as a login does: the keyring daemon starts again with the password.
+    public func unlock() throws {
+        stopKeyring()
+        try startKeyring()
+    }
+
+    /// The keyring daemon keeps its name on the bus but answers nothing (SIGSTOP).
+    public func freeze() { keyring?.kill(SIGSTOP) }
+    public func thaw() { keyring?.kill(SIGCONT) }
+
+    /// `secret-tool lookup application sotto group GROUP`: what the Secret Service holds, or nil.
+    public func lookup(group: String) throws -> String? {
+        let result = try ChildProcess.run("/usr/bin/secret-tool", ["lookup", "application", "sotto", "group", group],
+                                          environment: toolEnvironment)
+        return result.status == 0 ? result.stdout : nil
+    }
+
+    /// `secret-tool store`: plants an entry with Sotto's attributes (e.g. garbage).
+    public func store(group: String, secret: String) throws {
+        let result = try ChildProcess.run("/usr/bin/secret-tool", ["store", "--label=planted", "application", "sotto", "group", group],
+                                          environment: toolEnvironment, stdin: secret)
+        guard result.status == 0 else { throw Device.Failure(message: "secret-tool store failed: \(result.stderr)") }
+    }
+
+    public func clear(group: String) throws {
+        _ = try ChildProcess.run("/usr/bin/secret-tool", ["clear", "application", "sotto", "group", group],
+                                 environment: toolEnvironment)
+    }
+
+    private func stopKeyring() {
+        guard let keyring else { return }
+        keyring.kill(SIGCONT)
+        keyring.terminate()
+        _ = keyring.finish()
+        self.keyring = nil
+    }
+
+    public func stop() {
+        stopKeyring()
+        if bus.process.isRunning {
+            bus.terminate()
+            _ = bus.finish()
+        }
+    }
+
+    private func waitUntil(_ what: String, timeoutMs: Int64 = 10_000, _ condition: () -> Bool) throws {
+        let deadline = WallClock.nowMs() + timeoutMs
+        while !condition() {
+            if WallClock.nowMs() > deadline { throw Device.Failure(message: "timed out waiting for: \(what)") }
+            usleep(20_000)
+        }
+    }
+}
