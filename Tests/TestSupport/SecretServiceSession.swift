@@ -15,8 +15,8 @@ public final class SecretServiceSession: @unchecked Sendable {
     public static let password = "sotto-test-password"
     public let root: String
     public let busAddress: String
-    private let bus: ChildProcess
-    private var keyring: ChildProcess?
+    private let bus: LoggedProcess
+    private var keyring: LoggedProcess?
 
     /// The variables that point a process at this bus, and the keyring mode.
     public var environment: [String: String] {
@@ -38,20 +38,23 @@ public final class SecretServiceSession: @unchecked Sendable {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         }
-        let bus = try ChildProcess.launch("/usr/bin/dbus-daemon", [
+        // LoggedProcess: its children get default signal handling, so SIGTERM stops them.
+        let bus = try LoggedProcess.launch("/usr/bin/dbus-daemon", [
             "--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--print-address=1",
             "--address=unix:path=" + root + "/bus",
-        ])
-        guard let address = bus.readStdoutLine(), address.hasPrefix("unix:") else {
-            bus.terminate()
-            throw Device.Failure(message: "dbus-daemon did not print its address: \(bus.finish().stderr)")
+        ], environment: ProcessInfo.processInfo.environment)
+        guard bus.waitForLine(containing: "unix:path=", timeout: 10),
+              let address = bus.output.first(where: { $0.hasPrefix("unix:path=") }) else {
+            bus.signal(SIGKILL)
+            _ = bus.waitForExit()
+            throw Device.Failure(message: "dbus-daemon did not print its address: \(bus.output)")
         }
         let session = SecretServiceSession(root: root, busAddress: address, bus: bus)
         try session.startKeyring()
         return session
     }
 
-    private init(root: String, busAddress: String, bus: ChildProcess) {
+    private init(root: String, busAddress: String, bus: LoggedProcess) {
         self.root = root
         self.busAddress = busAddress
         self.bus = bus
@@ -67,11 +70,12 @@ public final class SecretServiceSession: @unchecked Sendable {
     /// Starts the keyring daemon with the password on stdin: the login keyring is created the
     /// first time, unlocked every time. Returns once it owns org.freedesktop.secrets.
     private func startKeyring() throws {
-        let child = try ChildProcess.launch("/usr/bin/gnome-keyring-daemon",
-                                            ["--foreground", "--components=secrets", "--unlock"],
-                                            environment: toolEnvironment)
-        child.write(Self.password)
-        child.closeStdin()
+        let child = try LoggedProcess.launch("/bin/sh", [
+            // exec with a here-document: the pid is the keyring daemon's own, so a signal reaches it.
+            "-c", "exec /usr/bin/gnome-keyring-daemon --foreground --components=secrets --unlock <<EOF\n"
+                + "$SOTTO_TEST_KEYRING_PASSWORD\nEOF\n",
+        ], environment: ProcessInfo.processInfo.environment.merging(toolEnvironment) { $1 }
+            .merging(["SOTTO_TEST_KEYRING_PASSWORD": Self.password]) { $1 })
         keyring = child
         try waitUntil("gnome-keyring-daemon owns org.freedesktop.secrets") { self.serviceHasOwner() }
     }
@@ -100,8 +104,8 @@ public final class SecretServiceSession: @unchecked Sendable {
     }
 
     /// The keyring daemon keeps its name on the bus but answers nothing (SIGSTOP).
-    public func freeze() { keyring?.kill(SIGSTOP) }
-    public func thaw() { keyring?.kill(SIGCONT) }
+    public func freeze() { keyring?.signal(SIGSTOP) }
+    public func thaw() { keyring?.signal(SIGCONT) }
 
     /// `secret-tool lookup application sotto group GROUP`: what the Secret Service holds, or nil.
     public func lookup(group: String) throws -> String? {
@@ -124,17 +128,17 @@ public final class SecretServiceSession: @unchecked Sendable {
 
     private func stopKeyring() {
         guard let keyring else { return }
-        keyring.kill(SIGCONT)
-        keyring.terminate()
-        _ = keyring.finish()
+        keyring.signal(SIGCONT)
+        keyring.signal(SIGTERM)
+        _ = keyring.waitForExit()
         self.keyring = nil
     }
 
     public func stop() {
         stopKeyring()
-        if bus.process.isRunning {
-            bus.terminate()
-            _ = bus.finish()
+        if bus.isRunning {
+            bus.signal(SIGTERM)
+            _ = bus.waitForExit()
         }
     }
 
