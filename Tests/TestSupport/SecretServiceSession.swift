@@ -39,9 +39,25 @@ public final class SecretServiceSession: @unchecked Sendable {
                                                     attributes: [.posixPermissions: 0o700])
         }
         // LoggedProcess: its children get default signal handling, so SIGTERM stops them.
+        // No service activation: while the test restarts the keyring daemon (an unlock), a
+        // lookup must not make the bus start a second, locked one of its own.
+        let config = root + "/bus.conf"
+        try """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(root)/bus</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """.write(toFile: config, atomically: true, encoding: .utf8)
         let bus = try LoggedProcess.launch("/usr/bin/dbus-daemon", [
-            "--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--print-address=1",
-            "--address=unix:path=" + root + "/bus",
+            "--config-file=" + config, "--nofork", "--print-address=1",
         ], environment: ProcessInfo.processInfo.environment)
         guard bus.waitForLine(containing: "unix:path=", timeout: 10),
               let address = bus.output.first(where: { $0.hasPrefix("unix:path=") }) else {
@@ -87,6 +103,9 @@ public final class SecretServiceSession: @unchecked Sendable {
         ], environment: toolEnvironment)
         return reply?.stdout.contains("boolean true") ?? false
     }
+
+    /// What the keyring daemons printed (the current one's).
+    public var log: String { keyring?.output.joined(separator: "\n") ?? "" }
 
     /// Locks the login collection (no prompt is needed to lock).
     public func lock() throws {

@@ -77,7 +77,12 @@ struct KeyringLifecycleTests {
 
         // Unlock: the daemon continues by itself, the same push is accepted, nothing lost.
         try keyring.unlock()
-        try alice.waitUntil("the daemon serves after the unlock") { try alice.cli(["status"]).status == 0 }
+        do {
+            try alice.waitUntil("the daemon serves after the unlock") { try alice.cli(["status"]).status == 0 }
+        } catch {
+            Issue.record("\(error)\nstatus: \(try alice.cli(["status"]))\n\(alice.daemonLog)\nkeyring: \(keyring.log)")
+            throw error
+        }
         let accepted = try PushClient.send(payload, to: alice.runtime.pushSocketPath)
         #expect(accepted.contains("\"ok\":true"), "\(accepted)\n\(alice.daemonLog)")
         #expect(Self.texts(alice, conversation) == ["before restart", "while locked"])
@@ -134,5 +139,46 @@ struct KeyringLifecycleTests {
         keyring.thaw()
         try alice.waitUntil("the daemon serves once the Secret Service answers") { try alice.cli(["status"]).status == 0 }
         #expect(try keyring.lookup(group: alice.group.path)?.count == 64)
+    }
+    @Test("a reset keyring: the daemon refuses a new key over sealed identities; the recovery key brings it back")
+    func resetKeyring() async throws {
+        try await onOwnThread { try self.resetKeyringSteps() }
+    }
+
+    private func resetKeyringSteps() throws {
+        let tmp = try TemporaryDirectory(prefix: "keyring-reset")
+        defer { tmp.remove() }
+        let keyring = try SecretServiceSession.start(in: tmp.path)
+        defer { keyring.stop() }
+        let alice = try Device.start("alice", in: tmp.path, environment: keyring.environment)
+        defer {
+            alice.stop()
+            Self.forgetKernelKey(alice)
+        }
+        let conversation = try #require(try alice.json(["new", "--name", "Trip"])["conversationId"] as? String)
+        let member = try RemoteMember.join(conversationId: conversation, databasePath: alice.group.databasePath)
+        #expect(try PushClient.send(try member.push("kept"), to: alice.runtime.pushSocketPath).contains("\"ok\":true"))
+        let export = try alice.cli(["key", "export"])
+        #expect(export.status == 0 && export.stdout.hasPrefix("SOTTO1-"), "\(export.stderr)")
+        let stored = try keyring.lookup(group: alice.group.path)
+
+        // A new desktop, a reset keyring: no entry, no kernel copy.
+        alice.stopDaemon()
+        try keyring.clear(group: alice.group.path)
+        Self.forgetKernelKey(alice)
+        let refused = try ChildProcess.run(try builtExecutable("sotto"), ["daemon"], environment: alice.environment)
+        #expect(refused.status == 78, "exit \(refused.status): \(refused.stderr)")
+        #expect(refused.stderr.contains("sotto key import") && refused.stderr.contains("will not create a new key"), "\(refused.stderr)")
+        #expect(try keyring.lookup(group: alice.group.path) == nil, "a key was created over sealed identities")
+
+        // A wrong recovery key changes nothing; the right one goes into the Secret Service.
+        let wrong = try alice.cli(["key", "import"], stdin: RecoveryKey.encode(SecretBytes(SecureRandom.bytes(32))))
+        #expect(wrong.status == 65 && wrong.stderr.contains("nothing was changed"), "\(wrong.stderr)")
+        #expect(try keyring.lookup(group: alice.group.path) == nil)
+        let imported = try alice.cli(["key", "import"], stdin: export.stdout)
+        #expect(imported.status == 0 && imported.stdout.contains("Secret Service"), "\(imported.stdout) \(imported.stderr)")
+        #expect(try keyring.lookup(group: alice.group.path) == stored)
+        try alice.startDaemon()
+        #expect(Self.texts(alice, conversation) == ["kept"])
     }
 }
