@@ -75,5 +75,39 @@ struct KeyringUserServiceTests {
         #expect(accepted.contains("\"ok\":true"), "ack: \(accepted)")
         #expect(me.messages(conversation).compactMap { $0["text"] as? String }
                 == ["through the kernel keyring", "after a restart", "while the daemon is stopped"])
+
+        // Locked: the daemon restarts into a namespace without the key and waits, pinging the
+        // watchdog (2 s here) instead of being killed by it; the unlock resumes it.
+        let dropIn = me.home + "/.config/systemd/user/sotto.service.d"
+        try FileManager.default.createDirectory(atPath: dropIn, withIntermediateDirectories: true)
+        try "[Service]\nWatchdogSec=2s\n".write(toFile: dropIn + "/watchdog.conf", atomically: true, encoding: .utf8)
+        #expect(try manager.user(["systemctl", "--user", "daemon-reload"]).status == 0)
+        let lock = try manager.user(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.secrets",
+                                     "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
+                                     "array:objpath:/org/freedesktop/secrets/collection/login"])
+        #expect(lock.status == 0, "\(lock.stderr)")
+        #expect(try manager.user(["systemctl", "--user", "restart", "sotto.service"]).status == 0)
+        let waitingPid = try manager.systemctl(["show", "-p", "MainPID", "--value", "sotto.service"])
+        try me.waitUntil("status says the keyring is locked", timeoutMs: 30_000) {
+            let status = try me.sotto(["status"])
+            return status.status == 75 && status.stdout.contains("locked")
+        }
+        // Three watchdog periods: a watchdog kill (a new MainPID, a restart) ends the poll early.
+        let restarted = try me.poll(timeoutMs: 6_000) {
+            try manager.systemctl(["show", "-p", "MainPID", "--value", "sotto.service"]) != waitingPid
+                || manager.systemctl(["show", "-p", "NRestarts", "--value", "sotto.service"]) != "0"
+        }
+        #expect(!restarted, "the waiting daemon was restarted\n\(me.journalText("sotto.service"))")
+        let lockedPush = try member.push("while locked")
+        let lockedAck = try PushClient.send(lockedPush, to: socket)
+        #expect(lockedAck.contains("\"retry\":true") && lockedAck.contains("locked"), "ack: \(lockedAck)")
+        // The unlock: the keyring daemon starts again with the password, as at a login.
+        _ = try manager.user(["systemctl", "--user", "stop", "test-gnome-keyring.service"])
+        let again = try manager.user(["systemd-run", "--user", "--unit=test-gnome-keyring", "--collect", "sh", "-c",
+                                      "printf %s '\(SecretServiceSession.password)' | exec gnome-keyring-daemon "
+                                          + "--foreground --components=secrets --unlock"])
+        #expect(again.status == 0, "\(again.stderr)")
+        try me.waitUntil("the daemon serves after the unlock", timeoutMs: 60_000) { try me.sotto(["status"]).status == 0 }
+        #expect(try PushClient.send(lockedPush, to: socket).contains("\"ok\":true"))
     }
 }

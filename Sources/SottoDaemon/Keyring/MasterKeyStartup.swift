@@ -106,8 +106,12 @@ struct MasterKeyStartup {
                 note.remove()
                 return found
             }
+            // READY=1 was sent with the wait's status: systemd's watchdog now expects pings.
+            notifier?.watchdog()
+            let retry = Duration.milliseconds(Self.retryMs(environment))
+            let pause = notifier?.watchdogInterval.map { min($0, retry) } ?? retry
             do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(Self.retryMs(environment))) }
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: pause) }
             } catch {
                 note.remove()
                 throw Stopped()
@@ -160,6 +164,12 @@ struct MasterKeyStartup {
         // Ready (the unit is up), and systemctl status says why it does not serve yet.
         notifier?.ready(status: "waiting for the master key: " + reason)
         return reason
+    }
+
+    /// Removes this daemon's kernel keyring copy of the key (at a clean stop).
+    static func forgetKernelCopy(keystoreDirectory: String) {
+        let ring = KernelKeyring(description: KernelKeyring.description(keystoreDirectory: keystoreDirectory))
+        if let serial = ring.search() { ring.invalidate(serial: serial) }
     }
 
     static func retryMs(_ environment: [String: String]) -> Int {
