@@ -48,6 +48,11 @@ struct DaemonStartup {
         } catch {
             throw StartupFailure(exitCode: RelayError.configurationExitStatus, description: "\(error)")
         }
+        do {
+            _ = try MasterKeyStartup.mode(environment)  // SOTTO_KEY_STORE, likewise before any write
+        } catch {
+            throw StartupFailure(exitCode: 78, description: "\(error)")
+        }
         let group = GroupDirectory.resolve(explicit: groupDirectory, environment: environment)
         let runtime = RuntimeDirectory.resolve(environment: environment)
         let fileLimit = FileDescriptorLimit.raiseSoftToHard()

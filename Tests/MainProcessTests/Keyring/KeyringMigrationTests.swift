@@ -31,6 +31,9 @@ struct KeyringMigrationTests {
         let conversation = try #require(try alice.json(["new", "--name", "Trip"])["conversationId"] as? String)
         let member = try RemoteMember.join(conversationId: conversation, databasePath: alice.group.databasePath)
         #expect(try PushClient.send(try member.push("old install"), to: alice.runtime.pushSocketPath).contains("\"ok\":true"))
+        // Asked for: every status says the key is in a file, and what that means.
+        let fileStatus = try alice.cli(["status"]).stdout
+        #expect(fileStatus.contains("master key in a key file") && fileStatus.contains("SOTTO_KEY_STORE=file"), "\(fileStatus)")
         let keyFile = alice.group.keystorePath + "/master.key"
         let oldKey = try #require(FileManager.default.contents(atPath: keyFile).map { [UInt8]($0) })
         #expect(oldKey.count == 32)
