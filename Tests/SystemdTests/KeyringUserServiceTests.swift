@@ -109,5 +109,14 @@ struct KeyringUserServiceTests {
         #expect(again.status == 0, "\(again.stderr)")
         try me.waitUntil("the daemon serves after the unlock", timeoutMs: 60_000) { try me.sotto(["status"]).status == 0 }
         #expect(try PushClient.send(lockedPush, to: socket).contains("\"ok\":true"))
+
+        try FileManager.default.removeItem(atPath: dropIn)
+
+        // Uninstall with the data: the key leaves the Secret Service too.
+        let lookup = ["secret-tool", "lookup", "application", "sotto", "group", SystemdUserManager.homeInside + "/.local/share/sotto"]
+        #expect(try manager.user(lookup).stdout.count == 64)
+        let purge = try me.sotto(["uninstall", "--user", "--remove-data"])
+        #expect(purge.status == 0 && purge.stdout.contains("removed the master key"), "\(purge.stdout) \(purge.stderr)")
+        #expect(try manager.user(lookup).status != 0, "the key is still in the Secret Service")
     }
 }

@@ -38,6 +38,19 @@ public struct MasterKeyRecovery: Sendable {
         }
     }
 
+    /// After the data was deleted: removes the key from the Secret Service and the kernel
+    /// keyring. Returns what it did, or nil when there was nothing (or no Secret Service).
+    public func forgetKey() -> String? {
+        MasterKeyStartup.forgetKernelCopy(keystoreDirectory: group.keystorePath)
+        let service = SecretService(group: group.path, timeoutMs: Int32(MasterKeyStartup.timeoutMs(environment)))
+        do {
+            return try service.clear() ? "removed the master key of \(group.path) from the Secret Service" : nil
+        } catch {
+            return "the master key of \(group.path) may still be in the Secret Service (\(error)); "
+                + "remove it with: secret-tool clear application sotto group \(group.path)"
+        }
+    }
+
     public func importKey(_ key: SecretBytes) throws -> Outcome {
         if try MasterKeyStartup.mode(environment) == .file {
             switch try Keystore.importMasterKey(key, directory: group.keystorePath) {
