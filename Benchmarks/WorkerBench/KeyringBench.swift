@@ -1,6 +1,8 @@
 import Foundation
 import SharedStore
 import TestSupport
+import SottoCrypto
+import SottoWire
 
 /// `worker-bench --keyring SOTTO_NOTIFY [PUSHES]` (issue #20, docs/adr/0045): spawn→durable-ack
 /// latency and peak RSS of the worker with the master key from the kernel keyring beside the

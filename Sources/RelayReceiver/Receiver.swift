@@ -1,6 +1,7 @@
 import Glibc
 import RelayTransport
-import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// sotto-relayd's loop, on one thread: keep a relay connection (waiting and retrying while
 /// the relay is down), keep one consumer per keystore identity (rescanning when inotify says

@@ -2,6 +2,8 @@ import Foundation
 import SharedStore
 import Testing
 import TestSupport
+import SottoCrypto
+import SottoWire
 
 /// docs/adr/0045 measured under a real `systemd --user` with the installed units: the daemon
 /// (PrivateUsers=yes) reads the master key from a real gnome-keyring on the user's session

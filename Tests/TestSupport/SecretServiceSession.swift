@@ -1,5 +1,7 @@
 import Foundation
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// A private D-Bus session bus (`dbus-daemon --session`) with a real `gnome-keyring-daemon`
 /// on it, its login keyring created and unlocked with a test password: the Secret Service

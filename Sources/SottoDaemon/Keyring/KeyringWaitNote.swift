@@ -1,5 +1,7 @@
 import Foundation
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// The one-line reason a daemon is waiting for the master key (`<runtime>/keyring-wait`),
 /// which `sotto status` prints when the daemon does not answer yet (it serves nothing before

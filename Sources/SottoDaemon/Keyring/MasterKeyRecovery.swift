@@ -1,4 +1,6 @@
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// `sotto key export|import` wherever the master key lives (docs/adr/0038, 0043): export
 /// reads it from the kernel keyring, the Secret Service or the key file; import puts it in

@@ -1,6 +1,8 @@
 import Foundation
 import ServiceLifecycle
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// How the daemon gets the keystore's master key at start (docs/adr/0045), and where it
 /// leaves it for the worker.

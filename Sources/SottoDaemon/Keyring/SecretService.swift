@@ -1,6 +1,8 @@
 import CSecretService
 import Foundation
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// The user's Secret Service (`org.freedesktop.secrets`: GNOME Keyring, KWallet, KeePassXC)
 /// through libsecret, where the daemon keeps the keystore's master key (docs/adr/0045): one

@@ -2,6 +2,8 @@ import Foundation
 import SharedStore
 import Testing
 import TestSupport
+import SottoCrypto
+import SottoWire
 
 /// Issue #20: the master key in a real `gnome-keyring-daemon` on a private session bus,
 /// between a real daemon and real workers on a real push socket (docs/adr/0045): install,

@@ -2,6 +2,8 @@ import Foundation
 import SharedStore
 import Testing
 import TestSupport
+import SottoCrypto
+import SottoWire
 
 /// Issue #20: an install that kept its key in `keystore/master.key` moves it into the Secret
 /// Service at the next start, and the file is overwritten and removed; a SIGKILL at each

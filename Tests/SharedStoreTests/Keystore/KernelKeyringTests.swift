@@ -2,6 +2,8 @@ import Foundation
 import SharedStore
 import TestSupport
 import Testing
+import SottoCrypto
+import SottoWire
 
 /// The worker's side of docs/adr/0045: the master key read from the kernel keyring the
 /// daemon filled, and every kind of garbage there refused without a crash or a guess.

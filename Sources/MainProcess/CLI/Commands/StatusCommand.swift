@@ -3,6 +3,8 @@ import ArgumentParser
 import Foundation
 import SharedStore
 import SottoDaemon
+import SottoCrypto
+import SottoWire
 
 /// `sotto status`: the daemon's one-screen summary.
 struct StatusCommand: ParsableCommand {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SharedStore
+import SottoCrypto
 import SottoClient
 import SottoDaemon
 
