@@ -15,6 +15,19 @@ let staticStdlib: [LinkerSetting] = [.unsafeFlags(
     ["-static-stdlib", "-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]
     + (FileManager.default.fileExists(atPath: staticCXXDirectory + "/libstdc++.so") ? ["-L", staticCXXDirectory] : []))]
 
+/// `pkg-config OPTION PACKAGE`, split into flags (libsecret's include paths are per architecture).
+func pkgConfig(_ option: String, _ package: String) -> [String] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/pkg-config")
+    process.arguments = [option, package]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    guard (try? process.run()) != nil else { return [] }
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: output, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
+}
+
 let package = Package(
     name: "Sotto",
     platforms: [.macOS(.v14)],  // Linux is the target; this only sets availability for async entry points
@@ -57,13 +70,13 @@ let package = Package(
             providers: [.apt(["libnats-dev"])]),
         // libsecret (and GLib), for the daemon's Secret Service only (docs/adr/0045); never
         // linked into the worker, which reads the kernel keyring.
-        .systemLibrary(
-            name: "CLibsecret",
-            pkgConfig: "libsecret-1",
-            providers: [.apt(["libsecret-1-dev"])]),
+        // A C target with libsecret's flags of its own, not a system-library module: such a
+        // module (GLib pulls in <sys/socket.h>) took the socket constants away from `import
+        // Glibc` in the daemon's other files.
         .target(
             name: "CSecretService",
-            dependencies: ["CLibsecret"]),
+            cSettings: [.unsafeFlags(pkgConfig("--cflags", "libsecret-1"))],
+            linkerSettings: [.unsafeFlags(pkgConfig("--libs", "libsecret-1"))]),
         // keyctl(2) and add_key(2) as raw syscalls: no library (docs/adr/0045).
         .systemLibrary(name: "CKeyctl"),
         // libfuse3, for the power-cut test file system only (docs/adr/0037).
