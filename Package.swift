@@ -15,6 +15,19 @@ let staticStdlib: [LinkerSetting] = [.unsafeFlags(
     ["-static-stdlib", "-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]
     + (FileManager.default.fileExists(atPath: staticCXXDirectory + "/libstdc++.so") ? ["-L", staticCXXDirectory] : []))]
 
+/// `pkg-config OPTION PACKAGE`, split into flags (libsecret's include paths are per architecture).
+func pkgConfig(_ option: String, _ package: String) -> [String] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/pkg-config")
+    process.arguments = [option, package]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    guard (try? process.run()) != nil else { return [] }
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: output, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
+}
+
 let package = Package(
     name: "Sotto",
     platforms: [.macOS(.v14)],  // Linux is the target; this only sets availability for async entry points
@@ -55,6 +68,17 @@ let package = Package(
             name: "CNats",
             pkgConfig: "libnats",
             providers: [.apt(["libnats-dev"])]),
+        // libsecret (and GLib), for the daemon's Secret Service only (docs/adr/0045); never
+        // linked into the worker, which reads the kernel keyring.
+        // A C target with libsecret's flags of its own, not a system-library module: such a
+        // module (GLib pulls in <sys/socket.h>) took the socket constants away from `import
+        // Glibc` in the daemon's other files.
+        .target(
+            name: "CSecretService",
+            cSettings: [.unsafeFlags(pkgConfig("--cflags", "libsecret-1"))],
+            linkerSettings: [.unsafeFlags(pkgConfig("--libs", "libsecret-1"))]),
+        // keyctl(2) and add_key(2) as raw syscalls: no library (docs/adr/0045).
+        .systemLibrary(name: "CKeyctl"),
         // libfuse3, for the power-cut test file system only (docs/adr/0037).
         .systemLibrary(
             name: "CFuse3",
@@ -70,7 +94,7 @@ let package = Package(
         // Keys, the keystore and the sealed/signed wire formats (Protocol/), on secp256k1 and libsodium.
         .target(
             name: "SottoCrypto",
-            dependencies: ["SottoWire", "CSecp256k1", "CSodium"]),
+            dependencies: ["SottoWire", "CSecp256k1", "CSodium", "CKeyctl"]),
         // The database both processes share, and exactly the SQL the worker runs.
         .target(
             name: "SharedStore",
@@ -103,6 +127,7 @@ let package = Package(
                 "SottoCrypto",
                 "ControlProtocol",
                 "CSystemd",
+                "CSecretService",  // the master key's home (docs/adr/0045)
                 "RelayTransport",  // the outbox publishes to relays (docs/adr/0028)
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -35,7 +35,7 @@ rss_after_start() {  # BIN -> the daemon's VmRSS (kB) once it answers `status`
     local bin=$1 home pid rss
     home=$(mktemp -d /tmp/sotto-rss.XXXXXX)
     mkdir -p "$home/group" "$home/run" && chmod 700 "$home/group" "$home/run"
-    SOTTO_GROUP_DIR="$home/group" SOTTO_RUNTIME_DIR="$home/run" "$bin/sotto" daemon >/dev/null 2>&1 &
+    SOTTO_KEY_STORE=file SOTTO_GROUP_DIR="$home/group" SOTTO_RUNTIME_DIR="$home/run" "$bin/sotto" daemon >/dev/null 2>&1 &
     pid=$!
     for _ in $(seq 1 200); do
         SOTTO_GROUP_DIR="$home/group" SOTTO_RUNTIME_DIR="$home/run" "$bin/sotto" status >/dev/null 2>&1 && break

@@ -13,7 +13,7 @@ import json, os, socket, statistics, subprocess, sys, tempfile, time
 
 def start(binary):
     home = tempfile.mkdtemp(prefix="sotto-control-bench-")
-    env = dict(os.environ, SOTTO_GROUP_DIR=home + "/group", SOTTO_RUNTIME_DIR=home + "/run")
+    env = dict(os.environ, SOTTO_KEY_STORE="file", SOTTO_GROUP_DIR=home + "/group", SOTTO_RUNTIME_DIR=home + "/run")
     for name in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID"):
         env.pop(name, None)
     log = open(home + "/daemon.log", "w")

@@ -32,7 +32,7 @@ def one_run(binary):
         notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         notify.bind(notify_path)
         env = {k: v for k, v in os.environ.items() if k not in ("WATCHDOG_USEC", "JOURNAL_STREAM")}
-        env.update(SOTTO_GROUP_DIR=tmp + "/g", SOTTO_RUNTIME_DIR=tmp + "/r", NOTIFY_SOCKET=notify_path)
+        env.update(SOTTO_KEY_STORE="file", SOTTO_GROUP_DIR=tmp + "/g", SOTTO_RUNTIME_DIR=tmp + "/r", NOTIFY_SOCKET=notify_path)
         log = open(tmp + "/log", "wb")
         started = time.monotonic()
         proc = subprocess.Popen([binary, "daemon"], env=env, stdout=subprocess.DEVNULL, stderr=log)

@@ -92,7 +92,8 @@ start_daemon() {
   local device=$1
   mkdir -p "$WORK/$device/group" "$WORK/$device/run"
   chmod 700 "$WORK/$device" "$WORK/$device/group" "$WORK/$device/run"
-  SOTTO_GROUP_DIR=$WORK/$device/group SOTTO_RUNTIME_DIR=$WORK/$device/run \
+  # The demo's throwaway devices keep their key in a file (docs/adr/0045), not in your keyring.
+  SOTTO_KEY_STORE=file SOTTO_GROUP_DIR=$WORK/$device/group SOTTO_RUNTIME_DIR=$WORK/$device/run \
     spawn "$device.daemon" "$WORK/$device/daemon.log" "$SOTTO" daemon
   wait_until "$device's daemon answers status" 30 on "$device" status --json
 }

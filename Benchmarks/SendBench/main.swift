@@ -70,7 +70,7 @@ final class MemberDevice {
                                 state: .active, createdAt: now, members: members), on: conn)
         }
         server = try PushSocketServer.start(socketPath: run + "/push.sock", accept: true, command: [worker],
-                                            environment: ["SOTTO_GROUP_DIR": group.path, "SOTTO_RUNTIME_DIR": run])
+                                            environment: ["SOTTO_KEY_STORE": "file", "SOTTO_GROUP_DIR": group.path, "SOTTO_RUNTIME_DIR": run])
     }
 }
 

@@ -66,7 +66,7 @@ enum AloneBench {
         let directory = seed.tmp.path + "/copy-" + Hex.encode(SecureRandom.bytes(4))
         _ = try ChildProcess.run("/bin/mkdir", ["-p", directory + "/run"])
         _ = try ChildProcess.run("/bin/cp", ["-a", seed.group.path, directory + "/group"])
-        let environment = ["SOTTO_GROUP_DIR": directory + "/group", "SOTTO_RUNTIME_DIR": directory + "/run",
+        let environment = ["SOTTO_KEY_STORE": "file", "SOTTO_GROUP_DIR": directory + "/group", "SOTTO_RUNTIME_DIR": directory + "/run",
                            "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(directory)/no-bus"]
         return (directory, directory + "/group/shared.sqlite-wal", environment)
     }

@@ -9,8 +9,13 @@ import TestSupport
 //
 //   worker-bench <sotto-notify> <baseline> <acker> [pushes]
 //   worker-bench --alone <sotto-notify> [pushes]    no daemon, no held connection (AloneBench)
+//   worker-bench --keyring <sotto-notify> [pushes]  the key from the kernel keyring vs a file (KeyringBench)
 
 let arguments = CommandLine.arguments
+if arguments.count >= 3, arguments[1] == "--keyring" {
+    try KeyringBench.run(worker: arguments[2], pushes: arguments.count > 3 ? Int(arguments[3]) ?? 200 : 200)
+    exit(0)
+}
 if arguments.count >= 3, arguments[1] == "--alone" {
     try AloneBench.run(worker: arguments[2], pushes: arguments.count > 3 ? Int(arguments[3]) ?? 3_000 : 3_000)
     exit(0)

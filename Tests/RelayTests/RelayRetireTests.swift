@@ -84,7 +84,7 @@ struct RelayRetireTests {
         let dir = try TemporaryDirectory(prefix: "sotto-relayd-age")
         defer { dir.remove() }
         let result = try ChildProcess.run(try builtExecutable("sotto-relayd"), ["--test-mailbox-max-age-ms", value],
-                                          environment: ["SOTTO_GROUP_DIR": dir.path + "/group", "SOTTO_RUNTIME_DIR": dir.path + "/run",
+                                          environment: ["SOTTO_KEY_STORE": "file", "SOTTO_GROUP_DIR": dir.path + "/group", "SOTTO_RUNTIME_DIR": dir.path + "/run",
                                                         "SOTTO_RELAY": "nats://127.0.0.1:1"])
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains("--test-mailbox-max-age-ms takes milliseconds"), "\(result.stderr)")
@@ -208,7 +208,7 @@ struct OtherDevice {
         try Keystore(directory: group.keystorePath, environment: [:], createIfMissing: true).save(identity)
         let mailbox = try Mailbox(clientId: identity.clientId)
         let relayd = try LoggedProcess.launch(try builtExecutable("sotto-relayd"), ["--gone-after-ms", "300"], environment: [
-            "SOTTO_GROUP_DIR": group.path, "SOTTO_RUNTIME_DIR": base + "/run", "SOTTO_RELAY": rig.server.url, "PATH": "/usr/bin:/bin",
+            "SOTTO_KEY_STORE": "file", "SOTTO_GROUP_DIR": group.path, "SOTTO_RUNTIME_DIR": base + "/run", "SOTTO_RELAY": rig.server.url, "PATH": "/usr/bin:/bin",
         ])
         try waitUntil("the other device's consumer", timeout: 60) { try rig.publisher().consumerState(mailbox) != nil }
         return OtherDevice(relayd: relayd, mailbox: mailbox)

@@ -162,7 +162,7 @@ struct RelaySendingTests {
         ]
         for (index, (relay, expected)) in cases.enumerated() {
             let root = tmp.path + "/case\(index)"
-            let environment = ["SOTTO_GROUP_DIR": root + "/group", "SOTTO_RUNTIME_DIR": root + "/run", "PATH": "/usr/bin:/bin"]
+            let environment = ["SOTTO_KEY_STORE": "file", "SOTTO_GROUP_DIR": root + "/group", "SOTTO_RUNTIME_DIR": root + "/run", "PATH": "/usr/bin:/bin"]
                 .merging(relay) { $1 }
             let daemon = try LoggedProcess.launch(try builtExecutable("sotto"), ["daemon"], environment: environment)
             // A daemon that took the setting would serve forever: give it 20 s, then fail.

@@ -258,7 +258,8 @@ struct RelayUserServiceTests {
     /// `sotto install --user`, then relay.env written the way docs/relay.md shows (mkdir, and
     /// printf under umask 077), as the user.
     private func installAndConfigure(_ me: SottoUser, relayLine: String) throws {
-        let install = try me.manager.user([try builtExecutable("sotto"), "install", "--user"])
+        // These tests keep the key in a file; KeyringUserServiceTests covers the keyring.
+        let install = try me.manager.user([try builtExecutable("sotto"), "install", "--user", "--key-store", "file"])
         try #require(install.status == 0, "install: \(install.stdout) \(install.stderr)\n\(me.journal("sotto.service").suffix(10))")
         let escaped = relayLine.replacingOccurrences(of: "\n", with: "\\n")
         let configure = try me.shell("mkdir -p ~/.config/sotto && (umask 077; printf '\(escaped)\\n' > ~/.config/sotto/relay.env)")

@@ -29,7 +29,8 @@ struct UserServiceTests {
 
         // A fresh account: no ~/.local/share at all.
         #expect(!FileManager.default.fileExists(atPath: home + "/.local"))
-        let install = try manager.user([built, "install", "--user"])
+        // The key in a file (KeyringUserServiceTests covers the keyring); the upgrade below keeps it.
+        let install = try manager.user([built, "install", "--user", "--key-store", "file"])
         #expect(install.status == 0, "install: \(install.stdout) \(install.stderr)\n\(me.journalText("sotto.service"))")
         #expect(install.stdout.contains("(active)"), "\(install.stdout)")
         #expect(try manager.systemctl(["is-active", "sotto.service"]) == "active")

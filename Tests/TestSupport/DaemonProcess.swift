@@ -25,7 +25,7 @@ public final class DaemonHome: @unchecked Sendable {
 
     /// The variables a `sotto` or `sotto-notify` process needs to find this home.
     public var environment: [String: String] {
-        ["SOTTO_GROUP_DIR": groupPath, "SOTTO_RUNTIME_DIR": runtimePath]
+        ["SOTTO_GROUP_DIR": groupPath, "SOTTO_RUNTIME_DIR": runtimePath, "SOTTO_KEY_STORE": "file"]
     }
 
     func nextRun() -> Int {

@@ -42,19 +42,22 @@ public final class Device: @unchecked Sendable {
     /// Creates the directories, starts the daemon and the push socket, and waits until the
     /// daemon answers `status`. `groupIn`: a directory to hold the group directory instead of
     /// the device's own (a test file system's mount).
+    /// `waitForDaemon` false: the daemon is launched, not waited for (see `launchDaemon`).
     public static func start(_ name: String, in parent: String, environment extra: [String: String] = [:],
-                             groupIn: String? = nil) throws -> Device {
+                             groupIn: String? = nil, waitForDaemon: Bool = true) throws -> Device {
         let root = parent + "/" + name
         let group = GroupDirectory(path: (groupIn ?? root) + "/group")
         let environment = [
             "SOTTO_GROUP_DIR": group.path, "SOTTO_RUNTIME_DIR": root + "/run",
+            // Tests ask for the key file; the keyring tests pass SOTTO_KEY_STORE=keyring (docs/adr/0045).
+            "SOTTO_KEY_STORE": "file",
         ].merging(extra) { $1 }
         let device = Device(name: name, root: root, group: group, environment: environment)
         for path in [root, group.path, root + "/run"] {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         }
-        try device.startDaemon()
+        if waitForDaemon { try device.startDaemon() } else { try device.launchDaemon() }
         try device.startPushSocket()
         return device
     }
@@ -66,6 +69,17 @@ public final class Device: @unchecked Sendable {
 
     /// `extra` adds to this run of the daemon only (e.g. `SOTTO_CRASH_AT`), not to the CLI.
     public func startDaemon(environment extra: [String: String] = [:]) throws {
+        let process = try launchDaemon(environment: extra)
+        try waitUntil("\(name)'s daemon answers status", timeoutMs: 30_000) {
+            guard process.isRunning else { throw Failure(message: "\(name)'s daemon exited: \(self.daemonLog)") }
+            return try self.cli(["status"]).status == 0
+        }
+    }
+
+    /// Starts the daemon without waiting for it to serve (one waiting for a locked keyring
+    /// never answers `status` with 0 until it is unlocked).
+    @discardableResult
+    public func launchDaemon(environment extra: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try builtExecutable("sotto"))
         process.arguments = ["daemon"]
@@ -80,10 +94,7 @@ public final class Device: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         daemon = process
-        try waitUntil("\(name)'s daemon answers status", timeoutMs: 30_000) {
-            guard process.isRunning else { throw Failure(message: "\(name)'s daemon exited: \(self.daemonLog)") }
-            return try self.cli(["status"]).status == 0
-        }
+        return process
     }
 
     /// Whether the daemon started by `startDaemon` is still alive.

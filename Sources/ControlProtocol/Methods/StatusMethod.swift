@@ -50,6 +50,9 @@ public struct StatusResult: WireCodable {
     public var uptimeMs: Int64
     public var damagedIdentities: [DamagedIdentity]
     public var databaseDamaged: String?
+    /// Where the keystore's master key lives (docs/adr/0045), e.g. "in a key file, …
+    /// (SOTTO_KEY_STORE=file): …", which `sotto status` prints on every run.
+    public var masterKey: String?
     public var control: ControlFigures?
     /// Notices of deleted conversations still waiting for members (docs/adr/0034); nil when
     /// the database could not be read.
@@ -59,7 +62,7 @@ public struct StatusResult: WireCodable {
                 awakeCount: Int, awake: [String], protectedAwake: [String], sleepingCount: Int, capacity: Int,
                 wakeReasons: [String: Int64], unusedInboxReady: Bool, unusedInboxHits: Int, unusedInboxMisses: Int,
                 lastSeq: Int64, walBytes: Int64, checkpoints: CheckpointCounts, uptimeMs: Int64,
-                damagedIdentities: [DamagedIdentity], databaseDamaged: String? = nil, control: ControlFigures? = nil,
+                damagedIdentities: [DamagedIdentity], databaseDamaged: String? = nil, masterKey: String? = nil, control: ControlFigures? = nil,
                 openInClient: [String: Int64] = [:], outlivingNotices: OutlivingNoticeFigures? = nil) {
         self.pid = pid
         self.version = version
@@ -82,6 +85,7 @@ public struct StatusResult: WireCodable {
         self.uptimeMs = uptimeMs
         self.damagedIdentities = damagedIdentities
         self.databaseDamaged = databaseDamaged
+        self.masterKey = masterKey
         self.control = control
         self.outlivingNotices = outlivingNotices
     }
@@ -99,7 +103,8 @@ public struct StatusResult: WireCodable {
             lastSeq: try fields.int("lastSeq", minimum: 0), walBytes: try fields.int("walBytes", minimum: 0),
             checkpoints: try fields.decode("checkpoints"), uptimeMs: try fields.int("uptimeMs"),
             damagedIdentities: try fields.array("damagedIdentities"),
-            databaseDamaged: try fields.optionalString("databaseDamaged"), control: try fields.optionalDecode("control"),
+            databaseDamaged: try fields.optionalString("databaseDamaged"), masterKey: try fields.optionalString("masterKey"),
+            control: try fields.optionalDecode("control"),
             openInClient: try fields.optionalIntegerMap("openInClient") ?? [:],
             outlivingNotices: try fields.optionalDecode("outlivingNotices"))
     }
@@ -127,6 +132,7 @@ public struct StatusResult: WireCodable {
         out["uptimeMs"] = .int(uptimeMs)
         out["damagedIdentities"] = .list(damagedIdentities)
         out["databaseDamaged"] = databaseDamaged.map(JSONValue.string)
+        out["masterKey"] = masterKey.map(JSONValue.string)
         out["control"] = control?.json
         out["outlivingNotices"] = outlivingNotices?.json
         return out.json
@@ -157,6 +163,7 @@ public struct StatusResult: WireCodable {
             WireField("uptimeMs", .integer, "milliseconds since the daemon started"),
             WireField("damagedIdentities", .array(DamagedIdentity.self), "identities that cannot be opened"),
             WireField("databaseDamaged", .string, optional: true, "present when the database is damaged: what happened and what to do"),
+            WireField("masterKey", .string, optional: true, "where the keystore's master key lives (docs/adr/0045)"),
             WireField("control", .object(ControlFigures.self), optional: true, "the control socket's figures"),
             WireField("outlivingNotices", .object(OutlivingNoticeFigures.self), optional: true,
                       "notices of deleted conversations (explodes) still waiting for members who were not reached; absent when the database cannot be read"),

@@ -27,21 +27,39 @@ public final class Keystore: Sendable {
     private let dir: SecureDirectory
     let masterKey: SecretBytes
 
-    /// Opens the keystore and loads its master key: from `$CREDENTIALS_DIRECTORY/sotto-keystore-key`
-    /// when that variable is set (32 raw bytes, or 64 hex characters), else `master.key`, which
-    /// is created only when `createIfMissing` (the daemon); a reader that finds none gets
-    /// `.unavailable`.
+    /// Where `masterKey` came from; `sotto status` names it.
+    public let masterKeySource: MasterKeySource
+
+    /// Opens the keystore and loads its master key. A reader (`createIfMissing` false: the
+    /// worker, the CLI) takes it from the first `MasterKeySource` that has it and gets
+    /// `.locked` when none has. The daemon in key-file mode (`SOTTO_KEY_STORE=file`) passes
+    /// `createIfMissing`: `$CREDENTIALS_DIRECTORY/sotto-keystore-key`, else `master.key`,
+    /// created when there is none and nothing is sealed yet.
     public init(directory: String, environment: [String: String] = Keystore.processEnvironment(),
                 createIfMissing: Bool = false) throws(KeystoreError) {
         let dir = try SecureDirectory(path: directory, create: createIfMissing)
         do {
-            masterKey = try Self.loadMasterKey(dir: dir, environment: environment, create: createIfMissing)
+            if createIfMissing {
+                (masterKey, masterKeySource) = try Self.loadOrCreateKeyFile(dir: dir, environment: environment)
+            } else {
+                (masterKey, masterKeySource) = try MasterKeySource.read(dir: dir, environment: environment)
+            }
         } catch {
             dir.close()
             throw error
         }
         self.dir = dir
         self.directory = directory
+    }
+
+    /// Opens the keystore with a master key the caller already holds (the daemon's, from the
+    /// Secret Service: docs/adr/0045), creating the directory if needed.
+    public init(directory: String, masterKey: SecretBytes, source: MasterKeySource) throws(KeystoreError) {
+        guard masterKey.count == 32 else { throw .unavailable("a master key has 32 bytes") }
+        dir = try SecureDirectory(path: directory, create: true)
+        self.directory = directory
+        self.masterKey = masterKey
+        self.masterKeySource = source
     }
 
     deinit { dir.close() }
@@ -236,20 +254,19 @@ public final class Keystore: Sendable {
 
     // MARK: - Master key
 
-    private static func loadMasterKey(dir: SecureDirectory, environment: [String: String],
-                                      create: Bool) throws(KeystoreError) -> SecretBytes {
+    private static func loadOrCreateKeyFile(dir: SecureDirectory,
+                                            environment: [String: String]) throws(KeystoreError) -> (SecretBytes, MasterKeySource) {
         if let credentials = environment["CREDENTIALS_DIRECTORY"], !credentials.isEmpty {
             guard var bytes = try SecureDirectory.readFile(atPath: credentials + "/" + credentialName, maxBytes: 128) else {
                 throw .unavailable("credential \(credentialName) is missing")
             }
             defer { SecretBytes.zero(&bytes) }
-            return try parseMasterKey(bytes, source: "credential \(credentialName)")
+            return (try parseMasterKey(bytes, source: "credential \(credentialName)"), .credential)
         }
         if var bytes = try dir.read(masterKeyName, maxBytes: 128) {
             defer { SecretBytes.zero(&bytes) }
-            return try parseMasterKey(bytes, source: masterKeyName)
+            return (try parseMasterKey(bytes, source: masterKeyName), .keyFile)
         }
-        guard create else { throw .unavailable("\(masterKeyName) does not exist yet") }
         // A new key could never open what the lost one sealed: refuse rather than make every
         // identity fail authentication (docs/adr/0019).
         let sealed = try identityClientIds(in: dir)
@@ -264,14 +281,14 @@ public final class Keystore: Sendable {
         var fresh = SecureRandom.bytes(32)
         defer { SecretBytes.zero(&fresh) }
         if try dir.writeAtomically(masterKeyName, fresh, replace: false) {
-            return SecretBytes(fresh)
+            return (SecretBytes(fresh), .keyFile)
         }
         // Another process created it first: use theirs.
         guard var bytes = try dir.read(masterKeyName, maxBytes: 128) else {
             throw .unavailable("\(masterKeyName) vanished")
         }
         defer { SecretBytes.zero(&bytes) }
-        return try parseMasterKey(bytes, source: masterKeyName)
+        return (try parseMasterKey(bytes, source: masterKeyName), .keyFile)
     }
 
     /// 32 raw bytes, or 64 hex characters with an optional trailing newline.

@@ -10,6 +10,9 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case missing
     /// The master key cannot be read, or an I/O error: try again later.
     case unavailable(String)
+    /// No source has the master key yet (the keyring is locked, or empty after a boot):
+    /// a state that ends when the daemon puts it back (docs/adr/0045). Retry later.
+    case locked(String)
     /// A file or directory has unsafe permissions, owner or type (symlink, not regular).
     case insecure(String)
     /// A file is truncated, oversize, tampered with, or not a keystore file.
@@ -21,6 +24,7 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .missing: return "keystore: no such identity"
         case .unavailable(let reason): return "keystore unavailable: \(reason)"
+        case .locked(let reason): return "keystore locked: \(reason)"
         case .insecure(let reason): return "keystore insecure: \(reason)"
         case .corrupt(let reason): return "keystore corrupt: \(reason)"
         case .duplicateClientId: return "keystore: clientId already exists"

@@ -78,6 +78,9 @@ public enum PushOpener {
             identity = try lookup(payload.clientId)
         } catch .missing {
             throw PushError(.unknownClient, "no identity for this clientId")
+        } catch .locked {
+            // Retryable (docs/adr/0045); the sender learns the state, not this device's paths.
+            throw PushError(.internal, "keystore locked: the device's keyring is locked; retry later")
         } catch {
             throw PushError(.internal, "\(error)")
         }

@@ -79,7 +79,9 @@ final class DaemonContext: Sendable {
         // MARK: Storage
         try StartupIntegrityCheck.run(group: group, environment: environment)
         let database = try DaemonDatabase(directory: group, profile: .daemon(environment: environment))
-        let keystore = try Keystore(directory: group.keystorePath, environment: environment, createIfMissing: true)
+        // Waits here while the keyring is locked (docs/adr/0045): nothing below needs the key sooner.
+        let keystore = try await MasterKeyStartup(group: group, runtime: runtime, environment: environment)
+            .openKeystore(notifier: SystemdNotifier())
         // Before anything writes the keystore: what a killed daemon left half-written or half-wiped.
         if let wiped = try? keystore.sweepLeftovers(), wiped > 0 {
             DaemonLog.info("wiped \(wiped) keystore file(s) left by an interrupted operation")
@@ -183,6 +185,7 @@ final class DaemonContext: Sendable {
             uptimeMs: WallClock.nowMs() - startedAtMs,
             damagedIdentities: damagedIdentities.map { DamagedIdentity(clientId: $0.clientId, reason: $0.reason) },
             databaseDamaged: database.damageMarker.reason().map { DatabaseDamage.message(group: group, cause: $0) },
+            masterKey: MasterKeyStartup.statusText(keystore.masterKeySource, keystore: keystore.directory),
             openInClient: await openClients(snapshot.protectedBy[.openInClient] ?? []),
             outlivingNotices: notices.map { OutlivingNoticeFigures(waiting: $0.notices, members: $0.members) })
     }

@@ -79,6 +79,12 @@ struct DaemonService: Service {
                                    feedPoll: started.feedPoll, rebalance: started.rebalance,
                                    notifier: notifier, environment: environment)
         try await parts.group(logger: DaemonLog.logger).run()
+        // The kernel copy of the key lives no longer than the daemon (docs/adr/0045): under
+        // PrivateUsers=yes it dies with the daemon's user namespace anyway, but only some time
+        // after; this makes it at once, and the same outside systemd.
+        if started.context.keystore.masterKeySource == .kernelKeyring {
+            MasterKeyStartup.forgetKernelCopy(keystoreDirectory: started.context.keystore.directory)
+        }
         DaemonLog.info("stopped")
     }
 }

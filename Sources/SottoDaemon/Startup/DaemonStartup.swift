@@ -48,6 +48,11 @@ struct DaemonStartup {
         } catch {
             throw StartupFailure(exitCode: RelayError.configurationExitStatus, description: "\(error)")
         }
+        do {
+            _ = try MasterKeyStartup.mode(environment)  // SOTTO_KEY_STORE, likewise before any write
+        } catch {
+            throw StartupFailure(exitCode: 78, description: "\(error)")
+        }
         let group = GroupDirectory.resolve(explicit: groupDirectory, environment: environment)
         let runtime = RuntimeDirectory.resolve(environment: environment)
         let fileLimit = FileDescriptorLimit.raiseSoftToHard()
@@ -92,6 +97,10 @@ struct DaemonStartup {
                                                     environment: environment, relay: relay, pendingJoinLimit: pendingJoinLimit,
                                                     noticeMaxAgeMs: noticeMaxAgeMs)
             try await context.launchInboxes()
+        } catch let refusal as MasterKeyStartup.Refusal {
+            throw StartupFailure(exitCode: 78, description: "start-up failed: \(refusal)")  // EX_CONFIG: no restart loop
+        } catch is MasterKeyStartup.Stopped {
+            throw StartupFailure(exitCode: 0, description: "stopped while waiting for the master key")
         } catch {
             throw StartupFailure(exitCode: 70, description: "start-up failed: \(error)")
         }

@@ -58,9 +58,9 @@ struct KeystoreTests {
             #expect(throws: KeystoreError.missing) { try keystore.identity(inboxId: String(repeating: "ab", count: 32)) }
             #expect(throws: KeystoreError.missing) { try keystore.identity(clientId: "../master.key") }
             expectError(isUnavailable) { _ = try Keystore(directory: dir + "/nope", environment: [:]) }
-            // A reader finds no master key: unavailable, and it does not create one.
+            // A reader finds no master key: locked (docs/adr/0045), and it does not create one.
             try FileManager.default.removeItem(atPath: dir + "/master.key")
-            expectError(isUnavailable) { _ = try Keystore(directory: dir, environment: [:]) }
+            expectError({ if case .locked = $0 { true } else { false } }) { _ = try Keystore(directory: dir, environment: [:]) }
             #expect(!FileManager.default.fileExists(atPath: dir + "/master.key"))
         }
     }

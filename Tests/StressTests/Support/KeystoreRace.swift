@@ -81,6 +81,7 @@ struct KeystoreRace {
         let stopFile = tmp.path + "/stop"
         var environment = ProcessInfo.processInfo.environment
         environment["SOTTO_GROUP_DIR"] = group.path
+        environment["SOTTO_KEY_STORE"] = "file"
         environment["SOTTO_RUNTIME_DIR"] = tmp.path + "/run"
         environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
         let workerEnvironment = environment

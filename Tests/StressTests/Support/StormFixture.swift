@@ -51,6 +51,7 @@ final class StormFixture: @unchecked Sendable {
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["SOTTO_GROUP_DIR"] = group.path
+        environment["SOTTO_KEY_STORE"] = "file"
         environment["SOTTO_RUNTIME_DIR"] = runtime.path
         environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
         environment.removeValue(forKey: "LISTEN_FDS")

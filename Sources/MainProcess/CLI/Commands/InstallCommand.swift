@@ -40,8 +40,18 @@ struct InstallCommand: ParsableCommand {
     @Flag(name: .long, help: "Write files only; do not call systemctl.")
     var noEnable = false
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Where the daemon keeps the master key: keyring (the Secret Service, the default) or file "
+            + "(keystore/master.key, for a machine without a Secret Service; sotto status then says so). "
+            + "Kept across upgrades until given again.",
+        valueName: "keyring|file"))
+    var keyStore: String?
+
     func validate() throws {
         guard user else { throw ValidationError("only per-user installation is supported: pass --user") }
+        if let keyStore, !["keyring", "file"].contains(keyStore) {
+            throw ValidationError("--key-store \(keyStore): expected keyring or file")
+        }
     }
 
     func run() throws {
@@ -55,6 +65,9 @@ struct InstallCommand: ParsableCommand {
         for path in try installer.install(binaries: binaries, binDirectory: paths.binDirectory,
                                           unitDirectory: paths.unitDirectory, groupDirectory: paths.groupDirectory) {
             print("wrote \(path)")
+        }
+        if let keyStore {
+            print(try KeyStoreDropIn(unitDirectory: paths.unitDirectory).apply(keyStore))
         }
         guard !noEnable else { return }
 

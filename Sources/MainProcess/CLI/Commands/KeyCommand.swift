@@ -28,8 +28,7 @@ struct KeyExportCommand: ParsableCommand {
     func run() throws {
         let group = location.group
         do {
-            let keystore = try Keystore(directory: group.keystorePath)
-            print(keystore.recoveryKey())
+            print(try MasterKeyRecovery(group: group, environment: ProcessInfo.processInfo.environment).recoveryKey())
             FileHandle.standardError.write(Data("""
                 sotto: this recovery key opens every conversation of \(group.path).
                 Write it down or keep it in a password manager, never next to a backup of that directory.
@@ -63,9 +62,11 @@ struct KeyImportCommand: ParsableCommand {
         let lock = try location.lockWithDaemonStopped()
         defer { lock.release() }
         do {
-            switch try Keystore.importMasterKey(key, directory: group.keystorePath) {
+            switch try MasterKeyRecovery(group: group, environment: ProcessInfo.processInfo.environment).importKey(key) {
             case .installed(let opened):
                 print("imported: the recovery key opens all \(opened) sealed identities; start sotto again")
+            case .storedInKeyring(let opened):
+                print("imported into the Secret Service: the recovery key opens all \(opened) sealed identities; start sotto again")
             case .alreadyInPlace(let opened):
                 print("this recovery key is already in place (it opens all \(opened) sealed identities)")
             }

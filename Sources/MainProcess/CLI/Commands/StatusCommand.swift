@@ -1,5 +1,10 @@
 import ControlProtocol
 import ArgumentParser
+import Foundation
+import SharedStore
+import SottoDaemon
+import SottoCrypto
+import SottoWire
 
 /// `sotto status`: the daemon's one-screen summary.
 struct StatusCommand: ParsableCommand {
@@ -9,6 +14,15 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
+        // A daemon waiting for the keyring serves nothing yet: say why instead of "not running".
+        let runtime = client.runtimeDir.map(RuntimeDirectory.init(path:))
+            ?? RuntimeDirectory.resolve(environment: ProcessInfo.processInfo.environment)
+        if !client.json, let waiting = KeyringWaitNote(runtime: runtime).read(),
+           !FileManager.default.fileExists(atPath: runtime.controlSocketPath) {
+            print("daemon started, " + waiting)
+            print("to get back in without the keyring: sotto key import (your recovery key)")
+            throw ExitCode(75)  // EX_TEMPFAIL: it continues once the keyring is unlocked
+        }
         try client.call(StatusParams()) { status in
             var lines: [String] = []
             lines.append("daemon pid \(status.pid), version \(status.version)")
@@ -21,6 +35,7 @@ struct StatusCommand: ParsableCommand {
             if let notices = status.outlivingNotices, notices.waiting > 0 {
                 lines.append("notices of deleted conversations waiting: \(notices.waiting) for \(notices.members) member(s), retried until delivered or 30 days old")
             }
+            if let masterKey = status.masterKey { lines.append("master key " + masterKey) }
             if let damage = status.databaseDamaged { lines.append("DAMAGED: \(damage)") }
             for identity in status.damagedIdentities {
                 lines.append("identity \(identity.clientId) cannot be opened: \(identity.reason)")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SottoCrypto
 import SottoClient
 import SottoDaemon
 
@@ -55,6 +56,12 @@ struct UninstallCommand: ParsableCommand {
         for name in UnitInstaller.allUnitNames {
             remove(paths.unitDirectory.appendingPathComponent(name), &problems)
         }
+        // The drop-in `install --key-store file` wrote; the directory only when nothing else is in it.
+        let keyStore = KeyStoreDropIn(unitDirectory: paths.unitDirectory).path
+        if fileManager.fileExists(atPath: keyStore.path) {
+            remove(keyStore, &problems)
+            rmdir(keyStore.deletingLastPathComponent().path)
+        }
         for name in UnitInstaller.binaryNames {
             remove(paths.binDirectory.appendingPathComponent(name), &problems)
         }
@@ -72,6 +79,10 @@ struct UninstallCommand: ParsableCommand {
             if fileManager.fileExists(atPath: paths.groupDirectory.path) {
                 remove(paths.groupDirectory, &problems)
             }
+            // The data is gone: its key in the Secret Service opens nothing any more.
+            let recovery = MasterKeyRecovery(group: GroupDirectory(path: paths.groupDirectory.path),
+                                             environment: ProcessInfo.processInfo.environment)
+            if let said = recovery.forgetKey() { print(said) }
         } else if fileManager.fileExists(atPath: paths.groupDirectory.path) {
             print("kept your data in \(paths.groupDirectory.path) (conversations and keys); "
                   + "`sotto uninstall --user --remove-data` deletes it")
