@@ -1,3 +1,4 @@
+import Foundation  // with Glibc alone, SOCK_STREAM was at times not found once CSystemd or CSecretService had included <sys/socket.h> (their module owned it)
 import Glibc
 import SottoWire
 
