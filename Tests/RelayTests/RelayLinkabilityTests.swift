@@ -77,6 +77,13 @@ struct RelayLinkabilityTests {
         let last = try peers.send("alice", conversations[0], "after the explode")
         try waitUntilDelivered([("alice", last)], peers)
 
+        // At rest the daemons hold no connection: each sender's closed after its idle time
+        // (2 s here), and every open connection is an identity's in a relayd (it watches its mailbox).
+        try waitUntil("only relayd's identity connections are open", timeout: 30) {
+            try RelayLinkage.openConnections(server: peers.server).filter { !$0.name.hasPrefix("test-") }
+                .allSatisfy { $0.subscriptions.contains { $0.hasPrefix(Mailbox.subjectPrefix) } }
+        }
+
         let seen = try RelayLinkage.observe(server: peers.server)
         let devices = seen.connections.values.filter { !$0.name.hasPrefix("test-") }
         var findings = Findings(deviceConnections: devices.count, consumers: seen.consumers.count)

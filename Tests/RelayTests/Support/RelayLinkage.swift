@@ -56,6 +56,15 @@ struct RelayLinkage {
         return seen
     }
 
+    /// The connections open now, as `/connz` lists them: (client name, subscriptions).
+    static func openConnections(server: NatsServer) throws -> [(name: String, subscriptions: [String])] {
+        guard let port = server.monitorPort else { throw RelayRigFailure("the server has no monitoring port") }
+        let connz = try NatsMonitor(port: port).json("/connz?subs=1&limit=100000")
+        return (connz["connections"] as? [[String: Any]] ?? []).map {
+            ($0["name"] as? String ?? "", $0["subscriptions_list"] as? [String] ?? [])
+        }
+    }
+
     /// `[TRC] 127.0.0.1:PORT - cid:N - "name" - <<- [SUB subject sid]` and `[PUB|HPUB subject reply? …]`.
     private mutating func read(trace lines: [String]) {
         for line in lines where line.contains("[TRC]") && (line.contains("<<- [") || line.contains("<<- MSG_PAYLOAD: [")) {
