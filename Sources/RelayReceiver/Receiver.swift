@@ -369,8 +369,24 @@ final class Receiver {
     /// and settles each by its own ack; false when the mailbox should pause (a retry). The
     /// worker writes nothing after a push it asks to retry, so every later message is nak'd
     /// with the same delay and the mailbox keeps its order.
-    private func settle(_ batch: [RelayMessage], slot: MailboxSlot) -> Bool {
-        let outcomes = delivery.deliver(batch: batch.map(\.data)) { hint in fetchBody(hint, for: slot) }
+    private func settle(_ fetched: [RelayMessage], slot: MailboxSlot) -> Bool {
+        // Each message is a padded frame (docs/protocol/relay-padding.md); one that is not
+        // reaches no worker: terminated, and logged with the reason, never its bytes.
+        var batch: [RelayMessage] = []
+        var pushes: [[UInt8]] = []
+        for message in fetched {
+            do throws(RelayPadding.Failure) {
+                pushes.append(try RelayPadding.unpad(message.data))
+                batch.append(message)
+            } catch {
+                RelaydLog.warning("terminated message \(message.streamSequence) of \(slot.mailbox): bad relay padding (\(error))")
+                do { try message.terminate() } catch {
+                    RelaydLog.warning("settling message of \(slot.mailbox) failed (\(error))")
+                }
+            }
+        }
+        guard !batch.isEmpty else { return true }
+        let outcomes = delivery.deliver(batch: pushes) { hint in fetchBody(hint, for: slot) }
         var stored: [RelayMessage] = []
         var paused = false
         for (message, outcome) in zip(batch, outcomes) {

@@ -24,7 +24,7 @@ extension RelayConnection {
     /// How many publishes of a batch may wait for their ack at once.
     public static let defaultPublishWindow = 256
 
-    /// Publishes every push without waiting for each ack before the next (JetStream's async
+    /// Publishes every push (each padded, docs/protocol/relay-padding.md) without waiting for each ack before the next (JetStream's async
     /// publish, at most `window` unacked at a time), then waits for all acks, at most the
     /// connection's API wait. One result per push, in order: its ack, or why it has none (a
     /// push without an ack may or may not be stored: its retry carries the same
@@ -98,8 +98,10 @@ extension RelayConnection {
     }
 
     private func publishAsync(_ push: BatchPush, on context: OpaquePointer) -> RelayError? {
+        let frame: [UInt8]
+        do throws(RelayError) { frame = try Self.frame(push.payload) } catch { return error }
         var message: OpaquePointer?
-        let created = push.payload.withUnsafeBufferPointer { buffer in
+        let created = frame.withUnsafeBufferPointer { buffer in
             natsMsg_Create(&message, push.mailbox.subject, nil,
                            buffer.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
                            Int32(buffer.count))
