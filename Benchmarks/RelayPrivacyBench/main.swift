@@ -21,7 +21,9 @@ let rounds = arguments.count > 5 ? Int(arguments[5]) ?? 2 : 2
 guard NatsServer.isInstalled else { print(NatsServer.skipMessage); exit(0) }
 guard let vectors = try Vectors.load() else { print("vectors file not found: set SOTTO_VECTORS"); exit(1) }
 
-func catchUp(relayd: String) throws -> Double {
+/// `padded`: the pushes as this branch publishes them (docs/protocol/relay-padding.md); the
+/// baseline relayd (main) reads them unpadded, as main's senders publish them.
+func catchUp(relayd: String, padded: Bool) throws -> Double {
     let fixture = try WorkerFixture(vectors: vectors)
     defer { fixture.tmp.remove() }
     let boxes = try fixture.addMailboxes(mailboxCount)
@@ -36,10 +38,16 @@ func catchUp(relayd: String) throws -> Double {
     defer { publisher.close() }
     try publisher.ensureStream()
     let mailboxes = try boxes.map { try Mailbox(clientId: $0.clientId) }
-    let batch = pushes.enumerated().map { index, push in
-        BatchPush(payload: push.payload, mailbox: mailboxes[index % mailboxes.count], messageId: push.messageId)
+    if padded {
+        let batch = pushes.enumerated().map { index, push in
+            BatchPush(payload: push.payload, mailbox: mailboxes[index % mailboxes.count], messageId: push.messageId)
+        }
+        for result in publisher.publishAll(batch) { _ = try result.get() }
+    } else {
+        for (index, push) in pushes.enumerated() {
+            _ = try publisher.publish(push.payload, to: mailboxes[index % mailboxes.count], messageId: push.messageId, padded: false)
+        }
     }
-    for result in publisher.publishAll(batch) { _ = try result.get() }
     let conn = try fixture.open()
     let start = Date()
     let process = try LoggedProcess.launch(relayd, [], environment: fixture.environment.merging(["SOTTO_RELAY": server.url]) { $1 })
@@ -54,8 +62,8 @@ func catchUp(relayd: String) throws -> Double {
 var baseline: [Double] = []
 var current: [Double] = []
 for _ in 0..<rounds {
-    baseline.append(try catchUp(relayd: baselineRelayd))
-    current.append(try catchUp(relayd: binDirectory + "/sotto-relayd"))
+    baseline.append(try catchUp(relayd: baselineRelayd, padded: false))
+    current.append(try catchUp(relayd: binDirectory + "/sotto-relayd", padded: true))
 }
 let best = { (rates: [Double]) in rates.max() ?? 0 }
 print(String(format: "CATCH-UP %d pushes over %d mailboxes: baseline (one connection) %.0f/s, per identity %.0f/s, ratio %.2f (goal >= 2000/s)",
