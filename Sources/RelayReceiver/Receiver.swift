@@ -72,7 +72,7 @@ final class Receiver {
             watcher.rearm()
             if changed || now >= nextRescanAt { rescan(now: now) }
             let woken = queue.take()
-            if woken.all || now >= nextSweepAt {
+            if now >= nextSweepAt {
                 nextSweepAt = now + Self.sweepIntervalMs
                 for slot in slots.values { slot.due = true }
                 // A relay back from a restart may have lost its store (a fetch from a consumer
@@ -159,7 +159,7 @@ final class Receiver {
         let link = ConnectionLossLog.Link()
         let (queue, losses, mailbox) = (self.queue, self.losses, slot.mailbox)
         do throws(RelayError) {
-            slot.relay = try RelayConnection.connect(options.relay) { event in
+            slot.relay = try RelayConnection.connect(options.relay, options: Self.identityConnection) { event in
                 switch event {
                 case .disconnected: losses.lost(link)
                 case .reconnected:
@@ -177,6 +177,14 @@ final class Receiver {
             return nil
         }
     }
+
+    /// One identity's connection: lean (no flusher thread, small buffers), since there are as
+    /// many as identities (docs/adr/0044).
+    private static let identityConnection: RelayConnection.Options = {
+        var options = RelayConnection.Options()
+        options.lean = true
+        return options
+    }()
 
     private func exitOnConfiguration(_ error: RelayError) {
         guard error.isConfiguration else { return }

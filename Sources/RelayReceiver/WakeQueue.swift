@@ -3,20 +3,19 @@ import RelayTransport
 import Synchronization
 
 /// Where the relay client's threads leave work for the receiver's one loop: mailboxes that
-/// got a message, a mailbox whose connection came back, a sweep of every mailbox. Each call also writes a byte
+/// got a message, a mailbox whose connection came back. Each call also writes a byte
 /// to a pipe that the loop polls, so the loop sleeps in poll(2) until there is work.
 ///
 /// ```swift
 /// let queue = WakeQueue()
 /// queue.mailboxReceived(box)          // on the C client's thread
-/// let work = queue.take()             // on the loop: (mailboxes, reconnected, all)
+/// let work = queue.take()             // on the loop: (mailboxes, reconnected)
 /// ```
 final class WakeQueue: MailboxWakeHandler, Sendable {
     private struct Pending {
         var mailboxes: Set<Mailbox> = []
         /// Mailboxes whose own connection came back (each identity has one, docs/adr/0044).
         var reconnected: Set<Mailbox> = []
-        var all = false
     }
 
     private let pending = Mutex(Pending())
@@ -40,12 +39,6 @@ final class WakeQueue: MailboxWakeHandler, Sendable {
         poke()
     }
 
-    /// After a reconnect: every mailbox may have messages we were not told of.
-    func everything() {
-        pending.withLock { $0.all = true }
-        poke()
-    }
-
     /// After the connection of `mailbox` came back: it may have messages we were not told of,
     /// and messages delivered but not acked before the loss.
     func reconnected(_ mailbox: Mailbox) {
@@ -53,12 +46,12 @@ final class WakeQueue: MailboxWakeHandler, Sendable {
         poke()
     }
 
-    func take() -> (mailboxes: Set<Mailbox>, reconnected: Set<Mailbox>, all: Bool) {
+    func take() -> (mailboxes: Set<Mailbox>, reconnected: Set<Mailbox>) {
         var bytes = [UInt8](repeating: 0, count: 256)
         while bytes.withUnsafeMutableBytes({ read(pipe.read, $0.baseAddress, $0.count) }) > 0 {}
         return pending.withLock { state in
             defer { state = Pending() }
-            return (state.mailboxes, state.reconnected, state.all)
+            return (state.mailboxes, state.reconnected)
         }
     }
 
