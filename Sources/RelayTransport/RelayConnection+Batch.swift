@@ -75,9 +75,15 @@ extension RelayConnection {
         }
         // The first publish the client refuses (the connection is gone, or the window stayed
         // full for the whole wait) ends the batch: the rest would each wait as long.
+        // A push that cannot be padded (docs/protocol/relay-padding.md) fails alone.
         var accepted = 0
         for (index, push) in pushes.enumerated() {
-            let refused: RelayError? = isConnected ? publishAsync(push, on: context)
+            let frame: [UInt8]
+            do throws(RelayError) { frame = try Self.frame(push.payload) } catch {
+                acks.fail(index, error)
+                continue
+            }
+            let refused: RelayError? = isConnected ? publishAsync(push, frame: frame, on: context)
                 : .call(operation: "publish", status: "the relay connection is down", code: 0)
             guard let refused else { accepted += 1; continue }
             for rest in index..<pushes.count { acks.fail(rest, refused) }
@@ -97,9 +103,7 @@ extension RelayConnection {
         return acks.results()
     }
 
-    private func publishAsync(_ push: BatchPush, on context: OpaquePointer) -> RelayError? {
-        let frame: [UInt8]
-        do throws(RelayError) { frame = try Self.frame(push.payload) } catch { return error }
+    private func publishAsync(_ push: BatchPush, frame: [UInt8], on context: OpaquePointer) -> RelayError? {
         var message: OpaquePointer?
         let created = frame.withUnsafeBufferPointer { buffer in
             natsMsg_Create(&message, push.mailbox.subject, nil,
