@@ -23,6 +23,8 @@ let package = Package(
         .executable(name: "sotto-notify", targets: ["NotificationWorker"]),
         .executable(name: "sotto-relayd", targets: ["RelayReceiver"]),
         .library(name: "SharedStore", targets: ["SharedStore"]),
+        .library(name: "SottoWire", targets: ["SottoWire"]),
+        .library(name: "SottoCrypto", targets: ["SottoCrypto"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -62,35 +64,43 @@ let package = Package(
         // MARK: What both processes share. No Foundation, no GRDB: see docs/adr/0001. Only
         // SQLite's C module comes from the GRDB package (GRDBSQLite); neither process uses GRDB
         // itself (docs/adr/0023).
+        // The wire: JSON, base64url/hex, push framing, acks, ids, the events datagram, sockets,
+        // logs, clocks. No C library: what every process and client can link (docs/adr/0043).
+        .target(name: "SottoWire"),
+        // Keys, the keystore and the sealed/signed wire formats (Protocol/), on secp256k1 and libsodium.
+        .target(
+            name: "SottoCrypto",
+            dependencies: ["SottoWire", "CSecp256k1", "CSodium"]),
+        // The database both processes share, and exactly the SQL the worker runs.
         .target(
             name: "SharedStore",
             dependencies: [
+                "SottoWire",
+                "SottoCrypto",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                "CSecp256k1",
-                "CSodium",
             ]),
 
-        // The SQL only the daemon runs (explosion, protection, salvage, checkpoints, its
-        // transactions), on SharedStore's connection: its own module so the worker, which links
-        // all of SharedStore, does not carry it (docs/adr/0023).
+        // The SQL only the daemon runs (sending, invitations, local state, inbox deletion,
+        // explode, protection, salvage, integrity checks, its transactions), on SharedStore's
+        // connection: its own module so the worker, which links SharedStore, does not carry it
+        // (docs/adr/0023, 0043).
         .target(
             name: "DaemonStore",
-            dependencies: [
-                "SharedStore",
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            ]),
+            dependencies: ["SharedStore", "SottoWire", "SottoCrypto", .product(name: "GRDBSQLite", package: "GRDB.swift")]),
 
         // MARK: The daemon and its clients
         // The control socket's wire contract: what the daemon and every client both import.
         .target(
             name: "ControlProtocol",
-            dependencies: ["SharedStore"]),
+            dependencies: ["SottoWire"]),
         // The daemon's parts as a library: inboxes, conversations, sending, the control socket.
         .target(
             name: "SottoDaemon",
             dependencies: [
                 "SharedStore",
                 "DaemonStore",
+                "SottoWire",
+                "SottoCrypto",
                 "ControlProtocol",
                 "CSystemd",
                 "RelayTransport",  // the outbox publishes to relays (docs/adr/0028)
@@ -102,13 +112,13 @@ let package = Package(
         // What talks to a running daemon over its control socket: the CLI, tests, benchmarks, a UI.
         .target(
             name: "SottoClient",
-            dependencies: ["SharedStore", "ControlProtocol"]),
+            dependencies: ["SottoWire", "ControlProtocol"]),
 
         // MARK: The relay (docs/adr/0026)
         // What Sotto needs of NATS JetStream: relay URLs and credentials, mailboxes, consumers.
         .target(
             name: "RelayTransport",
-            dependencies: ["SharedStore", "CNats", "CNatsNUID"]),
+            dependencies: ["SottoWire", "CNats", "CNatsNUID"]),
         // The C client's NUIDs (inbox names) from getrandom, none shared by two connections of
         // one process (docs/adr/0044): exported, so libnats's own calls reach it.
         .target(
@@ -120,32 +130,26 @@ let package = Package(
         // `sotto`: argument parsing, installation, and the two libraries above.
         .executableTarget(
             name: "MainProcess",
-            dependencies: [
-                "SottoDaemon",
-                "SottoClient",
-                "ControlProtocol",
-                "SharedStore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]),
+            dependencies: ["SottoDaemon", "SottoClient", "ControlProtocol", "SharedStore", "SottoWire", "SottoCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(
             name: "NotificationWorker",
-            dependencies: ["SharedStore"],
+            dependencies: ["SharedStore", "SottoWire", "SottoCrypto"],
             linkerSettings: staticStdlib),
         // `sotto-relayd`: the device's always-on relay receiver; hands each mailbox message to
         // push.sock like a remote sender and acks the relay after the worker's ack.
         .executableTarget(
             name: "RelayReceiver",
-            dependencies: ["RelayTransport", "SharedStore"],
+            dependencies: ["RelayTransport", "SottoWire", "SottoCrypto"],
             linkerSettings: staticStdlib),
 
         // MARK: Tests
         .target(
             name: "TestSupport",
-            dependencies: ["SharedStore", "ControlProtocol", "SottoClient"],
+            dependencies: ["SharedStore", "SottoWire", "SottoCrypto", "ControlProtocol", "SottoClient"],
             path: "Tests/TestSupport"),
         .executableTarget(
             name: "sotto-store-probe",
-            dependencies: ["SharedStore"],
+            dependencies: ["SharedStore", "SottoWire", "SottoCrypto"],
             path: "Tests/StoreProbe"),
         // Writes the control API document (scripts/openrpc.sh); its test only compares.
         .executableTarget(
@@ -154,7 +158,7 @@ let package = Package(
             path: "Tests/OpenRPCWriter"),
         .executableTarget(
             name: "sotto-keystore-probe",
-            dependencies: ["SharedStore", "TestSupport"],
+            dependencies: ["SottoCrypto", "TestSupport"],
             path: "Tests/KeystoreProbe"),
         // A FUSE passthrough that forgets every write not made durable when the "power" is cut
         // (docs/adr/0037); the power-loss tests mount it.
@@ -164,52 +168,50 @@ let package = Package(
             path: "Tests/PowerCutFS"),
         .testTarget(
             name: "SharedStoreTests",
-            dependencies: ["SharedStore", "TestSupport"]),
+            dependencies: ["SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"]),
         .testTarget(
             name: "NotificationWorkerTests",
-            dependencies: ["SharedStore", "TestSupport"]),
+            dependencies: ["SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"]),
         .testTarget(
             name: "MainProcessTests",
-            dependencies: ["MainProcess", "SottoDaemon", "SottoClient", "ControlProtocol", "SharedStore", "TestSupport",
-                           .product(name: "Logging", package: "swift-log"),
-                           .product(name: "NIOCore", package: "swift-nio")]),
+            dependencies: ["MainProcess", "SottoDaemon", "SottoClient", "ControlProtocol", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
             name: "SystemdTests",
-            dependencies: ["SharedStore", "TestSupport"]),
+            dependencies: ["SottoWire", "SottoCrypto", "TestSupport"]),
         // The relay with real nats-server processes, sotto-relayd and workers (skips without nats-server).
         .testTarget(
             name: "RelayTests",
-            dependencies: ["RelayTransport", "SharedStore", "TestSupport"]),
+            dependencies: ["RelayTransport", "SharedStore", "SottoWire", "SottoCrypto", "TestSupport"]),
         // Real processes on real files: `swift test --filter Stress`; `make stress` for the full profile.
         .testTarget(
             name: "StressTests",
-            dependencies: ["SharedStore", "ControlProtocol", "SottoClient", "TestSupport"]),
+            dependencies: ["SharedStore", "SottoWire", "SottoCrypto", "ControlProtocol", "SottoClient", "TestSupport"]),
 
         // MARK: Benchmarks
         .executableTarget(
             name: "ProtocolBench",
-            dependencies: ["SharedStore"],
+            dependencies: ["SharedStore", "DaemonStore", "SottoWire", "SottoCrypto"],
             path: "Benchmarks/ProtocolBench"),
         .executableTarget(
             name: "ControlWireBench",
-            dependencies: ["ControlProtocol", "SharedStore"],
+            dependencies: ["ControlProtocol", "SottoWire"],
             path: "Benchmarks/ControlWireBench"),
         .executableTarget(
             name: "DaemonBench",
-            dependencies: ["SottoDaemon", "SharedStore", "TestSupport"],
+            dependencies: ["SottoDaemon", "SharedStore", "SottoWire", "SottoCrypto", "TestSupport"],
             path: "Benchmarks/DaemonBench"),
         .executableTarget(
             name: "DaemonE2EBench",
-            dependencies: ["SharedStore", "ControlProtocol", "SottoClient", "TestSupport"],
+            dependencies: ["SottoWire", "SottoCrypto", "ControlProtocol", "SottoClient", "TestSupport"],
             path: "Benchmarks/DaemonE2EBench"),
         .executableTarget(
             name: "NotifyBench",
-            dependencies: ["SharedStore", "TestSupport"],
+            dependencies: ["SottoWire", "TestSupport"],
             path: "Benchmarks/NotifyBench"),
         .executableTarget(
             name: "RelayBench",
-            dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
+            dependencies: ["RelayTransport", "SottoWire", "TestSupport"],
             path: "Benchmarks/RelayBench"),
         .executableTarget(
             name: "RelayPrivacyBench",
@@ -217,31 +219,31 @@ let package = Package(
             path: "Benchmarks/RelayPrivacyBench"),
         .executableTarget(
             name: "RelayE2EBench",
-            dependencies: ["SharedStore", "ControlProtocol", "SottoClient", "TestSupport"],
+            dependencies: ["SottoWire", "ControlProtocol", "SottoClient", "TestSupport"],
             path: "Benchmarks/RelayE2EBench"),
         .executableTarget(
             name: "RelaySendBench",
-            dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
+            dependencies: ["RelayTransport", "SharedStore", "SottoCrypto", "TestSupport"],
             path: "Benchmarks/RelaySendBench"),
         .executableTarget(
             name: "BodyBench",
-            dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
+            dependencies: ["RelayTransport", "SottoWire", "SottoCrypto", "TestSupport"],
             path: "Benchmarks/BodyBench"),
         .executableTarget(
             name: "FanoutBench",
-            dependencies: ["ControlProtocol", "RelayTransport", "SottoClient", "SharedStore", "TestSupport"],
+            dependencies: ["ControlProtocol", "RelayTransport", "SottoClient", "SharedStore", "SottoWire", "SottoCrypto", "TestSupport"],
             path: "Benchmarks/FanoutBench"),
         .executableTarget(
             name: "RosterBench",
-            dependencies: ["SharedStore", "TestSupport"],
+            dependencies: ["SottoWire", "SottoCrypto", "TestSupport"],
             path: "Benchmarks/RosterBench"),
         .executableTarget(
             name: "SendBench",
-            dependencies: ["DaemonStore", "ControlProtocol", "SottoClient", "SharedStore", "TestSupport"],
+            dependencies: ["DaemonStore", "ControlProtocol", "SottoClient", "SharedStore", "SottoWire", "SottoCrypto", "TestSupport"],
             path: "Benchmarks/SendBench"),
         .executableTarget(
             name: "WorkerBench",
-            dependencies: ["SharedStore", "TestSupport"],
+            dependencies: ["SottoWire", "SottoCrypto", "TestSupport"],
             path: "Benchmarks/WorkerBench",
             exclude: ["baseline.c", "acker.c"]),
     ]

@@ -17,11 +17,14 @@ common=(-sanitize=fuzzer,address -parse-as-library -O -g
         -Xcc -fmodule-map-file="$grdb/Sources/GRDBSQLite/module.modulemap"
         -I Sources/CSecp256k1 -I Sources/CSodium -I "$grdb/Sources/GRDBSQLite")
 
-# SharedStore once, instrumented, as a module the targets import.
-if [ ! -f "$out/SharedStore.swiftmodule" ] || [ -n "$(find Sources/SharedStore -newer "$out/SharedStore.swiftmodule" -name '*.swift')" ]; then
-  "$swiftc" "${common[@]}" -module-name SharedStore -emit-module -emit-module-path "$out/SharedStore.swiftmodule" \
-    -emit-library -static -o "$out/libSharedStore.a" $(find Sources/SharedStore -name '*.swift')
-fi
+# The wire and crypto modules once each, instrumented, as modules the targets import
+# (docs/adr/0043: the parsers live there; no target needs the database).
+for module in SottoWire SottoCrypto; do
+  if [ ! -f "$out/$module.swiftmodule" ] || [ -n "$(find Sources/SottoWire Sources/$module -newer "$out/$module.swiftmodule" -name '*.swift')" ]; then
+    "$swiftc" "${common[@]}" -module-name $module -I "$out" -emit-module -emit-module-path "$out/$module.swiftmodule" \
+      -emit-library -static -o "$out/lib$module.a" $(find Sources/$module -name '*.swift')
+  fi
+done
 
 # Seeds: every vector payload, its fields and the JSON around them.
 python3 - "$out/seeds" "${SOTTO_VECTORS:-../shared/vectors/envelope-v1.json}" <<'PY'
@@ -51,11 +54,11 @@ for source in Tests/Fuzz/Fuzz*.swift; do
   rm -f "$out/$name/fuzz"
   if [ "$name" = FuzzJSONRPC ]; then
     # The control socket's wire (Sources/ControlProtocol) compiled into the target, on the
-    # instrumented SharedStore it reads JSON with.
-    "$swiftc" "${common[@]}" -module-name FuzzJSONRPC -I "$out" -L "$out" -lSharedStore -lsecp256k1 -lsodium -lsqlite3 \
+    # instrumented SottoWire it reads JSON with.
+    "$swiftc" "${common[@]}" -module-name FuzzJSONRPC -I "$out" -L "$out" -lSottoWire \
       $(find Sources/ControlProtocol -name '*.swift') "$source" -o "$out/$name/fuzz" 2>&1 | grep -v "Cannot export local symbol" || true
   else
-    "$swiftc" "${common[@]}" -I "$out" -L "$out" -lSharedStore -lsecp256k1 -lsodium -lsqlite3 \
+    "$swiftc" "${common[@]}" -I "$out" -L "$out" -lSottoCrypto -lSottoWire -lsecp256k1 -lsodium \
       "$source" -o "$out/$name/fuzz" 2>&1 | grep -v "Cannot export local symbol" || true
   fi
   [ -x "$out/$name/fuzz" ] && [ "$out/$name/fuzz" -nt "$source" ] || { echo "fuzz: $name did not build"; exit 2; }

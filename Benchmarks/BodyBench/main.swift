@@ -1,6 +1,7 @@
 import Foundation
 import RelayTransport
-import SharedStore
+import SottoCrypto
+import SottoWire
 import TestSupport
 
 // body-bench (issue #17): what bodies by reference cost, each figure against a baseline

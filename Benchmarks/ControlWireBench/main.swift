@@ -7,7 +7,7 @@
 //   Benchmarks/control-wire-bench.sh [iterations]
 import ControlProtocol
 import Foundation
-import SharedStore
+import SottoWire
 
 let iterations = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 20_000 : 20_000
 

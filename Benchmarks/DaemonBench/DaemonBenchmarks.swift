@@ -2,7 +2,9 @@ import Dispatch
 import Foundation
 import SharedStore
 import SottoClient
+import SottoCrypto
 import SottoDaemon
+import SottoWire
 
 /// The daemon's in-memory benchmarks, printed as figures and ratios in one run. Lives in
 /// MainProcess because an executable's module cannot be imported by another executable.
@@ -122,7 +124,7 @@ enum DaemonBenchmarks {
         let base: Int64 = 1_700_000_000_000
         let ranked = (0..<inboxes).map { InboxActivity(inboxId: "inbox-\($0)", lastActivityMs: base - Int64($0)) }
         let source = SwitchableRanking(ranked)
-        let manager = InboxLifecycleManager(capacity: 20, activitySource: source) { _ in NoopResources() }
+        let manager = InboxLRU(capacity: 20, activitySource: source) { _ in NoopResources() }
 
         let t0 = WallClock.monotonicNs()
         try await manager.launch(ranked: ranked, pendingInvites: ["inbox-5000", "inbox-9999"])

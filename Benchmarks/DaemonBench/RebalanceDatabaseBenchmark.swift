@@ -1,7 +1,9 @@
 import Foundation
 import SharedStore
 import SottoClient
+import SottoCrypto
 import SottoDaemon
+import SottoWire
 import TestSupport
 
 /// The "Inbox Lifecycle Management" rebalance against a real database: 10,000 inboxes (one conversation each) and
@@ -42,7 +44,7 @@ enum RebalanceDatabaseBenchmark {
         let buildSeconds = Double(WallClock.monotonicNs() - buildStart) / 1e9
 
         let source = DatabaseActivitySource(database: database)
-        let manager = InboxLifecycleManager(capacity: capacity, activitySource: source) { _ in IdleResources() }
+        let manager = InboxLRU(capacity: capacity, activitySource: source) { _ in IdleResources() }
         let launchStart = WallClock.monotonicNs()
         let ranked = try database.read { conn in try InboxRepository.rankedByActivity(limit: inboxes, on: conn) }
         try await manager.launch(ranked: ranked.map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) },

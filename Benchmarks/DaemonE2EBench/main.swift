@@ -1,7 +1,8 @@
 import ControlProtocol
 import Foundation
-import SharedStore
 import SottoClient
+import SottoCrypto
+import SottoWire
 import TestSupport
 
 // End-to-end figures of the real processes (issue #5), printed with their goals:

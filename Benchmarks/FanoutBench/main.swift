@@ -3,6 +3,8 @@ import Foundation
 import RelayTransport
 import SharedStore
 import SottoClient
+import SottoCrypto
+import SottoWire
 import TestSupport
 
 // fanout-bench (issue #17, docs/adr/0041): one real `sotto daemon` sends to a conversation of

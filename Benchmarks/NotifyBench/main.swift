@@ -1,5 +1,5 @@
 import Foundation
-import SharedStore
+import SottoWire
 import TestSupport
 
 // notify-bench: does a desktop notification throttle storage? Pushes per second through an

@@ -1,7 +1,10 @@
 #if canImport(Glibc)
 import Glibc
-#endif
+import DaemonStore
 import SharedStore
+import SottoCrypto
+import SottoWire
+#endif
 
 /// The daemon's start-up quick check (docs/adr/0018) on databases of a realistic shape:
 /// one conversation per 1,000 messages of ~200 B text, each with its change_log row. Prints

@@ -2,8 +2,10 @@
 //   swift build -c release --product ProtocolBench && .build/release/ProtocolBench [iterations]
 #if canImport(Glibc)
 import Glibc
-#endif
 import SharedStore
+import SottoCrypto
+import SottoWire
+#endif
 
 let iterations = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 2000 : 2000
 

@@ -1,6 +1,6 @@
 import Foundation
 import RelayTransport
-import SharedStore
+import SottoWire
 import TestSupport
 
 // Catch-up through a relay (issue #12, docs/adr/0027): N pushes queued in a mailbox while

@@ -1,7 +1,7 @@
 import ControlProtocol
 import Foundation
-import SharedStore
 import SottoClient
+import SottoWire
 import TestSupport
 
 // Relay end to end (issue #12): the time from alice's `send` returning to bob's `subscribe`

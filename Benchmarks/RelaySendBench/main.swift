@@ -1,6 +1,7 @@
 import Foundation
 import RelayTransport
 import SharedStore
+import SottoCrypto
 import TestSupport
 
 // The sending half of the relay (docs/adr/0028), measured with the real binaries:

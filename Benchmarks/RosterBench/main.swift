@@ -1,5 +1,6 @@
 import Foundation
-import SharedStore
+import SottoCrypto
+import SottoWire
 import TestSupport
 
 // roster-bench (issue #17 item 3): joining as the 1,000th member, i.e. the real worker

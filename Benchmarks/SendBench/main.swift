@@ -3,6 +3,8 @@ import DaemonStore
 import Foundation
 import SharedStore
 import SottoClient
+import SottoCrypto
+import SottoWire
 import TestSupport
 
 // send-bench (issue #17, docs/adr/0032): what a 64 KiB text by reference costs the sending

@@ -1,5 +1,6 @@
 import Foundation
-import SharedStore
+import SottoCrypto
+import SottoWire
 import TestSupport
 
 /// `worker-bench --alone SOTTO_NOTIFY [PUSHES]` (issue #10): the daemon is down and nothing

@@ -1,5 +1,5 @@
 import Foundation
-import SharedStore
+import SottoWire
 import TestSupport
 
 // worker-bench: spawn→durable-ack latency of sotto-notify beside a C baseline doing the same

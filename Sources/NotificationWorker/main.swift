@@ -1,5 +1,5 @@
 import Glibc
-import SharedStore
+import SottoWire
 
 // sotto-notify: decrypt one push (or, with Accept=no, many), write it, ack, notify, exit.
 // Start-up is on the hot path of every push: nothing here loads Foundation (docs/adr/0001).

@@ -1,5 +1,5 @@
 import Glibc
-import SharedStore
+import SottoWire
 
 /// The clientIds of the identities in a keystore directory, read without its master key:
 /// `<clientId>.identity` names, plus the clientId in the unused slot's header (the slot's

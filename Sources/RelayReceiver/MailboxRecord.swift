@@ -1,6 +1,5 @@
 import Glibc
 import RelayTransport
-import SharedStore
 
 /// The mailboxes whose consumers this device's sotto-relayd holds, kept on disk in the group
 /// directory (`relayd-mailboxes`) so a restarted relayd can finish retiring an identity that

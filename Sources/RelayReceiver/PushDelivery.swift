@@ -1,5 +1,6 @@
 import Glibc
-import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// Hands relay messages to the device's push socket. One message: exactly as a remote sender
 /// does (PROTOCOL §2): connect to push.sock (socket activation starts sotto-notify), write
@@ -132,7 +133,7 @@ struct PushDelivery {
     /// refuses it anyway. Neither needs a worker to be started.
     private static func framingRefusal(_ payload: [UInt8]) -> Outcome? {
         if payload.isEmpty { return .rejected(PushErrorCode.malformedPayload.rawValue) }
-        if payload.count > PushPayload.maxBytes { return .rejected(PushErrorCode.payloadTooLarge.rawValue) }
+        if payload.count > PushFrameLimits.maxPayloadBytes { return .rejected(PushErrorCode.payloadTooLarge.rawValue) }
         if payload.contains(0x0a) { return .rejected(PushErrorCode.malformedPayload.rawValue) }
         return nil
     }

@@ -1,6 +1,7 @@
 import Glibc
 import RelayTransport
-import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// sotto-relayd's loop, on one thread: find the relay reachable (waiting and retrying while
 /// it is down), keep one connection and one consumer per keystore identity (rescanning when

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 /// sotto-relayd's log lines (stderr, journald priorities). Never a payload, a key or a
 /// password: mailboxes, sequence numbers, the worker's error codes and the relay's status.

@@ -1,5 +1,5 @@
 import RelayTransport
-import SharedStore
+import SottoCrypto
 
 /// `sotto-relayd`'s command line and environment. Hand-parsed, like the worker's: the
 /// receiver stays lean (no Foundation, no ArgumentParser).

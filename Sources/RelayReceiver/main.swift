@@ -1,6 +1,6 @@
 import Glibc
 import RelayTransport
-import SharedStore
+import SottoWire
 
 // sotto-relayd: the device's relay receiver (docs/adr/0026). Lean on purpose: no Foundation,
 // no NIO, no GRDB; it never opens the database or an identity (the worker does both).

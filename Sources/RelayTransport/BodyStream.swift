@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 /// The one definition of the body stream `SOTTO_BODIES` (docs/protocol/bodies.md §6): sealed
 /// bodies by reference, one message per body under `sotto.body.<body id>`. At most one message

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 /// The relay's names for one identity's mailbox (docs/adr/0026): one stream holds every
 /// mailbox; identity `clientId` has the subject `sotto.mb.<clientId>` and the durable pull

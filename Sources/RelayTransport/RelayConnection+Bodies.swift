@@ -1,5 +1,5 @@
 import CNats
-import SharedStore
+import SottoWire
 
 // MARK: - The body stream (docs/protocol/bodies.md §6)
 

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 /// A relay address: `nats://HOST:PORT` (plain) or `tls://HOST:PORT` (TLS through OpenSSL).
 /// Parsed strictly, because it comes from the environment, a config file or an invite: no

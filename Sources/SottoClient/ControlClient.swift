@@ -1,6 +1,6 @@
 import ControlProtocol
 import Glibc
-import SharedStore
+import SottoWire
 
 /// A connection to the daemon's control socket, speaking the typed control API of
 /// ControlProtocol: what the `sotto` CLI, the tests, the benchmarks and any future UI use.
@@ -164,7 +164,7 @@ public final class ControlClient {
     /// A sequence of `change` notifications read from one connection.
     ///
     /// ```swift
-    /// for change in client.changes where change.kind == "message.inserted" { … }
+    /// for change in client.changes where change.kind == "messageInserted" { … }
     /// ```
     public struct Changes: Sequence, IteratorProtocol {
         let client: ControlClient

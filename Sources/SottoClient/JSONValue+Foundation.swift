@@ -1,5 +1,5 @@
 import Foundation
-import SharedStore
+import SottoWire
 
 extension JSONValue {
     /// The value as the Foundation objects `JSONSerialization` would have produced for the
@@ -40,7 +40,7 @@ extension JSONValue {
     /// spaces or line breaks they hold (JSON escapes the breaks).
     ///
     /// ```swift
-    /// print(change.json.sortedCompactText)   // {"kind":"message.inserted","seq":12,…}
+    /// print(change.json.sortedCompactText)   // {"kind":"messageInserted","seq":12,…}
     /// ```
     public var sortedCompactText: String { text(options: []) }
 

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoCrypto
 
 // libFuzzer target: Envelope.open must throw a typed error or succeed on any input, never trap.
 let recipient = try! PrivateKey(bytes: SHA256.hash(Array("sotto-fuzz".utf8)))

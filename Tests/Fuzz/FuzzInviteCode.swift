@@ -1,4 +1,4 @@
-import SharedStore
+import SottoCrypto
 
 // libFuzzer target: InviteCode.parse must throw a typed error or succeed on any input, never trap.
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 // libFuzzer target: JSONParser.parse must throw a typed error or succeed on any input, never trap.
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 // libFuzzer target for the control socket's wire (compiled together with the sources of
 // Sources/ControlProtocol): any line gives the daemon a request or an error reply, any

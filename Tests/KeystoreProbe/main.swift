@@ -16,8 +16,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import SharedStore
 import TestSupport
+import SottoCrypto
 
 func fail(_ message: String) -> Never {
     print("error: \(message)")

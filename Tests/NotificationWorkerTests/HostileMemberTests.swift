@@ -1,7 +1,9 @@
 import Foundation
 import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// A member (or a stranger) who sends what it may not, with every field at its edge,
 /// through the real worker on a real socket (systemd-socket-activate --accept). Each push

@@ -1,7 +1,8 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// What the worker does after the commit (the daemon datagram, the desktop notification),
 /// and what it must not link.

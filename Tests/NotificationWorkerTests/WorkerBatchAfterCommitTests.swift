@@ -1,7 +1,7 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoWire
 import TestSupport
+import Testing
 
 /// What the worker does after a batch's one commit (docs/adr/0027): one events datagram with
 /// the batch's highest seq (the daemon's ChangeFeed reads change_log up to there), and one

@@ -1,7 +1,8 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// The batch extension of push.sock (docs/push-batch.md, docs/adr/0027) through the real
 /// worker on real sockets: many pushes on one connection, one commit, one ack per push; a bad

@@ -1,7 +1,8 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// Every case of docs/protocol/vectors/body-v1.json through the real worker, in all three
 /// ways a push arrives, the body written after the payload's LF as a direct sender or

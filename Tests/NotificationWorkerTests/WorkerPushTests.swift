@@ -1,7 +1,9 @@
 import Foundation
+import DaemonStore
 import SharedStore
-import Testing
+import SottoWire
 import TestSupport
+import Testing
 
 /// Pushes that are not vectors: duplicates, bad framing, silent and vanishing senders, bursts,
 /// a locked or missing database, through the real binary and real sockets.

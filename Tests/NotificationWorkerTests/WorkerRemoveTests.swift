@@ -1,7 +1,8 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// `sotto/remove:1.0` (docs/protocol/leave-remove.md §6) through the real worker: the
 /// creator's removal of another member drops its rows, of this device ends the conversation

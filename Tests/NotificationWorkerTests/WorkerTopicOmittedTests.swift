@@ -1,7 +1,9 @@
 import Foundation
 import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// A push through a relay omits its topic (PROTOCOL §2, 1.1): the real worker takes the
 /// conversation of the recipient identity, and refuses when it has none or the envelope was

@@ -1,7 +1,8 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// Every case of the independent vectors (PROTOCOL §7, honouring SOTTO_VECTORS) through the
 /// real binary in all three ways a push arrives, each on a freshly seeded group directory.

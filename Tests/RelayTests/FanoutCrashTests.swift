@@ -1,8 +1,9 @@
 import Foundation
 import RelayTransport
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// Issue #17, "How it is checked": a fan-out to 1,000 members through a real nats-server,
 /// the sending daemon SIGKILLed at a named step (mid fan-out, after the body upload and

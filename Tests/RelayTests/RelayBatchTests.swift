@@ -1,8 +1,9 @@
 import Foundation
 import RelayTransport
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// Catch-up in batches (docs/adr/0027) end to end with real processes: sotto-relayd hands each
 /// fetch to one worker on one push.sock connection, which stores it with one commit and acks

@@ -1,8 +1,9 @@
 import Foundation
 import RelayTransport
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// Bodies by reference through a relay (docs/protocol/bodies.md §6), all real: nats-server
 /// -js, the real sotto-relayd, the real worker behind push.sock.

@@ -1,6 +1,6 @@
 import Foundation
 import RelayTransport
-import SharedStore
+import SottoWire
 import TestSupport
 import Testing
 

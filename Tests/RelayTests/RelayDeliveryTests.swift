@@ -1,8 +1,9 @@
 import Foundation
 import RelayTransport
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// sotto-relayd end to end with real processes: nats-server -js on loopback, the real
 /// sotto-relayd, the real worker behind systemd-socket-activate on push.sock. Each test skips

@@ -1,8 +1,9 @@
 import Foundation
 import RelayTransport
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// Explode with a member offline, end to end (issue #12): bob's daemon and sotto-relayd are
 /// stopped while the conversation's creator publishes into his mailbox; when bob comes back

@@ -1,6 +1,8 @@
 import Foundation
 import RelayTransport
 import SharedStore
+import SottoCrypto
+import SottoWire
 import Testing
 import TestSupport
 

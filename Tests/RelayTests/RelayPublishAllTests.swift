@@ -1,8 +1,9 @@
 import Foundation
 import RelayTransport
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// `RelayConnection.publishAll` (docs/adr/0041): a fan-out's pushes published a window at a
 /// time against a real nats-server, each push's outcome its own ack.

@@ -1,8 +1,9 @@
 import Foundation
 import RelayTransport
 import SharedStore
-import Testing
+import SottoCrypto
 import TestSupport
+import Testing
 
 /// Delivery receipts through a relay (docs/protocol/receipts.md), all real: nats-server -js,
 /// two daemons with `SOTTO_RELAY`, each with its own sotto-relayd and worker. A receipt

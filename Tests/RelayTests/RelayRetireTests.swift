@@ -1,8 +1,9 @@
 import Foundation
 import RelayTransport
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// What a retired mailbox leaves on the relay (docs/adr/0030), with a real nats-server and
 /// real sotto-relayd processes: a push published after the purge expires with the stream's

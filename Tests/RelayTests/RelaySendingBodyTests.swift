@@ -1,8 +1,8 @@
 import Foundation
 import RelayTransport
-import SharedStore
-import Testing
+import SottoCrypto
 import TestSupport
+import Testing
 
 /// The daemon's outbox sending a message by reference to a member on a relay
 /// (docs/protocol/bodies.md §6, docs/adr/0032): the body goes to the relay once, before the

@@ -1,8 +1,9 @@
 import Foundation
 import RelayTransport
 import SharedStore
-import Testing
+import SottoWire
 import TestSupport
+import Testing
 
 /// The sending half (docs/adr/0028) with real processes: two devices, each a real daemon with
 /// `SOTTO_RELAY`, a real sotto-relayd and the real worker, and one nats-server -js. Each test

@@ -1,8 +1,8 @@
 import Foundation
 import RelayTransport
-import SharedStore
-import Testing
+import SottoCrypto
 import TestSupport
+import Testing
 
 /// sotto-relayd's edges: bad configuration stops it at once with a clear message and exit
 /// status; identities that appear in or leave the keystore are picked up without a restart.

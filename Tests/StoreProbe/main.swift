@@ -8,6 +8,8 @@
 // Exit status: 0 when all COUNT were written, 3 when any write was busy, 1 otherwise.
 import Glibc
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 func say(_ line: String) {
     print(line)

@@ -1,5 +1,5 @@
 import Foundation
-import SharedStore
+import SottoCrypto
 import TestSupport
 
 /// A device outside systemd that talks through the same relay as the systemd-installed one:

@@ -1,7 +1,7 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoCrypto
 import TestSupport
+import Testing
 
 /// The README's "Through a relay" steps for a fresh user under a real `systemd --user`
 /// (SystemdUserManager): `sotto install --user`, `~/.config/sotto/relay.env`, `systemctl --user

@@ -1,5 +1,5 @@
 import Foundation
-import SharedStore
+import SottoWire
 import TestSupport
 
 /// The test user of a `SystemdUserManager` using Sotto the way the README says: the installed

@@ -1,7 +1,7 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoWire
 import TestSupport
+import Testing
 
 /// `sotto install --user` exactly as the README says, for a fresh user with an empty home,
 /// under a real `systemd --user` manager (SystemdUserManager): the daemon becomes active, a

@@ -1,5 +1,6 @@
 import Foundation
-import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// One unix socket that stands for any number of members' devices in a benchmark: it reads
 /// each push, its LF and the body the push names (docs/protocol/bodies.md §5), and acks ok at

@@ -1,5 +1,6 @@
 import Foundation
 import SharedStore
+import SottoCrypto
 
 /// Large synthetic databases for benchmarks, written straight into the tables in one
 /// transaction (the writers' per-message checks would dominate a million-row fixture): the

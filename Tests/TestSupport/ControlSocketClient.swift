@@ -1,7 +1,7 @@
 import ControlProtocol
 import Foundation
-import SharedStore
 import SottoClient
+import SottoWire
 
 /// The tests' view of a control connection: SottoClient's `ControlClient` (the same client
 /// the CLI uses) with `[String: Any]` in and out, so a test can send any params, bad ones

@@ -2,6 +2,7 @@ import ControlProtocol
 import Foundation
 import SharedStore
 import SottoClient
+import SottoWire
 
 /// Waits, in a benchmark, until every push of a message has reached a state (`sent`, or
 /// `relayed`), woken by the daemon's status changes on a `subscribe` connection (no polling):

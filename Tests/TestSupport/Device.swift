@@ -1,5 +1,7 @@
 import Foundation
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// One Sotto device on this machine for end-to-end tests: its own group and runtime
 /// directories, a real `sotto daemon`, and its push socket served by

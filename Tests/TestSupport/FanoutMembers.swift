@@ -1,4 +1,5 @@
 import SharedStore
+import SottoCrypto
 
 /// A large conversation made directly in the sender's database (issue #17's fan-out tests and
 /// benchmark): `count` members with fresh real identities, each reached at `endpoint` (a relay

@@ -1,5 +1,6 @@
 import Foundation
-import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// Many lightweight members of one conversation behind one in-process Unix socket: each has a
 /// real identity, joins with a real signed `sotto/join_request:1.0` sealed to the creator, and

@@ -2,6 +2,7 @@ import ControlProtocol
 import Foundation
 import SharedStore
 import SottoClient
+import SottoWire
 
 /// When each new message's `change` notification reached a `subscribe` client (what
 /// `sotto watch` reads), in monotonic ns, collected on a thread of its own. The benchmarks

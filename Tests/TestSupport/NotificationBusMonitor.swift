@@ -1,5 +1,5 @@
 import Foundation
-import SharedStore
+import SottoWire
 
 /// A private session bus (its own dbus-daemon) with a dbus-monitor watching every call to
 /// org.freedesktop.Notifications: what real `sotto-notify` workers, given its `address` as

@@ -1,5 +1,5 @@
 import Foundation
-import SharedStore
+import SottoWire
 
 /// The power-cut test file system (`sotto-powercut-fs`, Tests/PowerCutFS, docs/adr/0037)
 /// mounted over a backing directory: what was not made durable by fsync/fsyncdir is forgotten

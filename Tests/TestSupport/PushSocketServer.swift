@@ -1,5 +1,5 @@
 import Foundation
-import SharedStore
+import SottoWire
 
 /// A real push socket: `systemd-socket-activate` listening on a Unix socket and starting the
 /// given worker exactly as systemd's sotto-push.socket would (Accept=yes: one process per

@@ -1,5 +1,6 @@
 import Foundation
-import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// docs/protocol/vectors/receipt-v1.json (made by make_receipt_vectors.py, a second
 /// implementation of docs/protocol/receipts.md), typed. The recipient is the device that

@@ -1,4 +1,5 @@
-import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// Pushes as a sender writes them for a relay (PROTOCOL §2, version 1.1): no
 /// `notificationData.topic`, so the relay sees only the clientId. The envelope is still

@@ -1,4 +1,6 @@
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// Another device in a conversation the daemon created: a fresh identity, added to the
 /// conversation's members in the shared database, that seals pushes to the daemon's inbox

@@ -1,5 +1,5 @@
 import Foundation
-import SharedStore
+import SottoWire
 
 /// For benchmarks: pushes sent one after another through a real push socket with a fresh
 /// worker per connection (Accept=yes), and the milliseconds from connect to each ok ack.

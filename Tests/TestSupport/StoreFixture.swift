@@ -1,5 +1,7 @@
 import Foundation
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// A migrated group directory seeded with one inbox, one active conversation, its creator
 /// and one other member (`sender`), for store tests in both test targets.

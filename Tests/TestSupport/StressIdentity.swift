@@ -1,4 +1,4 @@
-import SharedStore
+import SottoCrypto
 
 /// Stress identity `index`, derived from the index alone, so that `sotto-keystore-probe`'s
 /// churner, its readers and the test that seals pushes to it agree on every clientId and

@@ -1,5 +1,6 @@
 import Foundation
-import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// The independent test vectors of `shared/vectors/envelope-v1.json` (PROTOCOL §7), typed.
 ///

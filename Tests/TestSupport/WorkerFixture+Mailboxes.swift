@@ -1,4 +1,6 @@
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// More identities in one fixture's device, each with a conversation of its own that the
 /// fixture's `sender` is a member of, so a test or benchmark can seal valid pushes into many

@@ -1,5 +1,7 @@
 import Foundation
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// A fresh group directory seeded for one vectors file exactly as PROTOCOL §7 says: the
 /// recipient's identity in the keystore (built from the vector's private key and clientId),

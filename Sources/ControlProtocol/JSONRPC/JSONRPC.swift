@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 /// JSON-RPC 2.0 over the control socket: one JSON object per line in each direction, read
 /// and written with SharedStore's bounded parser and writer (the same JSON code as the

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 extension JSONRPC {
     /// A JSON-RPC error object (`{"code":…,"message":…}`): what the daemon answers instead of

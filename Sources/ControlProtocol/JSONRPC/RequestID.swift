@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 /// A JSON-RPC request id as the client wrote it: a string, a number or null. The daemon
 /// echoes it back unchanged in the response.

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 extension JSONRPC {
     /// A line from the daemon, as a client reads it: the response to one of its requests,

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 /// Every method of the control socket, by its wire name (camelCase). Nothing else spells them.
 ///

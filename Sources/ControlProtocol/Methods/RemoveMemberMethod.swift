@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 // MARK: - removeMember
 

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 /// The control API as an OpenRPC 1.3 document, generated from the wire types: each method's
 /// params, result and errors, the `change` notification, the error codes. It is committed as

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 /// Indented JSON text (two spaces, members in order) for documents people read and diff,
 /// such as docs/control-api.openrpc.json. Strings and numbers are written by `JSONWriter`.

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 /// A value of the control API with its one JSON form: the daemon and every client encode
 /// and decode it with these two members, and the OpenRPC document describes it from

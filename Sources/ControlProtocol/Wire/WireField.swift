@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 /// One member of a wire object as the OpenRPC document describes it: name, JSON type,
 /// whether it is always present, and what it means.

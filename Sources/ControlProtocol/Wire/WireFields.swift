@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 /// Reads the members of a wire object, each with the check its contract states and an error
 /// that names it (the daemon's `invalidParams` messages: "'limit' must be an integer").

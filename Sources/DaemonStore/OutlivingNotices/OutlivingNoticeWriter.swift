@@ -1,4 +1,5 @@
 import SharedStore
+import SottoCrypto
 
 /// Where a notice outlives its conversation (docs/adr/0034). `adopt` runs in the transaction
 /// that deletes an inbox (ADR 0016) and moves the still-pending pushes of its explode messages

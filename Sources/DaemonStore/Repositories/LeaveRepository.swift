@@ -1,4 +1,5 @@
 import SharedStore
+import SottoCrypto
 
 /// What the creator's daemon owes after members left (docs/protocol/leave-remove.md): the
 /// conversations in which a `sotto/leave:1.0` arrived after the creator's last membership

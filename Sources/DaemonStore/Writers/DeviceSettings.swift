@@ -1,4 +1,5 @@
 import SharedStore
+import SottoWire
 
 /// Settings of this device as a whole (`device_setting`), as opposed to a conversation's
 /// local state: today what notifications show when a conversation does not say

@@ -1,4 +1,5 @@
 import SharedStore
+import SottoWire
 
 /// The creator's own copy of a removal (`sotto remove`, docs/protocol/leave-remove.md §6):
 /// the member's rows go in the transaction that stores the `sotto/remove:1.0` and its pushes,

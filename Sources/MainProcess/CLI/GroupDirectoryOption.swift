@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SharedStore
+import SottoCrypto
 import SottoDaemon
 
 /// `--group-dir`, for the commands that work on the group directory itself rather than

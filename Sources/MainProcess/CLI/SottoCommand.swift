@@ -1,9 +1,10 @@
 import ArgumentParser
 import ControlProtocol
 import Foundation
-import SharedStore
 import SottoClient
+import SottoCrypto
 import SottoDaemon
+import SottoWire
 
 /// `sotto`: the daemon and its command-line client in one binary.
 @main

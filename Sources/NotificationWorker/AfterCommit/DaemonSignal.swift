@@ -1,5 +1,5 @@
 import Glibc
-import SharedStore
+import SottoWire
 
 /// Tells the daemon that a worker committed something: one `EventsDatagram` (`{"seq":N,"pid":P}`)
 /// to `$XDG_RUNTIME_DIR/sotto/events.sock`. Fire and forget: no daemon listening is normal

@@ -1,4 +1,6 @@
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// What the desktop notification says for a stored push, as a messenger shows it: in a named
 /// conversation, summary = its name and body = "Sender: text"; otherwise summary = the

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 /// What handling one push produced: the ack line for the sender and the work to do after
 /// it is written (tell the daemon, post the desktop notification).
@@ -24,6 +24,13 @@ struct PushOutcome {
     }
 
     static func rejected(_ code: PushErrorCode, _ detail: String) -> PushOutcome {
-        PushOutcome(ack: .error(PushError(code, detail)), afterAck: {})
+        PushOutcome(refusal: PushError(code, detail))
+    }
+}
+
+extension PushOutcome {
+    /// A push refused before anything was stored (e.g. `PushFrameLimits.tooLarge`).
+    init(refusal: PushError) {
+        self.init(ack: .error(refusal), afterAck: {})
     }
 }

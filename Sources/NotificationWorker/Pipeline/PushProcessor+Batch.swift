@@ -1,5 +1,7 @@
 import Glibc
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// What handling a batch produced: one ack per push, in order, and the work to do after the
 /// acks are written (one datagram, the notifications, the WAL reset).
@@ -49,9 +51,9 @@ extension PushProcessor {
             }
             switch line {
             case .tooLarge:
-                acks[index] = .error(PushError(.payloadTooLarge, "payload over \(PushFrame.maxPayloadBytes) bytes"))
+                acks[index] = .error(PushFrameLimits.tooLarge)
             case .timeout:
-                acks[index] = .error(PushError(.timeout, "no payload within 5 s"))
+                acks[index] = .error(PushFrameLimits.silent)
             case .payload(let bytes):
                 switch open(bytes) {
                 case .success(let push): opened.append((index, push))

@@ -1,4 +1,6 @@
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// A push refused for good after its signer is known (docs/protocol/receipts.md §4): the
 /// body never came (`body_missing`: a direct sender's stream ended, or relayd's relay no

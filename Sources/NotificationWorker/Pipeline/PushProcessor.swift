@@ -1,5 +1,7 @@
 import Glibc
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// Where a push becomes a stored message: decode the payload, find that one identity by
 /// clientId, open the envelope and verify the signature (`PushOpener`), then write it with
@@ -51,8 +53,8 @@ final class PushProcessor {
                 readBody: (BodyHint) -> PushConnection.BodyRead = { _ in .endedEarly }) -> PushOutcome {
         switch read {
         case .payload(let bytes): return handle(payload: bytes, readBody: readBody)
-        case .tooLarge: return .rejected(.payloadTooLarge, "payload over \(PushFrame.maxPayloadBytes) bytes")
-        case .timeout: return .rejected(.timeout, "no payload within 5 s")
+        case .tooLarge: return PushOutcome(refusal: PushFrameLimits.tooLarge)
+        case .timeout: return PushOutcome(refusal: PushFrameLimits.silent)
         case .failed(let code): return .rejected(.internal, "read failed: errno \(code)")
         }
     }

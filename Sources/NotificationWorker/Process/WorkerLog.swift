@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 
 /// One line per event on stderr (the journal under systemd), with a syslog priority so
 /// journald files it right (`LogLine`). Callers pass codes and ids, never plaintext or key

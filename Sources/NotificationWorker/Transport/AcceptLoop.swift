@@ -1,5 +1,6 @@
 import Glibc
-import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// Accept=no: serve pushes from listening sockets in one thread with `poll(2)`, so a slow or
 /// silent sender never holds up the others, and exit after `idleTimeoutMs` with no
@@ -47,7 +48,7 @@ struct AcceptLoop {
         for fd in listeners { setNonBlocking(fd) }
         var clients: [Client] = []
         var lastActivityMs = nowMs()
-        var chunk = [UInt8](repeating: 0, count: 4097)
+        var chunk = [UInt8](repeating: 0, count: PushFrameLimits.maxPayloadBytes + 1)
 
         while true {
             let now = nowMs()
@@ -127,12 +128,12 @@ struct AcceptLoop {
                 switch client.frame.state {
                 case .incomplete:
                     if afterPoll - client.lastByteAtMs >= Int64(PushConnection.silenceTimeoutMs) {
-                        remaining.append(acked(client, PushOutcome.rejected(.timeout, "no payload within 5 s").ackLine))
+                        remaining.append(acked(client, PushOutcome(refusal: PushFrameLimits.silent).ackLine))
                     } else {
                         remaining.append(client)
                     }
                 case .tooLarge:
-                    remaining.append(acked(client, PushOutcome.rejected(.payloadTooLarge, "payload over 4096 bytes").ackLine))
+                    remaining.append(acked(client, PushOutcome(refusal: PushFrameLimits.tooLarge).ackLine))
                 case .complete(let payload) where client.frame.rest != nil && PushBatchSession.opens(payload, fd: client.fd):
                     setBlocking(client.fd)
                     handleBatch(client.fd, client.frame.rest ?? [])

@@ -1,10 +1,10 @@
 import Glibc
-import SharedStore
+import SottoWire
 
 /// Reads the pushes of a batch (`PushBatchExchange`, docs/push-batch.md) after its opening
 /// line: one push per LF-terminated line, until the sender half-closes, `maxPushes` lines
 /// were read, the sender falls silent for the §2 silence timeout, or `readBudgetMs` is spent.
-/// A line over 4096 bytes is `tooLarge` (and skipped up to its LF), an unterminated last
+/// A line over `PushFrameLimits.maxPayloadBytes` is `tooLarge` (and skipped up to its LF), an unterminated last
 /// line before end of stream is a push, as on a §2 connection.
 ///
 /// ```swift

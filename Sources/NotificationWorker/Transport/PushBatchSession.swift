@@ -1,5 +1,5 @@
 import Glibc
-import SharedStore
+import SottoWire
 
 /// A connection whose first line opened a batch (`PushBatchExchange`, docs/push-batch.md):
 /// read the pushes, store them with one commit, answer `acceptedLine` and one ack per push,

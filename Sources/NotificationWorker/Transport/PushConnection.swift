@@ -1,5 +1,5 @@
 import Glibc
-import SharedStore
+import SottoWire
 
 /// One connected push socket: reads one framed payload under the protocol's silence timeout,
 /// then writes exactly one ack line.
@@ -14,7 +14,7 @@ import SharedStore
 /// ```
 struct PushConnection {
     /// A sender silent this long gets `timeout` (PROTOCOL §2).
-    static let silenceTimeoutMs: Int32 = 5_000
+    static let silenceTimeoutMs = PushFrameLimits.silenceTimeoutMs
     /// After the ack, what is still read (and dropped) before closing, at most: closing a
     /// socket with unread bytes resets the connection, and a sender still writing an
     /// oversize payload would read EPIPE or ECONNRESET instead of its ack.
@@ -47,7 +47,7 @@ struct PushConnection {
     /// §2 sender); `rest` is nil when the frame ended at end of stream, not at an LF.
     func readFirstLine(silenceTimeoutMs: Int32 = PushConnection.silenceTimeoutMs) -> (result: ReadResult, rest: [UInt8]?) {
         var frame = PushFrame()
-        var chunk = [UInt8](repeating: 0, count: 4097)
+        var chunk = [UInt8](repeating: 0, count: PushFrameLimits.maxPayloadBytes + 1)
         while true {
             var pollfd = Glibc.pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
             let ready = poll(&pollfd, 1, silenceTimeoutMs)

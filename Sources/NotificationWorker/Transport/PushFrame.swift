@@ -1,3 +1,5 @@
+import SottoWire
+
 /// Frames one push on a stream socket (PROTOCOL §2): bytes up to the first LF, or to end of
 /// stream; more than `PushFrame.maxPayloadBytes` before either is too large.
 ///
@@ -8,7 +10,7 @@
 /// frame.finish()                   // at end of stream: what came is the payload
 /// ```
 struct PushFrame {
-    static let maxPayloadBytes = 4096
+    static let maxPayloadBytes = PushFrameLimits.maxPayloadBytes
 
     enum State: Equatable {
         case incomplete

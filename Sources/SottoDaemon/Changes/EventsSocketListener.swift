@@ -1,5 +1,5 @@
 import Foundation
-import SharedStore
+import SottoWire
 
 /// Listens on `events.sock` for the workers' "I committed" datagrams (`EventsDatagram`,
 /// `{"seq":N,"pid":P}`) and pokes the change feed with the seq (nil when the datagram is not

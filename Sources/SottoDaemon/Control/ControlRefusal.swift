@@ -1,7 +1,7 @@
 import ControlProtocol
 import Glibc
 import NIOCore
-import SharedStore
+import SottoWire
 
 /// Answers a control client that is not served with one JSON-RPC error line (`-32003 daemon
 /// busy: …`, `-32002 permission denied: …`) and closes. On Linux a Unix socket closed with

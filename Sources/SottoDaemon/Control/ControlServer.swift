@@ -2,7 +2,7 @@ import ControlProtocol
 import Foundation
 import NIOCore
 import NIOPosix
-import SharedStore
+import SottoWire
 import Synchronization
 
 /// The daemon's control socket (`$XDG_RUNTIME_DIR/sotto/control.sock`, mode 0600), served

@@ -2,6 +2,8 @@ import ControlProtocol
 import DaemonStore
 import Foundation
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// The control socket's methods (ControlProtocol: `ControlMethodName`, each method's params
 /// and result type), each a thin mapping onto the daemon's services. Errors become JSON-RPC

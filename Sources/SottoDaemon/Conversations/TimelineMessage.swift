@@ -1,4 +1,4 @@
-import SharedStore
+import SottoCrypto
 
 /// Where an outgoing message is on its way out; incoming messages are `.received`.
 ///

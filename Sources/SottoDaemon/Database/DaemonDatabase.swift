@@ -1,6 +1,7 @@
-import Foundation
 import DaemonStore
+import Foundation
 import SharedStore
+import SottoCrypto
 
 /// The daemon's name for SharedStore's connection wrapper (the daemon and the worker run the
 /// same repositories and writers on it).

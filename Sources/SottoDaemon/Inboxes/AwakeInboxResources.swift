@@ -10,7 +10,7 @@
 ///     func activate() async throws {}
 ///     func release() async {}
 /// }
-/// let manager = InboxLifecycleManager(makeResources: { _ in NoResources() })
+/// let manager = InboxLRU(makeResources: { _ in NoResources() })
 /// ```
 public protocol AwakeInboxResources: Sendable {
     func activate() async throws

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoCrypto
 
 /// Persistent storage for the single unused-identity slot (the real one is the keystore).
 ///

@@ -14,7 +14,7 @@ public enum InboxLifecycleError: Error, Sendable, Equatable {
     case invalidCapacity(Int)
 }
 
-/// What a call to ``InboxLifecycleManager/wake(_:reason:at:)`` did.
+/// What a call to ``InboxLRU/wake(_:reason:at:)`` did.
 ///
 /// ```swift
 /// if case .woke(let evicted) = try await manager.wake("a", reason: .pushNotification) {

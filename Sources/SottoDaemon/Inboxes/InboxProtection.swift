@@ -9,4 +9,4 @@ protocol InboxProtection: Sendable {
     func setProtected(_ inboxId: String, reason: ProtectionReason, _ isOn: Bool) async throws
 }
 
-extension InboxLifecycleManager: InboxProtection {}
+extension InboxLRU: InboxProtection {}

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoCrypto
 
 /// The real vault for the unused inbox: the keystore's unused slot (`keystore/unused.identity`,
 /// sealed like every identity file), so a prepared identity survives a restart.

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoCrypto
 
 /// Why the unused-inbox cache could not hand out an identity. Type names only, no key bytes.
 ///

@@ -8,7 +8,7 @@ public enum WakeReason: String, Sendable, Hashable, CaseIterable, Codable {
     case userInteraction
     /// A push arrived for a sleeping inbox.
     case pushNotification
-    /// ``InboxLifecycleManager/rebalance()`` promoted one of the most active inboxes.
+    /// ``InboxLRU/rebalance()`` promoted one of the most active inboxes.
     case activityRanking
     /// The inbox has a pending invite or join request (always woken first at launch).
     case pendingInvite

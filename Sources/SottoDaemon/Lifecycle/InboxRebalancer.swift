@@ -1,6 +1,6 @@
 import ServiceLifecycle
 
-/// Runs ``InboxLifecycleManager/rebalance()`` once per ``RebalanceSchedule`` interval while
+/// Runs ``InboxLRU/rebalance()`` once per ``RebalanceSchedule`` interval while
 /// the daemon serves (the source app's decision record "Inbox Lifecycle Management": the
 /// awake set follows the activity ranking, periodically and after wakes). A slot an explode,
 /// a released protection or a failed wake left free goes to the most active sleeping inbox;
@@ -16,7 +16,7 @@ import ServiceLifecycle
 /// let part = InboxRebalancer(lifecycle: lifecycle, schedule: try RebalanceSchedule(environment: env))
 /// ```
 struct InboxRebalancer: Service {
-    let lifecycle: InboxLifecycleManager
+    let lifecycle: InboxLRU
     let schedule: RebalanceSchedule
 
     func run() async throws {

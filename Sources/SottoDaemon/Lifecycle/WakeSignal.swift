@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 import Synchronization
 
 /// What a background worker sleeps on between passes: woken at once by `wake()`, or when its

@@ -1,5 +1,5 @@
 import Logging
-import SharedStore
+import SottoWire
 
 /// A swift-log handler that writes each event as one `LogLine`: `<N>text` under journald
 /// (journald reads `<N>` as the syslog priority and adds `sotto[PID]:` itself), else

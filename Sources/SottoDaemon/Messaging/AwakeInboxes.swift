@@ -1,5 +1,6 @@
 import Foundation
 import SharedStore
+import SottoCrypto
 
 /// What awake inboxes hold: each one's unlocked identity and its conversations' in-memory
 /// stores, loaded when the lifecycle manager wakes the inbox (`AwakeInbox.activate`) and
@@ -8,7 +9,7 @@ import SharedStore
 ///
 /// ```swift
 /// let awake = AwakeInboxes(database: db, keystore: keystore, stores: stores)
-/// let lifecycle = InboxLifecycleManager(capacity: 20, activitySource: source) { AwakeInbox(inboxId: $0, inboxes: awake) }
+/// let lifecycle = InboxLRU(capacity: 20, activitySource: source) { AwakeInbox(inboxId: $0, inboxes: awake) }
 /// let identity = await awake.identity(of: inboxId)   // nil while it sleeps
 /// ```
 actor AwakeInboxes {

@@ -1,7 +1,9 @@
 import ControlProtocol
-import Foundation
 import DaemonStore
+import Foundation
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// What the daemon does with conversations: create, list, read, send, mark read; and what
 /// it does when a change lands in `change_log` (a worker stored a push): feed the awake
@@ -35,16 +37,16 @@ actor ConversationService {
     let stores: ConversationStoreRegistry
     /// Where other members deliver pushes for this device (`unix:<runtime>/push.sock`).
     let endpoint: String
-    let lifecycle: InboxLifecycleManager
+    let lifecycle: InboxLRU
     let identities: InboxIdentities
     let outbox: OutboxSender
     /// Where `apply(_:)` hands join requests and explosion times.
     let joinRequests: JoinRequestHandler
-    let expired: ExpiredConversationsWorker
+    let expired: ExplodeWorker
 
     init(database: DaemonDatabase, unusedInboxes: UnusedInboxCache, stores: ConversationStoreRegistry,
-         endpoint: String, lifecycle: InboxLifecycleManager, identities: InboxIdentities, outbox: OutboxSender,
-         joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker) {
+         endpoint: String, lifecycle: InboxLRU, identities: InboxIdentities, outbox: OutboxSender,
+         joinRequests: JoinRequestHandler, expired: ExplodeWorker) {
         self.database = database
         self.unusedInboxes = unusedInboxes
         self.stores = stores

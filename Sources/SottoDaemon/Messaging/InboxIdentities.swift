@@ -1,4 +1,4 @@
-import SharedStore
+import SottoCrypto
 
 /// The identity an inbox signs with: the awake inbox's unlocked one, else the inbox is woken
 /// for it (userInteraction), else, when waking was refused (over capacity), read from the
@@ -10,7 +10,7 @@ import SharedStore
 /// let identity = try await identities.identity(of: conversation.inboxId)
 /// ```
 struct InboxIdentities: Sendable {
-    let lifecycle: InboxLifecycleManager
+    let lifecycle: InboxLRU
     let awake: AwakeInboxes
     let keystore: Keystore
 

@@ -1,5 +1,8 @@
 import Foundation
+import DaemonStore
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// Both ends of an invite (PROTOCOL §6): the creator makes a signed code and keeps the
 /// invite row (its inbox stays protected while the invite is pending); a joiner checks the
@@ -16,16 +19,16 @@ actor InviteService {
     let unusedInboxes: UnusedInboxCache
     /// Resolves conversation references.
     let service: ConversationService
-    let lifecycle: InboxLifecycleManager
+    let lifecycle: InboxLRU
     let identities: InboxIdentities
     let outbox: OutboxSender
     /// Gives up a join never accepted (``PendingJoinLimit``): told of each new one.
-    let expired: ExpiredConversationsWorker
+    let expired: ExplodeWorker
     let endpoint: String
 
     init(database: DaemonDatabase, unusedInboxes: UnusedInboxCache, service: ConversationService,
-         lifecycle: InboxLifecycleManager, identities: InboxIdentities, outbox: OutboxSender,
-         expired: ExpiredConversationsWorker, endpoint: String) {
+         lifecycle: InboxLRU, identities: InboxIdentities, outbox: OutboxSender,
+         expired: ExplodeWorker, endpoint: String) {
         self.database = database
         self.unusedInboxes = unusedInboxes
         self.service = service

@@ -1,6 +1,8 @@
-import Foundation
 import DaemonStore
+import Foundation
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// The creator's decision on join requests the worker stored as pending (PROTOCOL §5): the
 /// request must name an invite of this conversation in the `invite` table, carry its secret,

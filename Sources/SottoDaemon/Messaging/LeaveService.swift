@@ -1,5 +1,6 @@
 import DaemonStore
-import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// `sotto leave` (issue #17 item 4, docs/protocol/leave-remove.md): a member who is not the
 /// creator tells every member it leaves (`sotto/leave:1.0`, sealed to each) and deletes
@@ -22,9 +23,9 @@ actor LeaveService {
     static let content = JSONWriter.bytes(.object(JSONObject()))
 
     let service: ConversationService
-    let expired: ExpiredConversationsWorker
+    let expired: ExplodeWorker
 
-    init(service: ConversationService, expired: ExpiredConversationsWorker) {
+    init(service: ConversationService, expired: ExplodeWorker) {
         self.service = service
         self.expired = expired
     }

@@ -1,5 +1,6 @@
 import DaemonStore
 import SharedStore
+import SottoWire
 
 extension MessageComposer.Composed {
     /// Stores the message, one outbox row per push and, when the pushes go by reference, the

@@ -1,6 +1,9 @@
 import Dispatch
 import Foundation
+import DaemonStore
 import SharedStore
+import SottoCrypto
+import SottoWire
 import Synchronization
 
 /// Turns one message into what the outbox delivers: signed once by the conversation's

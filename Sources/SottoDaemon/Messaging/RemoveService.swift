@@ -1,5 +1,7 @@
 import DaemonStore
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// `sotto remove` (issue #17 item 4, docs/protocol/leave-remove.md §6): the creator removes a
 /// member. One transaction stores the signed `sotto/remove:1.0`, its pushes (to every member,

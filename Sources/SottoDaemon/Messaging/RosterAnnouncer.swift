@@ -1,5 +1,7 @@
 import DaemonStore
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// How the creator tells the members about a change of the roster (docs/protocol/roster.md,
 /// docs/adr/0042), inside the caller's transaction, after the change is in the member rows:

@@ -1,4 +1,5 @@
 import SharedStore
+import SottoCrypto
 
 extension TimelineMessage {
     /// A stored row as the conversation store shows it: content decoded to display text

@@ -1,5 +1,6 @@
 import DaemonStore
 import SharedStore
+import SottoCrypto
 
 /// The sealed bodies one outbox pass needs, read once per message however many of its
 /// members are due (docs/adr/0032).

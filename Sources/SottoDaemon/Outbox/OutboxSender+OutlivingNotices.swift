@@ -1,5 +1,5 @@
 import DaemonStore
-import SharedStore
+import SottoWire
 
 /// Delivery of the notices that outlive their conversation (docs/adr/0034): the outbox's
 /// pass hands each due notice to the same `attempt` as an outbox push (`PushDelivery` to a

@@ -1,8 +1,10 @@
-import Foundation
 import DaemonStore
+import Foundation
 import RelayTransport
 import ServiceLifecycle
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// Delivers what the outbox table holds: each due push to its member's endpoint, recording
 /// every attempt in the same database (so a restart loses nothing). A device's ok ack marks

@@ -1,5 +1,5 @@
 import Glibc
-import SharedStore
+import SottoWire
 
 /// Delivers one sealed push to a member's endpoint (`unix:/path` or `tcp:host:port`,
 /// PROTOCOL §1) and reads the worker's ack line (§2). A push that references a body gets the

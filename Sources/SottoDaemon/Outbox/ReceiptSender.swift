@@ -1,6 +1,8 @@
 import DaemonStore
 import ServiceLifecycle
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// Seals the delivery receipts this device owes (docs/protocol/receipts.md, docs/adr/0039).
 /// The worker records one `receipt_due` row per message it stored (or refused for good after

@@ -1,5 +1,5 @@
 import RelayTransport
-import SharedStore
+import SottoWire
 import Synchronization
 
 /// The daemon's connections to relays for sending (docs/adr/0028): one per relay URL and

@@ -1,5 +1,6 @@
 import RelayTransport
-import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// Sends one push through a relay (docs/adr/0028): the member's endpoint is a relay URL
 /// (`nats://HOST:PORT` or `tls://HOST:PORT`), the push goes to the mailbox of the clientId it

@@ -1,8 +1,10 @@
 import ControlProtocol
-import Foundation
 import DaemonStore
+import Foundation
 import RelayTransport
 import SharedStore
+import SottoCrypto
+import SottoWire
 
 /// Everything a running daemon holds, built once at start-up in dependency order (see
 /// `start`): database (migrated) → keystore → awake inboxes → lifecycle manager → workers
@@ -17,7 +19,7 @@ final class DaemonContext: Sendable {
     let database: DaemonDatabase
     let keystore: Keystore
     let service: ConversationService
-    let lifecycle: InboxLifecycleManager
+    let lifecycle: InboxLRU
     /// The conversations control clients hold open (kept awake with `openInClient`).
     let openConversations: OpenConversations
     let unusedInboxes: UnusedInboxCache
@@ -26,7 +28,7 @@ final class DaemonContext: Sendable {
     let walKeeper: WALKeeper
     let invites: InviteService
     let joinRequests: JoinRequestHandler
-    let expired: ExpiredConversationsWorker
+    let expired: ExplodeWorker
     let explode: ExplodeService
     let leave: LeaveService
     let removals: RemoveService
@@ -38,10 +40,10 @@ final class DaemonContext: Sendable {
     let startedAtMs = WallClock.nowMs()
 
     private init(group: GroupDirectory, runtime: RuntimeDirectory, database: DaemonDatabase, keystore: Keystore,
-                 service: ConversationService, lifecycle: InboxLifecycleManager, openConversations: OpenConversations,
+                 service: ConversationService, lifecycle: InboxLRU, openConversations: OpenConversations,
                  unusedInboxes: UnusedInboxCache,
                  feed: ChangeFeed, outbox: OutboxSender, walKeeper: WALKeeper, invites: InviteService,
-                 joinRequests: JoinRequestHandler, expired: ExpiredConversationsWorker, explode: ExplodeService, leave: LeaveService, removals: RemoveService,
+                 joinRequests: JoinRequestHandler, expired: ExplodeWorker, explode: ExplodeService, leave: LeaveService, removals: RemoveService,
                  receipts: ReceiptSender, damagedIdentities: [KeystoreAudit.Damaged]) {
         self.group = group
         self.runtime = runtime
@@ -93,7 +95,7 @@ final class DaemonContext: Sendable {
         let awake = AwakeInboxes(database: database, keystore: keystore, stores: stores)
         // An identity that does not open stays asleep: neither launch nor a rebalance tries to wake it.
         let ranking = DatabaseActivitySource(database: database, excluding: Set(damagedIdentities.map(\.clientId)))
-        let lifecycle = InboxLifecycleManager(capacity: capacity, activitySource: ranking) { inboxId in
+        let lifecycle = InboxLRU(capacity: capacity, activitySource: ranking) { inboxId in
             AwakeInbox(inboxId: inboxId, inboxes: awake)
         }
         let identities = InboxIdentities(lifecycle: lifecycle, awake: awake, keystore: keystore)
@@ -105,7 +107,7 @@ final class DaemonContext: Sendable {
         let outbox = OutboxSender(database: database, relay: relay, noticeMaxAgeMs: noticeMaxAgeMs, relayIdleMs: relayIdleMs)
         let receipts = ReceiptSender(database: database, identities: identities, outbox: outbox)
         let joinRequests = JoinRequestHandler(database: database, protection: lifecycle, identities: identities, outbox: outbox)
-        let expired = ExpiredConversationsWorker(database: database, keystore: keystore, lifecycle: lifecycle, awake: awake,
+        let expired = ExplodeWorker(database: database, keystore: keystore, lifecycle: lifecycle, awake: awake,
                                                  walKeeper: walKeeper, explodeDeliveryBudgetMs: budget,
                                                  pendingJoinLimitMs: pendingJoinLimit.ms)
         let service = ConversationService(database: database, unusedInboxes: unusedInboxes, stores: stores, endpoint: endpoint,

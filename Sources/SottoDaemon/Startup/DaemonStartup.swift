@@ -1,6 +1,6 @@
 import Foundation
 import RelayTransport
-import SharedStore
+import SottoCrypto
 
 /// `sotto daemon`'s start-up, step by step, up to the moment it can serve: directories,
 /// the single-instance lock, the control limits, the database and every service

@@ -1,5 +1,5 @@
 import Foundation
-import SharedStore
+import SottoCrypto
 
 /// The daemon's start-up look at the keystore (docs/adr/0019): a master key that opens none
 /// of the sealed identities stops the start with the remedy (a new key would make every

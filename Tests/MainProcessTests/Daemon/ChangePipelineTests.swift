@@ -1,7 +1,8 @@
 import Foundation
 import SharedStore
-import Testing
+import SottoWire
 import TestSupport
+import Testing
 
 extension DaemonProcessTests {
     /// The one change pipeline (docs/adr/0022) end to end: real daemon, real workers over the

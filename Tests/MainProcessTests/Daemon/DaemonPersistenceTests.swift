@@ -1,7 +1,7 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoCrypto
 import TestSupport
+import Testing
 
 extension DaemonProcessTests {
     /// What survives a restart: the unused inbox in the keystore slot, conversations,

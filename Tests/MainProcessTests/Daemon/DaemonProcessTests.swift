@@ -1,7 +1,8 @@
 import Foundation
 import SharedStore
-import Testing
+import SottoWire
 import TestSupport
+import Testing
 
 /// Tests of the real `sotto daemon` process: started as a Type=notify service on a notify
 /// socket the test binds, driven over its real control socket, by the real CLI and by real

@@ -1,7 +1,8 @@
 import Foundation
 import SharedStore
-import Testing
+import SottoWire
 import TestSupport
+import Testing
 
 extension DaemonProcessTests {
     /// The daemon's service group (docs/adr/0024): a signal during start-up, a signal while a

@@ -1,7 +1,9 @@
 import Foundation
+import DaemonStore
 import SharedStore
-import Testing
+import SottoCrypto
 import TestSupport
+import Testing
 
 extension DaemonProcessTests {
     /// ADR 0016: what a daemon killed between an explosion's commit and its keystore wipe

@@ -2,8 +2,9 @@ import ControlProtocol
 import Foundation
 import SharedStore
 import SottoClient
-import Testing
+import SottoWire
 import TestSupport
+import Testing
 
 extension DaemonProcessTests {
     /// SottoClient's typed `ControlClient` against a real daemon: every method of

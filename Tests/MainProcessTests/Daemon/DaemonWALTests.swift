@@ -1,7 +1,9 @@
 import Foundation
 import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 extension DaemonProcessTests {
     /// WAL upkeep (docs/adr/0003): the daemon alone checkpoints; a storm of foreign commits

@@ -1,7 +1,7 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoWire
 import TestSupport
+import Testing
 
 extension DaemonProcessTests {
     /// Issue #10, defect 8: a duration or time too far ahead (up to one that overflowed

@@ -1,7 +1,7 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoCrypto
 import TestSupport
+import Testing
 
 /// Issue #20 item 3 and 5 (docs/adr/0038): a backup of the group directory without its key
 /// file, restored with the recovery key `sotto key export` printed.

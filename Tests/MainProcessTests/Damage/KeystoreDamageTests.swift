@@ -1,7 +1,8 @@
 import Foundation
 import SharedStore
-import Testing
+import SottoCrypto
 import TestSupport
+import Testing
 
 extension DamageTests {
     /// The keystore and the group directory: a lost or wrong master key, one unreadable

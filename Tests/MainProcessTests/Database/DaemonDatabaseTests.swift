@@ -1,5 +1,6 @@
 import Foundation
 @testable import SottoDaemon
+import DaemonStore
 import SharedStore
 import Testing
 import TestSupport

@@ -1,7 +1,8 @@
 import DaemonStore
 import SharedStore
-import Testing
+import SottoCrypto
 import TestSupport
+import Testing
 
 /// `outbox_body` (schema v5, docs/adr/0032): one sealed body per outgoing message, kept while
 /// any of its pushes is pending and deleted with the last one that is not.

@@ -1,6 +1,8 @@
+import DaemonStore
 import SharedStore
-import Testing
+import SottoCrypto
 import TestSupport
+import Testing
 
 /// `OutgoingMessageWriter.recordAttempts` (docs/adr/0041): a window of push outcomes in one
 /// transaction, each message's status and change once.

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-/// Issue #11: every SQL statement the daemon runs lives in SharedStore's repositories and
-/// writers; the daemon, the `sotto` executable and the daemon benchmarks hold no SQL text and
-/// no GRDB (docs/adr/0023). Reads the sources, so a new `conn.query("SELECT …")` there fails.
+/// Issue #11: every SQL statement lives in SharedStore (what the worker runs) or DaemonStore
+/// (what only the daemon runs, docs/adr/0043); the daemon, the wire and crypto modules, the
+/// relay, the `sotto` executable and the daemon benchmarks hold no SQL text and no GRDB
+/// (docs/adr/0023). Reads the sources, so a new `conn.query("SELECT …")` there fails.
 @Suite("SQL lives in SharedStore")
 struct SQLOwnershipTests {
     static let packageRoot = URL(fileURLWithPath: #filePath)
@@ -41,6 +42,8 @@ struct SQLOwnershipTests {
     }
 
     @Test(arguments: ["Sources/SottoDaemon", "Sources/MainProcess", "Sources/SottoClient",
+                      "Sources/SottoWire", "Sources/SottoCrypto", "Sources/ControlProtocol",
+                      "Sources/RelayTransport", "Sources/RelayReceiver",
                       "Benchmarks/DaemonBench", "Benchmarks/DaemonE2EBench"])
     func noSQLOutsideSharedStore(folder: String) throws {
         let offences = try Self.offences(under: folder)

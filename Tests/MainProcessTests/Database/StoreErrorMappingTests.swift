@@ -1,8 +1,9 @@
 import Foundation
 @testable import SottoDaemon
-import SharedStore
 import Testing
 import TestSupport
+import SharedStore
+import SottoCrypto
 
 /// One mapping from SQLite result codes to `StoreError` (SharedStore's), for the daemon's
 /// connections as for the worker's: the extended code and the failing statement's SQL text are

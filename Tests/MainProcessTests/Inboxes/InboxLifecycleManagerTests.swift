@@ -1,7 +1,7 @@
 import Testing
 @testable import SottoDaemon
 
-@Suite("InboxLifecycleManager")
+@Suite("InboxLRU")
 struct InboxLifecycleManagerTests {
     // MARK: Eviction
 

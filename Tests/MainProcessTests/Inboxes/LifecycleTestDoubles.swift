@@ -68,8 +68,8 @@ struct BrokenRanking: InboxActivitySource {
 
 func makeManager(capacity: Int, log: ResourceLog = ResourceLog(), clock: TickingClock = TickingClock(),
                  source: (any InboxActivitySource)? = nil,
-                 failing: Set<String> = []) -> InboxLifecycleManager {
-    InboxLifecycleManager(capacity: capacity, activitySource: source, clock: { clock.now() }) { inboxId in
+                 failing: Set<String> = []) -> InboxLRU {
+    InboxLRU(capacity: capacity, activitySource: source, clock: { clock.now() }) { inboxId in
         RecordingResources(inboxId: inboxId, log: log, fails: failing.contains(inboxId))
     }
 }

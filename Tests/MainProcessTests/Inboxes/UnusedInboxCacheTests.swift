@@ -1,5 +1,5 @@
 import Foundation
-import SharedStore
+import SottoCrypto
 import Synchronization
 import Testing
 @testable import SottoDaemon

@@ -1,7 +1,8 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// What a real daemon *sends* for a message that goes by reference, read by an independent
 /// implementation: `../shared/tools/open_push.py` opens the push (PROTOCOL v1, pyca/cryptography),

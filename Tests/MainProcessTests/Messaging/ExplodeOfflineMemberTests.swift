@@ -1,7 +1,7 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoWire
 import TestSupport
+import Testing
 
 /// Issue #22 §1 (docs/adr/0034): an explode reaches a member who was offline on a direct
 /// `unix:` endpoint for longer than the explode's delivery wait, after the conversation is

@@ -1,9 +1,10 @@
 import ControlProtocol
 import Foundation
-import SharedStore
 import SottoClient
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// Issue #22 §2 (docs/protocol/explode-schedule.md, docs/adr/0040): the creator changes a
 /// scheduled explode (postpone, bring forward, now, cancel) and every member's real daemon

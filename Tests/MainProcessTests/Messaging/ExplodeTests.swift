@@ -1,7 +1,9 @@
 import Foundation
 import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// The source app's "Conversation Explode Feature" between real devices: only the creator explodes; every device deletes the
 /// conversation completely (no plaintext or key left in its files), now or at a set time;

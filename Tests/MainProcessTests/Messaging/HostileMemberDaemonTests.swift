@@ -1,7 +1,9 @@
 import Foundation
 import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// Hostile members against real daemons: a peer that really joined sends what only the
 /// creator may send straight to the creator's push socket, a join request is replayed, and

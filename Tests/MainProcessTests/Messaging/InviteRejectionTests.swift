@@ -1,7 +1,8 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// Invites that must not let anyone in: tampered or expired codes at the joiner, and join
 /// requests with a wrong secret, an unknown invite or an expired invite at the creator.

@@ -1,7 +1,9 @@
 import Foundation
 import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// `sotto leave` (issue #17 item 4, docs/protocol/leave-remove.md) between real devices: the
 /// leaver tells every member and deletes everything here; the creator drops it and sends the

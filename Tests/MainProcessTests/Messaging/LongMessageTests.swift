@@ -1,9 +1,10 @@
 import ControlProtocol
 import Foundation
-import SharedStore
 import SottoClient
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// Issue #17: texts up to 64 KiB and replies with any quote, by reference
 /// (docs/protocol/bodies.md, docs/adr/0032), between real daemons with their real workers on

@@ -1,4 +1,6 @@
 import SharedStore
+import SottoCrypto
+import SottoWire
 import Testing
 @testable import SottoDaemon
 

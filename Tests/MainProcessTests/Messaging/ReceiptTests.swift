@@ -1,7 +1,8 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// Delivery receipts end to end (docs/protocol/receipts.md) on real daemons, each with the
 /// real worker behind its push socket, talking over real sockets: `sent` becomes

@@ -1,7 +1,8 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// Issue #17: a conversation of 1,000 members. Three real daemons with their real workers
 /// (creator, bob, carol) and 997 lightweight members (`LightMembers`: real identities, real

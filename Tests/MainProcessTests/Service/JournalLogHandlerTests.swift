@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 @testable import SottoDaemon
-import SharedStore
 import Testing
+import SottoWire
 
 /// The daemon's swift-log handler writes what `LogLine` wrote before it: the journald
 /// `<N>` priority, then the text, then metadata as ` key=value`.

@@ -1,7 +1,7 @@
 import Foundation
 @testable import SottoDaemon
-import SharedStore
 import Testing
+import SottoWire
 
 /// The sleep primitive of the outbox sender and the expired-conversations worker: a wake
 /// ends one sleep, a deadline ends only its own sleep, and neither leaks into the next one

@@ -1,7 +1,7 @@
 import ControlProtocol
 import Foundation
-import SharedStore
 import SottoClient
+import SottoWire
 import Testing
 
 /// `sotto --json` prints the same bytes as before the wire moved to SharedStore's JSON: the

@@ -1,5 +1,5 @@
 import ControlProtocol
-import SharedStore
+import SottoWire
 import Testing
 
 /// Bad bytes and bad values into every decoder of the control wire: each gives a clear error

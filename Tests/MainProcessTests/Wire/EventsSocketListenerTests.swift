@@ -1,9 +1,9 @@
 @testable import SottoDaemon
 import Foundation
-import SharedStore
+import SottoWire
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// The daemon's side of the events datagram: a real `events.sock` receiving what the worker
 /// sends (`EventsDatagram.encode`) hands the seq to the change feed's callback; garbage still

@@ -1,8 +1,8 @@
 import ControlProtocol
 import Foundation
-import SharedStore
-import Testing
+import SottoWire
 import TestSupport
+import Testing
 
 /// docs/control-api.openrpc.json is generated from the types in ControlProtocol. This test
 /// regenerates it and fails on any difference; `scripts/openrpc.sh` (the `sotto-openrpc`

@@ -1,8 +1,8 @@
 @testable import SottoDaemon
 import Foundation
-import SharedStore
-import Testing
+import SottoWire
 import TestSupport
+import Testing
 
 /// The push ack has one parser, SharedStore's `PushAck`, which the worker writes it with:
 /// the daemon's outbox (`PushDelivery`) reads every ack the worker can write, a real worker's

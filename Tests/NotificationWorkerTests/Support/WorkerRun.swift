@@ -1,5 +1,5 @@
 import Foundation
-import SharedStore
+import SottoWire
 import TestSupport
 
 /// How a test delivers a push to the real `sotto-notify` binary.

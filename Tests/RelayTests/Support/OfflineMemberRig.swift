@@ -1,6 +1,8 @@
 import Foundation
 import RelayTransport
 import SharedStore
+import SottoCrypto
+import SottoWire
 import TestSupport
 
 /// Two real devices and a relay, for what happens to a member who is offline: `alice` creates

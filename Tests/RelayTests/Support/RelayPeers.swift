@@ -1,6 +1,6 @@
 import Foundation
 import RelayTransport
-import SharedStore
+import SottoCrypto
 import TestSupport
 
 /// Devices that send and receive through relays, all real (docs/adr/0028): each a `Device`

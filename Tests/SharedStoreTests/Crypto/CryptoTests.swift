@@ -1,4 +1,5 @@
-import SharedStore
+import SottoCrypto
+import SottoWire
 import Testing
 
 @Suite("Crypto primitives")

@@ -1,6 +1,8 @@
+import DaemonStore
 import SharedStore
-import Testing
+import SottoCrypto
 import TestSupport
+import Testing
 
 @Suite("Store deletion, ranking, local state, outbox")
 struct DeletionRankingTests {

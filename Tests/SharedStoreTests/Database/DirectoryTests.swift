@@ -1,7 +1,8 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 @Suite("Group and runtime directories")
 struct DirectoryTests {

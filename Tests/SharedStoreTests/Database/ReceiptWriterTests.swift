@@ -1,6 +1,8 @@
+import DaemonStore
 import SharedStore
-import Testing
+import SottoCrypto
 import TestSupport
+import Testing
 
 /// The store's side of delivery receipts (docs/protocol/receipts.md) on a real database: what
 /// the worker records as owed, and what a received receipt does to the outbox.

@@ -1,4 +1,5 @@
 import Foundation
+import DaemonStore
 import SharedStore
 import Testing
 import TestSupport

@@ -1,6 +1,7 @@
 import SharedStore
-import Testing
+import SottoCrypto
 import TestSupport
+import Testing
 
 /// Counts every row of every table, to prove a refusal wrote nothing.
 func rowCounts(_ conn: SQLiteConnection) throws -> [String: Int64] {

@@ -1,5 +1,5 @@
 import Foundation
-import SharedStore
+import SottoCrypto
 import TestSupport
 import Testing
 

@@ -1,4 +1,4 @@
-import SharedStore
+import SottoWire
 import Testing
 
 /// The worker → daemon datagram, defined once: what `encode` writes is what `parse` reads,

@@ -1,7 +1,9 @@
 import Foundation
 import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// docs/protocol/vectors/explode-schedule-v1.json, made from docs/protocol/explode-schedule.md
 /// by a second implementation (make_explode_schedule_vectors.py): how a content decodes, which

@@ -1,4 +1,5 @@
-import SharedStore
+import SottoCrypto
+import SottoWire
 import Testing
 
 /// PROTOCOL §2 (version 1.1): `notificationData.topic` may be omitted (a push through a

@@ -1,4 +1,7 @@
+import DaemonStore
 import SharedStore
+import SottoCrypto
+import SottoWire
 import TestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import SharedStore
+import SottoCrypto
 import TestSupport
 
 /// One device's database for the roster vectors: the device R's inbox and a conversation C

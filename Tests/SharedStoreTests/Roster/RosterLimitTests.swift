@@ -1,7 +1,9 @@
 import Foundation
 import SharedStore
-import Testing
+import SottoCrypto
+import SottoWire
 import TestSupport
+import Testing
 
 /// The 1,000-member limit and bounds of docs/protocol/roster.md that the vectors do not carry
 /// (they would need a thousand keys), through the parser and the worker's writer.

@@ -1,7 +1,7 @@
 import Foundation
-import SharedStore
-import Testing
+import SottoCrypto
 import TestSupport
+import Testing
 
 /// Every case of docs/protocol/vectors/roster-v1.json (made from docs/protocol/roster.md by a
 /// second implementation): the parse cases through `MessageContent.decode`, the sequences

@@ -1,7 +1,7 @@
 import ControlProtocol
 import Foundation
-import SharedStore
 import SottoClient
+import SottoWire
 import TestSupport
 
 /// A `subscribe {since}` on its own control connection (SottoClient's `ControlClient`) that

@@ -1,6 +1,6 @@
 import ControlProtocol
 import Foundation
-import SharedStore
+import SottoWire
 import TestSupport
 
 /// Issue #10, resource limits: thousands of concurrent control-socket connections against a

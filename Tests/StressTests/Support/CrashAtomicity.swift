@@ -1,5 +1,6 @@
 import Foundation
-import SharedStore
+import SottoCrypto
+import SottoWire
 import TestSupport
 
 /// Issue #10, "Crash atomicity": alice's daemon SIGKILLs itself at a named step

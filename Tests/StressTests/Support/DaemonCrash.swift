@@ -1,5 +1,7 @@
 import Foundation
 import SharedStore
+import SottoCrypto
+import SottoWire
 import TestSupport
 
 /// Issue #7 part 2b: alice's daemon SIGKILLed (and restarted) while a burst of `sotto send`

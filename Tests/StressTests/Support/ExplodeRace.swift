@@ -1,10 +1,12 @@
 import Foundation
 import SharedStore
+import SottoCrypto
+import SottoWire
 import TestSupport
 
 /// Issue #7 part 3: a sender pushes marked texts for a conversation through the real push
 /// socket while a pushed `explode_settings` with a past `expiresAt` makes the daemon's
-/// ExpiredConversationsWorker delete it. Afterwards no row, no identity and no plaintext of
+/// ExplodeWorker delete it. Afterwards no row, no identity and no plaintext of
 /// it may remain, and pushes after the deletion are refused without bringing it back.
 ///
 /// ```swift

@@ -1,5 +1,7 @@
 import Foundation
 import SharedStore
+import SottoCrypto
+import SottoWire
 import TestSupport
 
 /// Issue #7 part 4: one process creates and deletes identities (`sotto-keystore-probe

@@ -1,5 +1,6 @@
 import Foundation
-import SharedStore
+import SottoCrypto
+import SottoWire
 import TestSupport
 
 /// Issue #22 §1 under crashes (docs/adr/0034, ADR 0017): bob is offline on his direct `unix:`

@@ -1,5 +1,6 @@
 import Foundation
 import SharedStore
+import SottoWire
 import TestSupport
 
 /// Issue #21: push storms through real workers (Accept=yes, one per push) whose group

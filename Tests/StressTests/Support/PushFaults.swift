@@ -1,5 +1,6 @@
 import Foundation
 import SharedStore
+import SottoWire
 import TestSupport
 
 /// Issue #21: the Nth write (or fsync) of a push fails with EIO or ENOSPC, for N = 1, 2, …

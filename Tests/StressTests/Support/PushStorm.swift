@@ -1,5 +1,6 @@
 import Foundation
 import SharedStore
+import SottoWire
 import TestSupport
 
 /// Issue #7 part 1: a running daemon, both Accept modes of the real worker behind

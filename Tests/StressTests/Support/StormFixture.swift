@@ -1,5 +1,7 @@
 import Foundation
 import SharedStore
+import SottoCrypto
+import SottoWire
 import TestSupport
 
 /// A group directory ready for a push storm: a keystore holding the recipient's identity and

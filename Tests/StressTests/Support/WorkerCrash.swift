@@ -1,5 +1,6 @@
 import Foundation
 import SharedStore
+import SottoWire
 import TestSupport
 
 /// Issue #7 part 2a: real `sotto-notify --payload -` workers, each with its own valid push,

@@ -1,9 +1,9 @@
-import ControlProtocol
 import ArgumentParser
+import ControlProtocol
 import Foundation
-import SharedStore
 import SottoClient
 import SottoDaemon
+import SottoWire
 
 /// `sotto explode`: delete a conversation on every member's device (creator only), now or
 /// at a set time; again to change that time, `--cancel` to call it off

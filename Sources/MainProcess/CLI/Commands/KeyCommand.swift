@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SharedStore
+import SottoCrypto
 import SottoDaemon
 
 /// `sotto key export|import`: the keystore's master key as a recovery key (docs/adr/0038).

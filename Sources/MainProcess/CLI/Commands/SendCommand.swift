@@ -1,6 +1,6 @@
-import ControlProtocol
 import ArgumentParser
-import SharedStore
+import ControlProtocol
+import SottoCrypto
 
 /// `sotto send`: sign once, seal for each member, deliver through the outbox.
 struct SendCommand: ParsableCommand {

@@ -1,9 +1,9 @@
-import ControlProtocol
 import ArgumentParser
+import ControlProtocol
 import Foundation
 import SottoClient
 import SottoDaemon
-import SharedStore
+import SottoWire
 
 /// `sotto watch`: follow the change feed; with `--since`, replay what was missed first; with
 /// `--conversation`, only that conversation's changes.
@@ -41,7 +41,7 @@ struct WatchCommand: ParsableCommand {
         }
     }
 
-    /// `#12 message.inserted conversation 3f2a…  alice: hello`
+    /// `#12 messageInserted conversation 3f2a…  alice: hello`
     static func line(_ change: ChangeNotification) -> String {
         let conversation = change.conversationId.map { " conversation \($0.prefix(12))" } ?? ""
         var line = "#\(change.seq) \(change.kind)\(conversation)"

@@ -1,5 +1,6 @@
-import Glibc
 import GRDBSQLite
+import Glibc
+import SottoWire
 
 /// The one place every pragma is set, for every connection of both processes: the worker's
 /// and the daemon's connections all come from ``SQLiteConnection/open(path:profile:create:readOnly:)``,

@@ -1,3 +1,5 @@
+import SottoCrypto
+
 /// The words Sotto uses when its database is damaged: what happened, where, and what the
 /// user does about it. The daemon logs and answers with them, the worker logs them; both
 /// name the file, so the message stands on its own in a journal.

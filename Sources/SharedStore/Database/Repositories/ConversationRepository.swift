@@ -1,3 +1,5 @@
+import SottoWire
+
 /// Read-only queries over `conversation`.
 ///
 /// ```swift

@@ -1,3 +1,5 @@
+import SottoCrypto
+
 /// The creator's explode decisions a device holds, read back from the conversation's stored
 /// `convos.org/explode_settings:1.0` messages (sent or received): which is in force, and which
 /// sequence the creator's next decision takes (docs/protocol/explode-schedule.md §3).

@@ -1,4 +1,5 @@
 import Glibc
+import SottoWire
 
 /// Appends to `change_log`. Every writer calls it in the same transaction as its change, so
 /// a change and its entry commit or roll back together.

@@ -1,3 +1,5 @@
+import SottoCrypto
+
 /// The bridge from the protocol layer to the store: a verified push becomes the writer's
 /// input, its content already sorted into what the store does with it.
 ///

@@ -1,3 +1,6 @@
+import SottoCrypto
+import SottoWire
+
 /// A member as a membership message (or a new conversation) lists it.
 ///
 /// ```swift

@@ -1,3 +1,5 @@
+import SottoWire
+
 /// Stores one verified incoming message, after checking, in order: the conversation belongs to
 /// the recipient inbox and matches the topic; it has not exploded (nor, for an explode
 /// decision, had it when the creator made it); the sender may send this

@@ -1,3 +1,5 @@
+import SottoCrypto
+
 /// Both ends of a delivery receipt in the shared database (docs/protocol/receipts.md):
 /// the recipient of a message records that its sender is owed one (`recordDue`, in the
 /// worker's commit), and the sender applies a verified receipt to its outbox (`apply`).
@@ -65,12 +67,12 @@ public enum ReceiptWriter {
         }
     }
 
-    /// The message's status from its pushes (as `OutgoingMessageWriter.recordAttempt`), its
+    /// The message's status from its pushes (as the daemon's `OutgoingMessageWriter.recordAttempt`), its
     /// body once no push is pending (the outbox no longer retries a delivered push), and a
     /// `messageStatusChanged` change.
     private static func statusChanged(messageId: String, conversationId: String, now: Int64,
                                       on conn: SQLiteConnection) throws(StoreError) -> Int64 {
-        try OutgoingMessageWriter.recomputeStatus(messageId: messageId, on: conn)
+        try MessageDeliveryStatus.recompute(messageId: messageId, on: conn)
         try conn.run("""
             DELETE FROM outbox_body WHERE messageId = ?1
               AND NOT EXISTS (SELECT 1 FROM outbox WHERE messageId = ?1 AND state = 'pending')

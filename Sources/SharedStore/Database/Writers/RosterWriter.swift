@@ -1,3 +1,5 @@
+import SottoCrypto
+
 /// Applies versioned roster messages (docs/protocol/roster.md §5) to a conversation's member
 /// rows, inside the caller's transaction. A conversation's roster is at `rosterVersion`; a
 /// delta from `base` applies when `base == rosterVersion`, waits in `roster_pending` when it

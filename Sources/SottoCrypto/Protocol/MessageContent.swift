@@ -1,0 +1,256 @@
+import SottoWire
+
+/// The content types of PROTOCOL §5.
+///
+/// ```swift
+/// ContentType.text   // "xmtp.org/text:1.0"
+/// ```
+public enum ContentType {
+    public static let text = "xmtp.org/text:1.0"
+    public static let reply = "xmtp.org/reply:1.0"
+    public static let reaction = "xmtp.org/reaction:1.0"
+    public static let explodeSettings = "convos.org/explode_settings:1.0"
+    public static let joinRequest = "sotto/join_request:1.0"
+    public static let membership = "sotto/membership:1.0"
+    /// A reference to a sealed body (docs/protocol/bodies.md §4).
+    public static let body = "sotto/body:1.0"
+    /// A member leaves the conversation; the signature says who (docs/protocol/leave-remove.md).
+    public static let leave = "sotto/leave:1.0"
+    /// The creator removes a member (docs/protocol/leave-remove.md).
+    public static let remove = "sotto/remove:1.0"
+    /// A member's device tells the sender which of its messages it stored or refused
+    /// (docs/protocol/receipts.md). Never shown, never stored as a message, never receipted.
+    public static let receipt = "sotto/receipt:1.0"
+    /// One versioned change of the roster, from the creator (docs/protocol/roster.md).
+    public static let rosterDelta = "sotto/roster_delta:1.0"
+}
+
+/// A request to join, sent by a non-member who holds an invite code (validated by the creator).
+public struct JoinRequest: Sendable, Equatable {
+    public let inviteId: String
+    public let secret: String
+    public let profileName: String
+    public let endpoint: String
+    public let clientId: String
+
+    public init(inviteId: String, secret: String, profileName: String, endpoint: String, clientId: String) {
+        self.inviteId = inviteId
+        self.secret = secret
+        self.profileName = profileName
+        self.endpoint = endpoint
+        self.clientId = clientId
+    }
+}
+
+/// One member in a `sotto/membership:1.0` list.
+public struct Member: Sendable, Equatable {
+    public let inboxId: String
+    public let publicKey: String
+    public let endpoint: String
+    public let clientId: String
+    public let profileName: String
+
+    public init(inboxId: String, publicKey: String, endpoint: String, clientId: String, profileName: String) {
+        self.inboxId = inboxId
+        self.publicKey = publicKey
+        self.endpoint = endpoint
+        self.clientId = clientId
+        self.profileName = profileName
+    }
+}
+
+public enum ReactionAction: String, Sendable, Equatable {
+    case added
+    case removed
+}
+
+/// Decoded message content (PROTOCOL §5).
+///
+/// ```swift
+/// let content = try MessageContent.decode(contentType: m.contentType, content: m.contentBytes, fallback: m.fallback)
+/// content.displayText   // "hello", "reacted 👍", "A poll", …
+/// ```
+public enum MessageContent: Sendable, Equatable {
+    case text(String)
+    case reply(reference: String, text: String)
+    case reaction(reference: String, action: ReactionAction, emoji: String)
+    /// The creator's decision on when the conversation explodes, or a cancel
+    /// (docs/protocol/explode-schedule.md).
+    case explodeSettings(ExplodeSchedule)
+    case joinRequest(JoinRequest)
+    /// The full roster. `version` is the roster version it sets (docs/protocol/roster.md); nil
+    /// from a version-1 creator, whose list simply replaces the roster (PROTOCOL §5).
+    case membership(name: String, members: [Member], version: Int64?)
+    /// One versioned change of the roster (docs/protocol/roster.md).
+    case rosterDelta(RosterDelta)
+    /// The signer leaves the conversation (docs/protocol/leave-remove.md). The content is a JSON
+    /// object whose keys are all ignored: it names no member, the signature does.
+    case leave
+    /// The creator removes the member with this inbox id (docs/protocol/leave-remove.md §6).
+    case remove(inboxId: String)
+    /// A delivery receipt for messages the recipient sent (docs/protocol/receipts.md).
+    case receipt(Receipt)
+    /// An unknown content type shown as its fallback text.
+    case unknown(contentType: String, fallback: String)
+
+    public static let maxMembers = 1_000
+    /// A text (alone or a reply's), inline or by reference (docs/protocol/bodies.md §2).
+    public static let maxTextBytes = 65_536
+    /// A content's JSON, as large as a body can carry.
+    static let contentJSONLimits = JSONParser.Limits(maxBytes: SealedBody.maxContentBytes, maxDepth: 8, beyondMaxDepth: .skip)
+    /// A member's profile name, as `sotto join --profile-name` allows it.
+    public static let maxProfileNameBytes = 100
+    /// A conversation's name, as `sotto new --name` allows it.
+    public static let maxConversationNameBytes = 200
+
+    /// `unsupported_content` for an unknown type without fallback text; `malformed_message`
+    /// for a known type whose bytes do not match its shape.
+    public static func decode(contentType: String, content: [UInt8], fallback: String?) throws(PushError) -> MessageContent {
+        switch contentType {
+        case ContentType.text:
+            guard let text = String(validating: content, as: UTF8.self) else {
+                throw PushError(.malformedMessage, "text content is not UTF-8")
+            }
+            guard !text.isEmpty else { throw PushError(.malformedMessage, "text content is empty") }
+            guard content.count <= maxTextBytes else { throw PushError(.malformedMessage, "text is over \(maxTextBytes) bytes") }
+            return .text(text)
+        case ContentType.reply:
+            let value = try object(content, contentType)
+            let reference = try string(value, "reference", contentType, ProtocolIds.isId16)
+            return .reply(reference: reference, text: try string(value, "text", contentType) {
+                !$0.isEmpty && $0.utf8.count <= maxTextBytes
+            })
+        case ContentType.reaction:
+            let value = try object(content, contentType)
+            let reference = try string(value, "reference", contentType, ProtocolIds.isId16)
+            guard let action = ReactionAction(rawValue: try string(value, "action", contentType)) else {
+                throw PushError(.malformedMessage, "reaction action is not added or removed")
+            }
+            let emoji = try string(value, "content", contentType) { !$0.isEmpty && $0.utf8.count <= 64 }
+            return .reaction(reference: reference, action: action, emoji: emoji)
+        case ContentType.explodeSettings:
+            return .explodeSettings(try ExplodeSchedule.decode(try object(content, contentType)))
+        case ContentType.joinRequest:
+            let value = try object(content, contentType)
+            return .joinRequest(JoinRequest(
+                inviteId: try string(value, "inviteId", contentType, isSecretHex),
+                secret: try string(value, "secret", contentType, isSecretHex),
+                profileName: try string(value, "profileName", contentType, isProfileName),
+                endpoint: try string(value, "endpoint", contentType, ProtocolIds.isEndpoint),
+                clientId: try string(value, "clientId", contentType, ProtocolIds.isClientId)))
+        case ContentType.membership:
+            let value = try object(content, contentType)
+            let name = try string(value, "name", contentType) {
+                $0.utf8.count <= maxConversationNameBytes && isDisplayable($0)
+            }
+            guard let list = value["members"]?.array, list.count <= maxMembers else {
+                throw PushError(.malformedMessage, "membership members is missing, not a list, or too long")
+            }
+            var members: [Member] = []
+            var seen: Set<String> = []
+            for item in list {
+                let entry = try member(item, contentType)
+                guard seen.insert(entry.inboxId).inserted else {
+                    throw PushError(.malformedMessage, "membership lists a member twice")
+                }
+                members.append(entry)
+            }
+            var version: Int64?
+            if let field = value["version"] {
+                guard let number = field.int64, number >= 1, number <= RosterDelta.maxVersion else {
+                    throw PushError(.malformedMessage, "membership version is not an integer from 1 to 2^53-1")
+                }
+                version = number
+            }
+            return .membership(name: name, members: members, version: version)
+        case ContentType.rosterDelta:
+            let value = try object(content, contentType)
+            return .rosterDelta(try RosterDelta.decode(value) { item throws(PushError) in try member(item, contentType) })
+        case ContentType.leave:
+            _ = try object(content, contentType)
+            return .leave
+        case ContentType.remove:
+            let value = try object(content, contentType)
+            return .remove(inboxId: try string(value, "inboxId", contentType, ProtocolIds.isInboxId))
+        case ContentType.receipt:
+            return .receipt(try Receipt.decode(content))
+        default:
+            guard let fallback, !fallback.isEmpty else {
+                throw PushError(.unsupportedContent, "content type \(printable(contentType)) is unknown and has no fallback")
+            }
+            return .unknown(contentType: contentType, fallback: fallback)
+        }
+    }
+
+    /// One line for a notification.
+    public var displayText: String {
+        switch self {
+        case .text(let text): return text
+        case .reply(_, let text): return text
+        case .reaction(_, .added, let emoji): return "reacted \(emoji)"
+        case .reaction(_, .removed, let emoji): return "removed \(emoji)"
+        case .explodeSettings(let schedule): return schedule.fallback
+        case .joinRequest(let request): return "\(request.profileName) asked to join"
+        case .membership(let name, let members, _): return "\(name): \(members.count) members"
+        case .rosterDelta(let delta): return delta.fallback
+        case .leave: return "left the conversation"
+        case .remove: return "removed a member"
+        case .receipt: return "delivery receipt"
+        case .unknown(_, let fallback): return fallback
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// A profile name: at most `maxProfileNameBytes`, no control characters (it is printed on
+    /// terminals and in notifications). Empty means "no name".
+    public static func isProfileName(_ text: String) -> Bool {
+        text.utf8.count <= maxProfileNameBytes && isDisplayable(text)
+    }
+
+    /// No C0/C1 control characters and no DEL: a name cannot move a terminal's cursor.
+    public static func isDisplayable(_ text: String) -> Bool {
+        !text.unicodeScalars.contains { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }
+    }
+
+    /// Invite ids and secrets: 1 to 64 bytes of lowercase hex.
+    static func isSecretHex(_ text: String) -> Bool {
+        let count = text.utf8.count
+        return count >= 2 && count <= 128 && count % 2 == 0 && Hex.isCanonical(text, byteCount: count / 2)
+    }
+
+    /// One member of a full roster or a delta's `added`; its inboxId must be its key's.
+    private static func member(_ item: JSONValue, _ contentType: String) throws(PushError) -> Member {
+        guard item.object != nil else { throw PushError(.malformedMessage, "\(contentType) member is not an object") }
+        let member = Member(
+            inboxId: try string(item, "inboxId", contentType, ProtocolIds.isInboxId),
+            publicKey: try string(item, "publicKey", contentType) { Hex.isCanonical($0, byteCount: 33) },
+            endpoint: try string(item, "endpoint", contentType, ProtocolIds.isEndpoint),
+            clientId: try string(item, "clientId", contentType, ProtocolIds.isClientId),
+            profileName: try string(item, "profileName", contentType, isProfileName))
+        // A member is its key: an inboxId another key claims would be a member nobody can be.
+        guard (try? PublicKey(hex: member.publicKey))?.inboxId == member.inboxId else {
+            throw PushError(.malformedMessage, "\(contentType) lists an inboxId that is not hex(SHA-256(publicKey))")
+        }
+        return member
+    }
+
+    private static func object(_ content: [UInt8], _ contentType: String) throws(PushError) -> JSONValue {
+        guard let value = try? JSONParser.parse(content, limits: contentJSONLimits),
+              value.object != nil
+        else { throw PushError(.malformedMessage, "\(contentType) content is not a JSON object") }
+        return value
+    }
+
+    private static func string(_ value: JSONValue, _ key: String, _ contentType: String,
+                               _ isValid: (String) -> Bool = { _ in true }) throws(PushError) -> String {
+        guard let text = value[key]?.string, isValid(text) else {
+            throw PushError(.malformedMessage, "\(contentType) \(key) is missing or malformed")
+        }
+        return text
+    }
+
+    private static func printable(_ text: String) -> String {
+        String(text.unicodeScalars.prefix(64).map { $0.isASCII && $0.value >= 0x20 ? Character($0) : "?" })
+    }
+}

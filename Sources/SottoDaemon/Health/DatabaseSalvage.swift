@@ -1,0 +1,57 @@
+import DaemonStore
+import Foundation
+import SharedStore
+import SottoCrypto
+import SottoWire
+
+/// `sotto repair`'s work: move the damaged file aside (with its WAL), create a fresh, migrated
+/// database, and copy every row SQLite can still read into it. Each table is read forward
+/// until the first damaged page, then backward from its end until a damaged page, so one
+/// garbage leaf page costs only the rows on it. AUTOINCREMENT counters keep their old high
+/// points, so a change-feed seq is never reused. The damage marker is removed at the end.
+///
+/// ```swift
+/// let report = try DatabaseSalvage.run(group: group)   // the daemon must be stopped
+/// print(report.summary)
+/// ```
+public enum DatabaseSalvage {
+    public struct Report {
+        let keptAt: String
+        let tables: [RowSalvage.TableResult]
+
+        public var summary: String {
+            var lines = tables.map { result in
+                "\(result.table): \(result.rows) rows kept" + (result.damaged.map { "; damaged pages skipped (\($0))" } ?? "")
+            }
+            lines.append("the damaged file is kept at \(keptAt); start sotto again")
+            return lines.joined(separator: "\n")
+        }
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    public static func run(group: GroupDirectory) throws -> Report {
+        let path = group.databasePath
+        guard FileManager.default.fileExists(atPath: path) else { throw Failure(description: "no database at \(path): nothing to repair") }
+        let kept = group.path + "/damaged-\(WallClock.nowMs()).sqlite"
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            guard rename(path + suffix, kept + suffix) == 0 else {
+                throw Failure(description: "cannot move \(path + suffix) aside: errno \(errno)")
+            }
+        }
+        let fresh = try StoreConnection.open(path: path, profile: .worker, create: true)
+        try Migrator.migrate(fresh)
+        let results: [RowSalvage.TableResult]
+        do {
+            results = try RowSalvage.copyReadableRows(from: kept, into: fresh)
+        } catch .unreadableHeader(let error) {
+            throw Failure(description: "the damaged file's header is unreadable (\(error)); restore \(path) from a backup (the damaged file is at \(kept))")
+        } catch .store(let error) {
+            throw error
+        }
+        DamageMarker(databasePath: path).clear()
+        return Report(keptAt: kept, tables: results)
+    }
+}
