@@ -106,7 +106,8 @@ actor OutboxSender: Service {
         var direct: [DuePush] = []
         // One publishing sequence per relay and sending conversation (docs/adr/0044).
         var byRelay: [(endpoint: String, sender: RelaySender, pushes: [DuePush])] = []
-        let conversations = (try? database.read { conn in try Self.conversations(of: due, on: conn) }) ?? [:]
+        let messageIds = Set(due.map(\.messageId))
+        let conversations = (try? database.read { conn in try MessageRepository.conversationIds(of: messageIds, on: conn) }) ?? [:]
         var settled: [(DuePush, PushAttempt)] = []
         for item in due {
             let lookup = bodies.lookup(for: item)
@@ -150,17 +151,6 @@ actor OutboxSender: Service {
         }
         await record(done)
         return try? database.read { conn in try OutboxRepository.nextPendingAttempt(on: conn) } ?? nil
-    }
-
-    /// The conversation of each due push's message (the sending identity, docs/adr/0044).
-    private static func conversations(of due: [DBOutboxItem], on conn: SQLiteConnection) throws(StoreError) -> [String: String] {
-        var found: [String: String] = [:]
-        for messageId in Set(due.map(\.messageId)) {
-            if let row = try conn.queryOne("SELECT conversationId FROM message WHERE id = ?", [.text(messageId)]) {
-                found[messageId] = try row.string(0)
-            }
-        }
-        return found
     }
 
     /// One due outbox row, its body and its sender.
