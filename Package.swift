@@ -166,6 +166,12 @@ let package = Package(
             name: "sotto-powercut-fs",
             dependencies: ["CFuse3"],
             path: "Tests/PowerCutFS"),
+        // A desktop notification server that tells only the poster of a notification that it
+        // was clicked, as dunst and KDE do (docs/adr/0046).
+        .executableTarget(
+            name: "sotto-test-notification-server",
+            dependencies: ["CSystemd"],
+            path: "Tests/NotificationServer"),
         .testTarget(
             name: "SharedStoreTests",
             dependencies: ["SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"]),

@@ -19,6 +19,10 @@ public struct ProcessUsage: Sendable, CustomStringConvertible {
     /// utime + stime, in `sysconf(_SC_CLK_TCK)` ticks.
     public let cpuTicks: Int64
     public let rssKB: Int64
+    /// The private part of `rssKB` (heap, stacks): what a leak grows. The rest is file pages
+    /// mapped (the database under `mmap_size`, the binary) and shared memory (the WAL index).
+    public let rssAnonKB: Int64
+    public let rssFileKB: Int64
     public let threads: Int
     public let openFiles: Int
     /// Monotonic time of the sample.
@@ -48,7 +52,8 @@ public struct ProcessUsage: Sendable, CustomStringConvertible {
         guard let rss = statusValue("VmRSS"), let threads = statusValue("Threads") else {
             throw Failure(description: "no VmRSS or Threads in /proc/\(pid)/status")
         }
-        return ProcessUsage(pid: pid, cpuTicks: utime + stime, rssKB: rss, threads: Int(threads), openFiles: openFiles,
+        return ProcessUsage(pid: pid, cpuTicks: utime + stime, rssKB: rss, rssAnonKB: statusValue("RssAnon") ?? rss,
+                            rssFileKB: statusValue("RssFile") ?? 0, threads: Int(threads), openFiles: openFiles,
                             takenNs: DispatchTime.now().uptimeNanoseconds)
     }
 
@@ -66,6 +71,6 @@ public struct ProcessUsage: Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "pid \(pid): cpu \(cpuTicks) ticks, rss \(rssKB) kB, \(threads) threads, \(openFiles) fds"
+        "pid \(pid): cpu \(cpuTicks) ticks, rss \(rssKB) kB (anon \(rssAnonKB), file \(rssFileKB)), \(threads) threads, \(openFiles) fds"
     }
 }

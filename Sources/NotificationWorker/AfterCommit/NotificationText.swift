@@ -72,25 +72,27 @@ enum NotificationText {
     /// and how many more came, so a catch-up of hundreds of messages posts a few
     /// notifications, not hundreds. One message gives exactly `make`'s notification.
     ///
+    /// Each says which conversation its latest message is in (what its "open" action opens).
+    ///
     /// ```swift
-    /// NotificationText.coalesced([(.text("a"), r1), (.text("b"), r2)])   // [("Trip", "Sam: b (+1 more)")]
+    /// NotificationText.coalesced([(.text("a"), r1), (.text("b"), r2)])   // [("Trip", "Sam: b (+1 more)", r2.conversationId)]
     /// ```
     static func coalesced(_ stored: [(content: MessageContent, receipt: IncomingWriteReceipt)],
-                          limit: Int = 8) -> [(summary: String, body: String)] {
+                          limit: Int = 8) -> [(summary: String, body: String, conversationId: String)] {
         var order: [String] = []
-        var latest: [String: (body: String, count: Int)] = [:]
+        var latest: [String: (body: String, count: Int, conversationId: String)] = [:]
         for (content, receipt) in stored {
             guard let (summary, body) = make(for: content, receipt: receipt) else { continue }
             if let seen = latest[summary] {
-                latest[summary] = (body, seen.count + 1)
+                latest[summary] = (body, seen.count + 1, receipt.conversationId)
             } else {
                 order.append(summary)
-                latest[summary] = (body, 1)
+                latest[summary] = (body, 1, receipt.conversationId)
             }
         }
         return order.prefix(limit).map { summary in
-            let (body, count) = latest[summary]!
-            return (summary, count == 1 ? body : "\(body) (+\(count - 1) more)")
+            let (body, count, conversationId) = latest[summary]!
+            return (summary, count == 1 ? body : "\(body) (+\(count - 1) more)", conversationId)
         }
     }
 }

@@ -180,12 +180,18 @@ final class PushProcessor {
     }
 
     /// After the ack: one datagram to the daemon with the highest seq (its ChangeFeed reads
-    /// change_log up to there, so one per commit is enough), the desktop notifications, and
+    /// change_log up to there, so one per commit is enough), the desktop notifications (handed
+    /// to the daemon when it listens on `notifications.sock`, else posted here), and
     /// last the WAL reset, which never delays a sender (docs/adr/0020).
     func announce(_ stored: [StoredPush]) {
         guard let newest = stored.map(\.receipt.seq).max() else { return }
         DaemonSignal(socketPath: runtime.eventsSocketPath).send(seq: newest)
         for notification in NotificationText.coalesced(stored.map { ($0.content, $0.receipt) }) {
+            // The running daemon posts it, so that clicking it reaches a process that is still there.
+            let handedOver = NotificationDatagram(conversationId: notification.conversationId,
+                                                  summary: notification.summary, body: notification.body).encode()
+            if handedOver.count <= NotificationDatagram.maxBytes,
+               UnixSocket.sendDatagram(handedOver, to: runtime.notificationsSocketPath) { continue }
             let result = notifier.post(summary: notification.summary, body: notification.body)
             if case .failed(let reason) = result { WorkerLog.info("notification not shown: \(reason)") }
         }

@@ -90,6 +90,8 @@ public struct RuntimeDirectory: Sendable, Equatable {
 
     public var controlSocketPath: String { PrivateDirectory.join(path, "control.sock") }
     public var eventsSocketPath: String { PrivateDirectory.join(path, "events.sock") }
+    /// Bound by the daemon only while it can post desktop notifications (``NotificationDatagram``).
+    public var notificationsSocketPath: String { PrivateDirectory.join(path, "notifications.sock") }
     public var pushSocketPath: String { PrivateDirectory.join(path, "push.sock") }
 
     /// Creates the directory 0700 if missing, else checks it is safe.

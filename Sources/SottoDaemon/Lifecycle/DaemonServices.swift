@@ -17,9 +17,10 @@ import ServiceLifecycle
 ///    sealed after a restart.
 /// 7. `expired-conversations`: a deletion under way finishes (an explosion, or a join
 ///    never accepted).
-/// 8. `change-feed`: `events.sock` closes, a last catch-up reads what the parts above
+/// 8. `desktop-notifications`: `notifications.sock` goes, so workers post their own again.
+/// 9. `change-feed`: `events.sock` closes, a last catch-up reads what the parts above
 ///    committed, subscriptions end.
-/// 9. `wal-keeper`: a last checkpoint, once nothing of this process writes any more.
+/// 10. `wal-keeper`: a last checkpoint, once nothing of this process writes any more.
 ///
 /// Any part that throws (or returns while the daemon runs) starts the same graceful
 /// shutdown of the others; the group then rethrows its error.
@@ -37,6 +38,7 @@ struct DaemonServices {
         let ordered: [(String, any Service)] = [
             ("wal-keeper", context.walKeeper),
             ("change-feed", ChangeFeedService(feed: context.feed, events: events, poll: feedPoll)),
+            ("desktop-notifications", DesktopNotificationsService(runtime: context.runtime, environment: environment)),
             ("expired-conversations", context.expired),
             ("receipts", context.receipts),
             ("outbox", context.outbox),

@@ -33,11 +33,11 @@ struct DamageDetectionTests {
             }
         }
         #expect(IntegrityCheck.quick(conn, budgetMs: nil) == .sound)
-        guard case .incomplete(let elapsedMs, _) = IntegrityCheck.quick(conn, budgetMs: 0) else {
+        // What the budget costs in time belongs to a benchmark; here only that it stops the check.
+        guard case .incomplete = IntegrityCheck.quick(conn, budgetMs: 0) else {
             Issue.record("a zero budget did not stop the check")
             return
         }
-        #expect(elapsedMs < 1000)
         #expect(IntegrityCheck.quick(conn, budgetMs: nil) == .sound)  // the handler is removed again
     }
 

@@ -29,6 +29,8 @@ struct Soak {
         var threads = 0
         /// (minutes since start, RSS kB) at the end of each idle window.
         var curve: [(Double, Int64)] = []
+        /// (RssAnon kB, RssFile kB) at the end of each idle window, in step with `curve`.
+        var parts: [(Int64, Int64)] = []
     }
 
     struct Report: Sendable {
@@ -49,11 +51,12 @@ struct Soak {
                 + " seconds=\(String(format: "%.0f", seconds))"
         }
 
-        /// The RSS curves, one line per device (minute:MB).
+        /// The RSS curves, one line per device (minute:MB anon+file).
         var curveLines: [String] {
             devices.map { device in
-                "STRESS soak-rss \(device.name) (min:MB): " + device.curve.map {
-                    String(format: "%.1f:%.1f", $0.0, Double($0.1) / 1024)
+                "STRESS soak-rss \(device.name) (min:MB anon+file): " + zip(device.curve, device.parts).map {
+                    String(format: "%.1f:%.1f(%.1f+%.1f)", $0.0.0, Double($0.0.1) / 1024,
+                           Double($0.1.0) / 1024, Double($0.1.1) / 1024)
                 }.joined(separator: " ")
             }
         }
@@ -64,7 +67,10 @@ struct Soak {
     }
 
     /// The idle window of the short profile, and of each gap in the full one.
-    var idleSeconds: Double { profile.name == "full" ? 45 : 12 }
+    var idleSeconds: Double {
+        if let set = Double(ProcessInfo.processInfo.environment["SOTTO_SOAK_IDLE_SECONDS"] ?? ""), set >= 1 { return set }
+        return profile.name == "full" ? 45 : 12
+    }
     /// Texts each device sends per round.
     var textsPerRound: Int { profile.name == "full" ? 20 : 3 }
 
@@ -158,6 +164,7 @@ struct Soak {
         let minutes = Date().timeIntervalSince(startedAt) / 60
         for index in figures.indices {
             figures[index].curve.append((minutes, last[index].rssKB))
+            figures[index].parts.append((last[index].rssAnonKB, last[index].rssFileKB))
             figures[index].threads = last[index].threads
             let share = last[index].cpuShare(since: first[index])
             if share >= figures[index].idleCPUShare {
