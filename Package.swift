@@ -143,7 +143,13 @@ let package = Package(
         // What Sotto needs of NATS JetStream: relay URLs and credentials, mailboxes, consumers.
         .target(
             name: "RelayTransport",
-            dependencies: ["SottoWire", "CNats"]),
+            dependencies: ["SottoWire", "CNats", "CNatsNUID"]),
+        // The C client's NUIDs (inbox names) from getrandom, none shared by two connections of
+        // one process (docs/adr/0044): exported, so libnats's own calls reach it.
+        .target(
+            name: "CNatsNUID",
+            dependencies: ["CNats"],
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=natsNUID_Next"])]),
 
         // MARK: The processes
         // `sotto`: argument parsing, installation, and the two libraries above.
@@ -238,6 +244,10 @@ let package = Package(
             name: "RelayBench",
             dependencies: ["RelayTransport", "SottoWire", "TestSupport"],
             path: "Benchmarks/RelayBench"),
+        .executableTarget(
+            name: "RelayPrivacyBench",
+            dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
+            path: "Benchmarks/RelayPrivacyBench"),
         .executableTarget(
             name: "RelayE2EBench",
             dependencies: ["SottoWire", "ControlProtocol", "SottoClient", "TestSupport"],

@@ -1,7 +1,8 @@
 import RelayTransport
 
-/// What the receiver holds for one identity: its consumer and watch on the relay (nil until
-/// opened, or while the relay is away), and when its mailbox is next to be drained.
+/// What the receiver holds for one identity: its own relay connection (no other identity's
+/// mailbox ever goes over it, docs/adr/0044), its consumer and watch on that connection (nil
+/// until opened, or while the relay is away), and when its mailbox is next to be drained.
 ///
 /// ```swift
 /// let slot = MailboxSlot(mailbox: try Mailbox(clientId: id))
@@ -9,6 +10,10 @@ import RelayTransport
 /// ```
 final class MailboxSlot {
     let mailbox: Mailbox
+    /// This identity's connection; nil until the slot is first opened, kept across reconnects.
+    var relay: RelayConnection?
+    /// Its loss and return, for the log (set with `relay`).
+    var link: ConnectionLossLog.Link?
     var consumer: MailboxConsumer?
     var watch: MailboxWatch?
     /// Something may be waiting: drain when `notBefore` has passed.
@@ -45,10 +50,20 @@ final class MailboxSlot {
         return next
     }
 
+    /// Stops fetching and watching; the connection stays (see `disconnect`).
     func close() {
         watch?.close()
         watch = nil
         consumer?.close()
         consumer = nil
+    }
+
+    /// `close`, and the identity's connection too (retired, or relayd stops).
+    func disconnect(_ losses: ConnectionLossLog) {
+        close()
+        if let link { losses.closing(link) }
+        relay?.close()
+        relay = nil
+        link = nil
     }
 }

@@ -3,9 +3,10 @@ import RelayTransport
 import SottoCrypto
 import SottoWire
 
-/// sotto-relayd's loop, on one thread: keep a relay connection (waiting and retrying while
-/// the relay is down), keep one consumer per keystore identity (rescanning when inotify says
-/// the keystore changed), and drain each mailbox that may hold messages into push.sock,
+/// sotto-relayd's loop, on one thread: find the relay reachable (waiting and retrying while
+/// it is down), keep one connection and one consumer per keystore identity (rescanning when
+/// inotify says the keystore changed; no connection ever carries two identities' mailboxes,
+/// docs/adr/0044), and drain each mailbox that may hold messages into push.sock,
 /// settling each message by the worker's ack (docs/adr/0026). What one fetch returns goes to
 /// the worker as one batch (docs/adr/0027), acked push by push:
 ///
@@ -28,7 +29,10 @@ final class Receiver {
     private let delivery: PushDelivery
     /// Acks for stored messages, overlapped with the next delivery.
     private let acks = AckPipeline()
-    private var relay: RelayConnection?
+    /// A connection that checked the mailbox stream succeeded (it is closed at once: it
+    /// touches no mailbox); each identity then opens its own.
+    private var relayReachable = false
+    private let losses = ConnectionLossLog()
     private var slots: [Mailbox: MailboxSlot] = [:]
     /// The mailboxes this device holds consumers for, on disk (docs/adr/0030), and what was
     /// last written there (nil: not known to match anything, write it at the next scan).
@@ -64,27 +68,35 @@ final class Receiver {
         while true {
             if stopRequested() { stop() }
             let now = MonotonicClock.nowMs()
-            if relay == nil, now >= nextConnectAt { connect(now: now) }
+            if !relayReachable, now >= nextConnectAt { probe(now: now) }
             let changed = watcher.drain()
             watcher.rearm()
             if changed || now >= nextRescanAt { rescan(now: now) }
             let woken = queue.take()
-            if woken.all || now >= nextSweepAt {
+            if now >= nextSweepAt {
                 nextSweepAt = now + Self.sweepIntervalMs
                 for slot in slots.values { slot.due = true }
                 // A relay back from a restart may have lost its store (a fetch from a consumer
                 // that is gone only times out): reopen what it no longer has.
-                if let relay {
-                    for slot in slots.values where slot.isOpen && consumerIsGone(slot.mailbox, on: relay) {
-                        RelaydLog.warning("the relay lost the consumer of \(slot.mailbox); recreating it")
-                        slot.close()
-                        slot.openRetryAt = 0
-                    }
-                    if woken.all { holdBackUnacked(on: relay, now: now) }
+                for slot in slots.values where slot.isOpen && consumerIsGone(slot) {
+                    RelaydLog.warning("the relay lost the consumer of \(slot.mailbox); recreating it")
+                    slot.close()
+                    slot.openRetryAt = 0
+                }
+            }
+            for mailbox in woken.reconnected {
+                guard let slot = slots[mailbox] else { continue }
+                slot.due = true
+                if slot.isOpen, consumerIsGone(slot) {
+                    RelaydLog.warning("the relay lost the consumer of \(slot.mailbox); recreating it")
+                    slot.close()
+                    slot.openRetryAt = 0
+                } else {
+                    holdBackUnacked(slot, now: now)
                 }
             }
             for mailbox in woken.mailboxes { slots[mailbox]?.due = true }
-            if relay != nil {
+            if relayReachable {
                 var opened = 0
                 for slot in slots.values where !slot.isOpen && now >= slot.openRetryAt {
                     open(slot, now: now)
@@ -112,48 +124,73 @@ final class Receiver {
     /// next start neither waits an ack wait for redeliveries nor gets them again.
     private func stop() -> Never {
         let settled = acks.waitUntilSettled(timeoutMs: 3_000)
-        relay?.close()
+        for slot in slots.values { slot.disconnect(losses) }
         RelaydLog.info("stopped on \(stopSignal ?? "a signal")"
                        + (settled ? ": every stored message acked" : ": acks still in flight after 3 s; the relay redelivers those"))
         exit(0)
     }
 
-    // MARK: - The relay connection
+    // MARK: - The relay
 
-    private func connect(now: Int64) {
+    /// Whether the relay answers, and its mailbox stream is there (created if not), on a
+    /// connection of its own that touches no mailbox and is closed at once.
+    private func probe(now: Int64) {
         do throws(RelayError) {
-            var connectOptions = RelayConnection.Options()
-            connectOptions.name = "sotto-relayd"
-            let queue = self.queue
-            let connection = try RelayConnection.connect(options.relay, options: connectOptions) { event in
-                switch event {
-                case .disconnected: RelaydLog.warning("relay connection lost; reconnecting")
-                case .reconnected:
-                    RelaydLog.info("relay reconnected")
-                    queue.everything()
-                }
-            }
-            do {
-                logStreamCheck(try connection.ensureStream(MailboxStream(maxAgeMs: options.mailboxMaxAgeMs)))
-            } catch {
-                connection.close()
-                throw error
-            }
-            relay = connection
+            let connection = try RelayConnection.connect(options.relay)
+            defer { connection.close() }
+            logStreamCheck(try connection.ensureStream(MailboxStream(maxAgeMs: options.mailboxMaxAgeMs)))
+            relayReachable = true
             RelaydLog.info("relay connected: \(options.relay.url)\(connectFailures > 0 ? " after \(connectFailures) failed attempts" : "")")
             connectFailures = 0
             for slot in slots.values { slot.openRetryAt = 0 }
         } catch {
-            if error.isConfiguration {
-                RelaydLog.error("\(error)")
-                exit(RelayError.configurationExitStatus)
-            }
+            exitOnConfiguration(error)
             connectFailures += 1
             if connectFailures == 1 || connectFailures % 20 == 0 {
                 RelaydLog.warning("relay \(options.relay.url) not reachable (\(error)); retrying")
             }
             nextConnectAt = now + min(250 << Int64(min(connectFailures, 5)), 5_000)
         }
+    }
+
+    /// The connection of `slot`'s identity, opened on first use with the slot's reconnect
+    /// handler; nil when the relay cannot be reached now (the slot retries later).
+    private func connection(for slot: MailboxSlot, now: Int64) -> RelayConnection? {
+        if let relay = slot.relay { return relay }
+        let link = ConnectionLossLog.Link()
+        let (queue, losses, mailbox) = (self.queue, self.losses, slot.mailbox)
+        do throws(RelayError) {
+            slot.relay = try RelayConnection.connect(options.relay, options: Self.identityConnection) { event in
+                switch event {
+                case .disconnected: losses.lost(link)
+                case .reconnected:
+                    losses.back(link)
+                    queue.reconnected(mailbox)
+                }
+            }
+            slot.link = link
+            return slot.relay
+        } catch {
+            exitOnConfiguration(error)
+            // The relay went away: the probe waits for it (with its backoff and its log line).
+            relayReachable = false
+            nextConnectAt = now
+            return nil
+        }
+    }
+
+    /// One identity's connection: lean (no flusher thread, small buffers), since there are as
+    /// many as identities (docs/adr/0044).
+    private static let identityConnection: RelayConnection.Options = {
+        var options = RelayConnection.Options()
+        options.lean = true
+        return options
+    }()
+
+    private func exitOnConfiguration(_ error: RelayError) {
+        guard error.isConfiguration else { return }
+        RelaydLog.error("\(error)")
+        exit(RelayError.configurationExitStatus)
     }
 
     private func logStreamCheck(_ check: MailboxStreamCheck) {
@@ -256,7 +293,7 @@ final class Receiver {
     /// The identity left the keystore (an explode or an inbox deletion): its consumer and
     /// whatever its mailbox still holds are deleted, so no ciphertext for it stays on the relay.
     private func retire(_ slot: MailboxSlot) {
-        guard let relay else { return }  // done once the relay is back
+        guard relayReachable, let relay = connection(for: slot, now: MonotonicClock.nowMs()) else { return }  // done once the relay is back
         slot.close()
         do {
             // Purge first: a crash between the two leaves an empty consumer, never ciphertext;
@@ -264,6 +301,7 @@ final class Receiver {
             try relay.purge(slot.mailbox)
             CrashPoint.reach("relayd.retire.purged")
             try relay.deleteConsumer(slot.mailbox)
+            slot.disconnect(losses)
             slots[slot.mailbox] = nil
             RelaydLog.info("identity gone: consumer deleted and mailbox purged: \(slot.mailbox)")
         } catch {
@@ -272,7 +310,7 @@ final class Receiver {
     }
 
     private func open(_ slot: MailboxSlot, now: Int64) {
-        guard let relay, slot.missingSince == nil else { return }
+        guard slot.missingSince == nil, let relay = connection(for: slot, now: now) else { return }
         do {
             slot.watch = try MailboxWatch(relay: relay, mailbox: slot.mailbox, handler: queue)
             slot.consumer = try MailboxConsumer(relay: relay, mailbox: slot.mailbox, ackWaitMs: options.ackWaitMs)
@@ -306,7 +344,7 @@ final class Receiver {
                 // What the relay sent may be lost on the way: wait for its redelivery (order).
                 slot.notBefore = MonotonicClock.nowMs() + options.ackWaitMs + 500
                 // The relay lost the consumer (wiped, or deleted by its operator): open it afresh.
-                if let relay, relay.isConnected, consumerIsGone(slot.mailbox, on: relay) {
+                if slot.relay?.isConnected == true, consumerIsGone(slot) {
                     slot.close()
                     slot.openRetryAt = MonotonicClock.nowMs()
                 }
@@ -321,26 +359,43 @@ final class Receiver {
         }
     }
 
-    /// After a reconnect: a mailbox with messages delivered but not acked (an ack lost with
-    /// the connection) waits until the relay redelivers them, so its order holds.
-    private func holdBackUnacked(on relay: RelayConnection, now: Int64) {
-        for slot in slots.values where slot.isOpen {
-            guard let state = try? relay.consumerState(slot.mailbox), state.ackPending > 0 else { continue }
-            slot.notBefore = max(slot.notBefore, now + options.ackWaitMs + 500)
-        }
+    /// After its connection came back: a mailbox with messages delivered but not acked (an
+    /// ack lost with the connection) waits until the relay redelivers them, so its order holds.
+    private func holdBackUnacked(_ slot: MailboxSlot, now: Int64) {
+        guard slot.isOpen, let relay = slot.relay,
+              let state = try? relay.consumerState(slot.mailbox), state.ackPending > 0 else { return }
+        slot.notBefore = max(slot.notBefore, now + options.ackWaitMs + 500)
     }
 
-    /// True only when the relay answered that the consumer does not exist (not on an error).
-    private func consumerIsGone(_ mailbox: Mailbox, on relay: RelayConnection) -> Bool {
-        do throws(RelayError) { return try relay.consumerState(mailbox) == nil } catch { return false }
+    /// True only when the relay answered, on the slot's connection, that its consumer does
+    /// not exist (not on an error, nor without a connection).
+    private func consumerIsGone(_ slot: MailboxSlot) -> Bool {
+        guard let relay = slot.relay else { return false }
+        do throws(RelayError) { return try relay.consumerState(slot.mailbox) == nil } catch { return false }
     }
 
     /// Delivers the fetched messages in one batch (one worker start, one commit: docs/adr/0027)
     /// and settles each by its own ack; false when the mailbox should pause (a retry). The
     /// worker writes nothing after a push it asks to retry, so every later message is nak'd
     /// with the same delay and the mailbox keeps its order.
-    private func settle(_ batch: [RelayMessage], slot: MailboxSlot) -> Bool {
-        let outcomes = delivery.deliver(batch: batch.map(\.data)) { hint in fetchBody(hint, for: slot) }
+    private func settle(_ fetched: [RelayMessage], slot: MailboxSlot) -> Bool {
+        // Each message is a padded frame (docs/protocol/relay-padding.md); one that is not
+        // reaches no worker: terminated, and logged with the reason, never its bytes.
+        var batch: [RelayMessage] = []
+        var pushes: [[UInt8]] = []
+        for message in fetched {
+            do throws(RelayPadding.Failure) {
+                pushes.append(try RelayPadding.unpad(message.data))
+                batch.append(message)
+            } catch {
+                RelaydLog.warning("terminated message \(message.streamSequence) of \(slot.mailbox): bad relay padding (\(error))")
+                do { try message.terminate() } catch {
+                    RelaydLog.warning("settling message of \(slot.mailbox) failed (\(error))")
+                }
+            }
+        }
+        guard !batch.isEmpty else { return true }
+        let outcomes = delivery.deliver(batch: pushes) { hint in fetchBody(hint, for: slot) }
         var stored: [RelayMessage] = []
         var paused = false
         for (message, outcome) in zip(batch, outcomes) {
@@ -380,7 +435,7 @@ final class Receiver {
     /// A body a push in `slot`'s mailbox names, from the relay's body stream
     /// (docs/protocol/bodies.md §6).
     private func fetchBody(_ hint: BodyHint, for slot: MailboxSlot) -> PushDelivery.BodyFetch {
-        guard let relay else { return .failed("no relay connection") }
+        guard let relay = slot.relay else { return .failed("no relay connection") }
         do throws(RelayError) {
             guard let body = try relay.body(id: hint.id) else {
                 RelaydLog.warning("a push to \(slot.mailbox) names body \(hint.id.prefix(8)), which the relay does not hold (expired or never published)")
@@ -402,8 +457,8 @@ final class Receiver {
     private func waitForWork() {
         let now = MonotonicClock.nowMs()
         var next = min(nextRescanAt, nextSweepAt)
-        if relay == nil { next = min(next, nextConnectAt) }
-        if relay != nil {
+        if !relayReachable { next = min(next, nextConnectAt) }
+        if relayReachable {
             for slot in slots.values { if let wake = slot.nextWake(now: now) { next = min(next, wake) } }
         }
         let timeout = Int32(max(0, min(next - now, 30_000)))

@@ -3,18 +3,19 @@ import RelayTransport
 import Synchronization
 
 /// Where the relay client's threads leave work for the receiver's one loop: mailboxes that
-/// got a message, a reconnection (every mailbox is due then). Each call also writes a byte
+/// got a message, a mailbox whose connection came back. Each call also writes a byte
 /// to a pipe that the loop polls, so the loop sleeps in poll(2) until there is work.
 ///
 /// ```swift
 /// let queue = WakeQueue()
 /// queue.mailboxReceived(box)          // on the C client's thread
-/// let work = queue.take()             // on the loop: (mailboxes, all)
+/// let work = queue.take()             // on the loop: (mailboxes, reconnected)
 /// ```
 final class WakeQueue: MailboxWakeHandler, Sendable {
     private struct Pending {
         var mailboxes: Set<Mailbox> = []
-        var all = false
+        /// Mailboxes whose own connection came back (each identity has one, docs/adr/0044).
+        var reconnected: Set<Mailbox> = []
     }
 
     private let pending = Mutex(Pending())
@@ -38,18 +39,19 @@ final class WakeQueue: MailboxWakeHandler, Sendable {
         poke()
     }
 
-    /// After a reconnect: every mailbox may have messages we were not told of.
-    func everything() {
-        pending.withLock { $0.all = true }
+    /// After the connection of `mailbox` came back: it may have messages we were not told of,
+    /// and messages delivered but not acked before the loss.
+    func reconnected(_ mailbox: Mailbox) {
+        pending.withLock { _ = $0.reconnected.insert(mailbox) }
         poke()
     }
 
-    func take() -> (mailboxes: Set<Mailbox>, all: Bool) {
+    func take() -> (mailboxes: Set<Mailbox>, reconnected: Set<Mailbox>) {
         var bytes = [UInt8](repeating: 0, count: 256)
         while bytes.withUnsafeMutableBytes({ read(pipe.read, $0.baseAddress, $0.count) }) > 0 {}
         return pending.withLock { state in
             defer { state = Pending() }
-            return (state.mailboxes, state.all)
+            return (state.mailboxes, state.reconnected)
         }
     }
 

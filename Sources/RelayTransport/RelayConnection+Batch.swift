@@ -24,7 +24,7 @@ extension RelayConnection {
     /// How many publishes of a batch may wait for their ack at once.
     public static let defaultPublishWindow = 256
 
-    /// Publishes every push without waiting for each ack before the next (JetStream's async
+    /// Publishes every push (each padded, docs/protocol/relay-padding.md) without waiting for each ack before the next (JetStream's async
     /// publish, at most `window` unacked at a time), then waits for all acks, at most the
     /// connection's API wait. One result per push, in order: its ack, or why it has none (a
     /// push without an ack may or may not be stored: its retry carries the same
@@ -75,9 +75,15 @@ extension RelayConnection {
         }
         // The first publish the client refuses (the connection is gone, or the window stayed
         // full for the whole wait) ends the batch: the rest would each wait as long.
+        // A push that cannot be padded (docs/protocol/relay-padding.md) fails alone.
         var accepted = 0
         for (index, push) in pushes.enumerated() {
-            let refused: RelayError? = isConnected ? publishAsync(push, on: context)
+            let frame: [UInt8]
+            do throws(RelayError) { frame = try Self.frame(push.payload) } catch {
+                acks.fail(index, error)
+                continue
+            }
+            let refused: RelayError? = isConnected ? publishAsync(push, frame: frame, on: context)
                 : .call(operation: "publish", status: "the relay connection is down", code: 0)
             guard let refused else { accepted += 1; continue }
             for rest in index..<pushes.count { acks.fail(rest, refused) }
@@ -97,9 +103,9 @@ extension RelayConnection {
         return acks.results()
     }
 
-    private func publishAsync(_ push: BatchPush, on context: OpaquePointer) -> RelayError? {
+    private func publishAsync(_ push: BatchPush, frame: [UInt8], on context: OpaquePointer) -> RelayError? {
         var message: OpaquePointer?
-        let created = push.payload.withUnsafeBufferPointer { buffer in
+        let created = frame.withUnsafeBufferPointer { buffer in
             natsMsg_Create(&message, push.mailbox.subject, nil,
                            buffer.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
                            Int32(buffer.count))

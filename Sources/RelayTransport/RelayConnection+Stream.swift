@@ -119,14 +119,27 @@ extension RelayConnection {
         return (info.pointee.Config?.pointee.MaxAge ?? 0) / 1_000_000
     }
 
-    /// Publishes one push into `mailbox` with `Nats-Msg-Id: messageId` and waits for the
-    /// stream's ack. Throws when no ack came (the relay is down or did not store it).
-    public func publish(_ payload: [UInt8], to mailbox: Mailbox, messageId: String) throws(RelayError) -> PublishAck {
+    /// Publishes one push into `mailbox`, padded to `RelayPadding.frameBytes`
+    /// (docs/protocol/relay-padding.md), with `Nats-Msg-Id: messageId`, and waits for the
+    /// stream's ack. Throws when no ack came (the relay is down or did not store it), or for
+    /// a push that cannot be padded (empty, or over 4,096 bytes). `padded: false` publishes
+    /// the bytes as they are: only tests, playing a sender that does not pad.
+    public func publish(_ payload: [UInt8], to mailbox: Mailbox, messageId: String, padded: Bool = true) throws(RelayError) -> PublishAck {
         var jsError = jsErrCode(0)
-        let (status, ack) = try publishMessage(payload, subject: mailbox.subject, messageId: messageId, jsError: &jsError)
+        let bytes = padded ? try Self.frame(payload) : payload
+        let (status, ack) = try publishMessage(bytes, subject: mailbox.subject, messageId: messageId, jsError: &jsError)
         try NatsCall.check(status, "publish to \(mailbox)", jsError: jsError)
         guard let ack else { throw .call(operation: "publish", status: "no ack", code: 0) }
         return ack
+    }
+
+    /// `push` padded for a mailbox, or the reason it cannot be.
+    static func frame(_ push: [UInt8]) throws(RelayError) -> [UInt8] {
+        do throws(RelayPadding.Failure) {
+            return try RelayPadding.pad(push)
+        } catch {
+            throw .call(operation: "pad the push", status: error.description, code: 0)
+        }
     }
 
     /// Publishes `bytes` on `subject` with `Nats-Msg-Id: messageId` and waits for the stream's

@@ -1,4 +1,5 @@
 import CNats
+import CNatsNUID
 import Glibc
 import Synchronization
 
@@ -7,7 +8,7 @@ import Synchronization
 /// events (lost, back) reach `onEvent` on the client's own thread.
 ///
 /// ```swift
-/// let relay = try RelayConnection.connect(config, name: "sotto-relayd") { event in log(event) }
+/// let relay = try RelayConnection.connect(config) { event in log(event) }   // no name, a random inbox prefix
 /// try relay.ensureStream()
 /// let ack = try relay.publish(payload, to: Mailbox(clientId: id), messageId: messageId)
 /// relay.close()
@@ -25,11 +26,19 @@ public final class RelayConnection: @unchecked Sendable {
 
     /// Tuning, chiefly for tests (a short connect timeout finds a dead relay quickly).
     public struct Options: Sendable {
-        public var name = "sotto"
+        /// The client name the relay shows in its monitoring. nil (Sotto's own connections)
+        /// sends none: a name the same for two connections of one device links them
+        /// (docs/adr/0044). Tests name theirs to tell them apart.
+        public var name: String?
         public var connectTimeoutMs: Int64 = 2_000
         public var reconnectWaitMs: Int64 = 500
         /// How long a JetStream API call (publish ack, consumer create, ack sync) may take.
         public var apiWaitMs: Int64 = 5_000
+        /// A connection that holds one identity's mailbox (sotto-relayd keeps one per identity,
+        /// docs/adr/0044): each write goes out at once, so the client starts no flusher thread;
+        /// each request has an inbox of its own, so no reply-delivery thread; and its socket
+        /// buffers are 8 KiB instead of 32 KiB (measured at 1,000 identities).
+        public var lean = false
         public init() {}
     }
 
@@ -52,6 +61,10 @@ public final class RelayConnection: @unchecked Sendable {
     /// backoff). Credentials files are checked again here: they may have changed since start.
     public static func connect(_ config: RelayConfiguration, options: Options = Options(),
                                onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws(RelayError) -> RelayConnection {
+        guard inboxNamesArePrivate else {
+            throw .call(operation: "connect", status: "this build's NATS client names inboxes with a prefix shared by "
+                        + "all its connections (CNatsNUID is not in effect); refusing to link identities", code: 0)
+        }
         if case .credsFile(let path) = config.credentials { try CredsFile.check(path: path) }
         var opts: OpaquePointer?
         try NatsCall.check(natsOptions_Create(&opts), "options")
@@ -66,7 +79,10 @@ public final class RelayConnection: @unchecked Sendable {
         var clientHoldsEvents = false
         defer { if !clientHoldsEvents { Unmanaged<EventBox>.fromOpaque(closure).release() } }
         try NatsCall.check(natsOptions_SetURL(opts, config.url.clientURL), "relay URL")
-        try NatsCall.check(natsOptions_SetName(opts, options.name), "client name")
+        if let name = options.name { try NatsCall.check(natsOptions_SetName(opts, name), "client name") }
+        // The client's default `_INBOX.` is the same for every connection; a random prefix
+        // per connection says nothing the relay could compare (docs/adr/0044).
+        try NatsCall.check(natsOptions_SetCustomInboxPrefix(opts, InboxPrefix.random()), "inbox prefix")
         if config.url.isTLS { try secure(opts, config) }
         switch config.credentials {
         case .none: break
@@ -76,6 +92,13 @@ public final class RelayConnection: @unchecked Sendable {
             try NatsCall.check(natsOptions_SetUserCredentialsFromFiles(opts, path, nil), "credentials file")
         }
         try NatsCall.check(natsOptions_SetTimeout(opts, options.connectTimeoutMs), "connect timeout")
+        if options.lean {
+            try NatsCall.check(natsOptions_SetSendAsap(opts, true), "send at once")
+            try NatsCall.check(natsOptions_SetIOBufSize(opts, 8_192), "buffer size")
+            // A request gets an inbox of its own instead of the shared reply subscription,
+            // whose message delivery is one more thread per connection.
+            try NatsCall.check(natsOptions_UseOldRequestStyle(opts, true), "request style")
+        }
         // One shared delivery thread pool: by default every subscription with a callback (one
         // mailbox watch per identity) gets its own thread; 1,000 identities made 1,007 threads.
         try NatsCall.check(natsOptions_UseGlobalMessageDelivery(opts, true), "global message delivery")
@@ -130,6 +153,12 @@ public final class RelayConnection: @unchecked Sendable {
             }
         }
     }
+
+    /// Whether the C client's inbox names come from CNatsNUID (each from getrandom, nothing
+    /// shared by two connections of this process) rather than its own NUIDs, whose first 12
+    /// characters are the same for every connection of a process (docs/adr/0044). Checked
+    /// once; `connect` refuses to run without it.
+    public static let inboxNamesArePrivate: Bool = sotto_nuid_is_private() != 0
 
     /// Whether the client is connected right now (false while it reconnects).
     public var isConnected: Bool { natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED }

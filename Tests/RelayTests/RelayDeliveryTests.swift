@@ -187,11 +187,19 @@ struct RelayDeliveryTests {
         for _ in 0..<20 {
             garbage.append((0..<Int.random(in: 1...800, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) })
         }
+        // Each as a hostile sender may put it on the relay: unpadded (a bad frame), and padded
+        // when it fits a frame (a good frame around a bad push; docs/protocol/relay-padding.md).
+        var published = 0
         for (index, bytes) in garbage.enumerated() {
-            _ = try rig.publisher().publish(bytes, to: rig.mailbox, messageId: "garbage-\(index)")
+            _ = try rig.publisher().publish(bytes, to: rig.mailbox, messageId: "garbage-\(index)", padded: false)
+            published += 1
+            if (1...RelayPadding.maxPushBytes).contains(bytes.count) {
+                _ = try rig.publisher().publish(bytes, to: rig.mailbox, messageId: "padded-garbage-\(index)")
+                published += 1
+            }
         }
         try waitUntil("every garbage message terminated", timeout: 120) {
-            rig.relaydOutput.filter { $0.contains("terminated") }.count >= garbage.count
+            rig.relaydOutput.filter { $0.contains("terminated") }.count >= published
         }
         try waitUntil("the mailbox is empty", timeout: 10) { try rig.publisher().storedCount(rig.mailbox) == 0 }
         #expect(try rig.fixture.tableContents() == before)

@@ -8,6 +8,7 @@ import Foundation
 /// defer { server.stop() }
 /// server.url                     // "nats://127.0.0.1:PORT"
 /// server.kill9(); try server.restart()
+/// // with `monitoring: true`: its HTTP monitoring port, read with `NatsMonitor`
 /// ```
 public final class NatsServer: @unchecked Sendable {
     public static let executable = "/usr/sbin/nats-server"
@@ -22,6 +23,8 @@ public final class NatsServer: @unchecked Sendable {
     /// Cluster options (`NatsCluster`), empty for a single node.
     public let extraArguments: [String]
     public let name: String
+    /// The HTTP monitoring port (`-m`), when prepared with `monitoring: true`.
+    public let monitorPort: Int?
     private let lock = NSLock()
     private var process: LoggedProcess?
 
@@ -32,8 +35,9 @@ public final class NatsServer: @unchecked Sendable {
     public var pid: pid_t? { lock.withLock { process?.pid } }
 
     private init(port: Int, reservations: [PortReservation], storeDirectory: String, name: String?,
-                 extraArguments: [String]) {
+                 extraArguments: [String], monitorPort: Int?) {
         self.port = port
+        self.monitorPort = monitorPort
         self.reservations = reservations
         self.storeDirectory = storeDirectory
         self.name = name ?? "sotto-test-\(port)"
@@ -42,11 +46,15 @@ public final class NatsServer: @unchecked Sendable {
 
     /// A server that is not started yet (a test that starts its client first). Without `port`
     /// its port is reserved until `stop()`; `reservations` holds further ports it will listen on.
+    /// `monitoring`: also serve nats-server's HTTP monitoring (`/connz`, `/jsz`) on a reserved port.
     public static func prepare(storeDirectory: String, port: Int? = nil, name: String? = nil,
-                               extraArguments: [String] = [], reservations: [PortReservation] = []) throws -> NatsServer {
+                               extraArguments: [String] = [], reservations: [PortReservation] = [],
+                               monitoring: Bool = false) throws -> NatsServer {
         let own = try port == nil ? [PortReservation()] : []
-        return NatsServer(port: port ?? own[0].port, reservations: own + reservations, storeDirectory: storeDirectory,
-                          name: name, extraArguments: extraArguments)
+        let monitor = try monitoring ? [PortReservation()] : []
+        return NatsServer(port: port ?? own[0].port, reservations: own + monitor + reservations, storeDirectory: storeDirectory,
+                          name: name, extraArguments: extraArguments + monitor.flatMap { ["-m", String($0.port)] },
+                          monitorPort: monitor.first?.port)
     }
 
     /// Starts a server and waits until it accepts clients.

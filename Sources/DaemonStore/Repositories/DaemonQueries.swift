@@ -101,3 +101,21 @@ extension OutboxRepository {
         return out
     }
 }
+
+extension MessageRepository {
+    /// The conversation of each message in `messageIds` that still exists (the outbox's
+    /// sending identity, docs/adr/0044).
+    ///
+    /// ```swift
+    /// let conversations = try MessageRepository.conversationIds(of: ["3fa2…"], on: conn)   // [messageId: conversationId]
+    /// ```
+    public static func conversationIds(of messageIds: Set<String>, on conn: SQLiteConnection) throws(StoreError) -> [String: String] {
+        var found: [String: String] = [:]
+        for messageId in messageIds {
+            if let row = try conn.queryOne("SELECT conversationId FROM message WHERE id = ?", [.text(messageId)]) {
+                found[messageId] = try row.string(0)
+            }
+        }
+        return found
+    }
+}

@@ -25,7 +25,8 @@ extension OutboxSender {
         for notice in due {
             if Task.isShuttingDownGracefully { break }
             let outcome = await attempt(PushAttempt.Push(endpoint: notice.endpoint, payload: notice.payload,
-                                                         body: notice.sealedBody, attempts: notice.attempts))
+                                                         body: notice.sealedBody, attempts: notice.attempts,
+                                                         sender: RelaySender(recipientClientId: notice.clientId)))
             let record: OutlivingNoticeWriter.Outcome
             switch outcome {
             case .sent, .relayed:

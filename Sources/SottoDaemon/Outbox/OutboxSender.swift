@@ -43,13 +43,14 @@ actor OutboxSender: Service {
     private var passWasFull = false
 
     /// `relay`: this device's own relay (`SOTTO_RELAY`), whose credentials are used for it alone.
-    init(database: DaemonDatabase, relay: RelayConfiguration? = nil, noticeMaxAgeMs: Int64 = OutboxSender.defaultNoticeMaxAgeMs) {
+    init(database: DaemonDatabase, relay: RelayConfiguration? = nil, noticeMaxAgeMs: Int64 = OutboxSender.defaultNoticeMaxAgeMs,
+         relayIdleMs: Int64 = RelayConnections.defaultIdleMs) {
         self.database = database
         self.noticeMaxAgeMs = noticeMaxAgeMs
         let wakeSignal = WakeSignal()
         self.wakeSignal = wakeSignal
         // A relay that is back: what waits for it may be due already.
-        relays = RelayConnections(own: relay) { wakeSignal.wake() }
+        relays = RelayConnections(own: relay, idleMs: relayIdleMs) { wakeSignal.wake() }
     }
 
     func kick() {
@@ -82,10 +83,13 @@ actor OutboxSender: Service {
         let now = WallClock.nowMs()
         let nextPush = await deliverDueOutbox(now: now)
         let nextNotice = await deliverDueNotices(now: now)
-        guard let nextPush else { return nextNotice }
-        guard let nextNotice else { return nextPush }
-        return min(nextPush, nextNotice)
+        // After the pass: what it used is fresh, what it did not use may be closed.
+        let nextIdle = await Task.detached { [relays] in relays.closeIdle() }.value
+        return [nextPush, nextNotice, nextIdle].compactMap { $0 }.min()
     }
+
+    /// Relay connections open now (docs/adr/0044: one per sending conversation, closed when idle).
+    var relayConnectionsOpen: Int { relays.openCount }
 
     /// How many due pushes one pass takes: a fan-out to 1,000 members is one pass.
     static let passLimit = 1_024
@@ -100,11 +104,16 @@ actor OutboxSender: Service {
         passWasFull = due.count == Self.passLimit
         var bodies = OutboxBodies(database: database)
         var direct: [DuePush] = []
-        var byRelay: [(endpoint: String, pushes: [DuePush])] = []
+        // One publishing sequence per relay and sending conversation (docs/adr/0044).
+        var byRelay: [(endpoint: String, sender: RelaySender, pushes: [DuePush])] = []
+        let messageIds = Set(due.map(\.messageId))
+        let conversations = (try? database.read { conn in try MessageRepository.conversationIds(of: messageIds, on: conn) }) ?? [:]
         var settled: [(DuePush, PushAttempt)] = []
         for item in due {
             let lookup = bodies.lookup(for: item)
-            let push = DuePush(item: item, lookup: lookup)
+            let sender = conversations[item.messageId].map { RelaySender(conversationId: $0) }
+                ?? RelaySender(recipientClientId: item.memberInboxId)  // its message is gone: never shared anyway
+            let push = DuePush(item: item, lookup: lookup, sender: sender)
             switch lookup {
             case .missing:
                 settled.append((push, .failed(reason: "the body this push references is not stored")))
@@ -112,10 +121,10 @@ actor OutboxSender: Service {
                 settled.append((push, .retry(at: WallClock.nowMs() + PushAttempt.backoffMs(afterAttempts: item.attempts), reason: why)))
             case .inline, .body:
                 guard RelayPublisher.isRelayEndpoint(item.endpoint) else { direct.append(push); continue }
-                if let at = byRelay.firstIndex(where: { $0.endpoint == item.endpoint }) {
+                if let at = byRelay.firstIndex(where: { $0.endpoint == item.endpoint && $0.sender == sender }) {
                     byRelay[at].pushes.append(push)
                 } else {
-                    byRelay.append((item.endpoint, [push]))
+                    byRelay.append((item.endpoint, sender, [push]))
                 }
             }
         }
@@ -123,11 +132,11 @@ actor OutboxSender: Service {
         // Through a relay: a window of publishes at a time, each window recorded in one
         // transaction (docs/adr/0041); a crash loses at most one window's records, and their
         // republish carries the same Nats-Msg-Id.
-        for (endpoint, pushes) in byRelay {
+        for (endpoint, sender, pushes) in byRelay {
             for start in stride(from: 0, to: pushes.count, by: RelayConnection.defaultPublishWindow) {
                 if Task.isShuttingDownGracefully { break }
                 let window = Array(pushes[start..<min(start + RelayConnection.defaultPublishWindow, pushes.count)])
-                let outcomes = await attemptThroughRelay(window.map(\.attempt), endpoint: endpoint)
+                let outcomes = await attemptThroughRelay(window.map(\.attempt), endpoint: endpoint, sender: sender)
                 await record(Array(zip(window, outcomes)))
             }
         }
@@ -144,14 +153,15 @@ actor OutboxSender: Service {
         return try? database.read { conn in try OutboxRepository.nextPendingAttempt(on: conn) } ?? nil
     }
 
-    /// One due outbox row and its body.
+    /// One due outbox row, its body and its sender.
     private struct DuePush: Sendable {
         let item: DBOutboxItem
         let lookup: OutboxBodies.Lookup
+        let sender: RelaySender
 
         var attempt: PushAttempt.Push {
             let body: [UInt8]? = if case .body(let body) = lookup { body.sealed } else { nil }
-            return PushAttempt.Push(endpoint: item.endpoint, payload: item.payload, body: body, attempts: item.attempts)
+            return PushAttempt.Push(endpoint: item.endpoint, payload: item.payload, body: body, attempts: item.attempts, sender: sender)
         }
     }
 
@@ -187,9 +197,9 @@ actor OutboxSender: Service {
     }
 
     /// Publishes a window of pushes to one relay off the actor's executor.
-    private func attemptThroughRelay(_ pushes: [PushAttempt.Push], endpoint: String) async -> [PushAttempt] {
+    private func attemptThroughRelay(_ pushes: [PushAttempt.Push], endpoint: String, sender: RelaySender) async -> [PushAttempt] {
         attempts += pushes.count
-        let results = await Task.detached { [relays] in RelayPublisher.publishAll(pushes, to: endpoint, via: relays) }.value
+        let results = await Task.detached { [relays] in RelayPublisher.publishAll(pushes, to: endpoint, as: sender, via: relays) }.value
         return zip(pushes, results).map { push, result in Self.attempt(from: result, attempts: push.attempts) }
     }
 
@@ -220,10 +230,11 @@ actor OutboxSender: Service {
         if RelayPublisher.isRelayEndpoint(push.endpoint) {
             let result = await Task.detached { [relays] () -> RelayPublisher.Outcome in
                 if let body = push.body, let bodyId = try? PushPayload.decode(push.payload).body?.id {
-                    let published = RelayPublisher.publishBody(sealed: body, bodyId: bodyId, to: push.endpoint, via: relays)
+                    let published = RelayPublisher.publishBody(sealed: body, bodyId: bodyId, to: push.endpoint, as: push.sender,
+                                                               via: relays)
                     guard case .relayed = published else { return published }
                 }
-                return RelayPublisher.publish(push.payload, to: push.endpoint, via: relays)
+                return RelayPublisher.publish(push.payload, to: push.endpoint, as: push.sender, via: relays)
             }.value
             return Self.attempt(from: result, attempts: push.attempts)
         }

@@ -5,7 +5,7 @@ import SharedStore
 /// backoff: 1 s doubling to 5 min.
 ///
 /// ```swift
-/// switch await outbox.attempt(PushAttempt.Push(endpoint: e, payload: p, body: nil, attempts: 3)) {
+/// switch await outbox.attempt(PushAttempt.Push(endpoint: e, payload: p, body: nil, attempts: 3, sender: s)) {
 /// case .sent, .relayed: … done …
 /// case .retry(let at, let reason): … try again at `at` …
 /// case .failed(let reason): … nothing a retry could fix …
@@ -32,6 +32,8 @@ enum PushAttempt: Equatable, Sendable {
         let body: [UInt8]?
         /// Attempts made so far: the backoff doubles with each.
         let attempts: Int64
+        /// Whose relay connection it goes out on (docs/adr/0044).
+        let sender: RelaySender
     }
 
     /// When the next attempt of a push that has been tried `attempts` times is due.

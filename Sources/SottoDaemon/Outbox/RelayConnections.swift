@@ -2,24 +2,39 @@ import RelayTransport
 import SottoWire
 import Synchronization
 
-/// The daemon's connections to relays for sending (docs/adr/0028): one per relay URL, opened
-/// on the first push to it and kept; the C client reconnects a lost one by itself. This
-/// device's own credentials go only to its own relay (`SOTTO_RELAY`); any other relay a
-/// member uses is reached without credentials. A connect that failed is not tried again for
-/// `connectRetryMs`: the outbox's next push to that relay fails at once instead of waiting
-/// out another connect timeout. Blocking: call it off the actor executor.
+/// The daemon's connections to relays for sending (docs/adr/0028): one per relay URL and
+/// sending identity (docs/adr/0044), so no connection ever publishes for two of this device's
+/// conversations; opened on the first push and closed after `idleMs` without one (the outbox
+/// calls `closeIdle`), so a thousand conversations do not hold a thousand connections. The C
+/// client reconnects a lost one by itself. This device's own credentials go only to its own
+/// relay (`SOTTO_RELAY`); any other relay a member uses is reached without credentials. A
+/// connect that failed is not tried again for `connectRetryMs` (for any sender): the
+/// outbox's next push to that relay fails at once instead of waiting out another connect
+/// timeout. Blocking: call it off the actor executor.
 ///
 /// ```swift
 /// let relays = RelayConnections(own: config) { outbox.wake() }   // told when a relay is back
-/// let connection = try relays.connection(to: try RelayURL.parse("nats://relay.example:4222"))
+/// let connection = try relays.connection(to: try RelayURL.parse("nats://relay.example:4222"),
+///                                        for: RelaySender(conversationId: id))
+/// relays.closeIdle()                                            // returns when to call it next
 /// relays.closeAll()                                             // at the daemon's shutdown
 /// ```
 final class RelayConnections: Sendable {
     /// How long a failed connect is remembered before the next push tries again.
     static let connectRetryMs: Int64 = 1_000
+    /// How long a sender's connection stays open after its last push (docs/adr/0044).
+    static let defaultIdleMs: Int64 = 120_000
+    static let idleSetting = MillisecondsSetting(variable: "SOTTO_RELAY_IDLE_MS", defaultMs: defaultIdleMs,
+                                                 range: 100...86_400_000)
+
+    private struct Held {
+        let connection: RelayConnection
+        var lastUsedMs: Int64
+    }
 
     private struct State {
-        var open: [String: RelayConnection] = [:]
+        /// By "<relay URL> <sender>".
+        var open: [String: Held] = [:]
         var failed: [String: (untilMs: Int64, error: RelayError)] = [:]
         var closed = false
         /// "<relay URL> <body id>" of the bodies published in this run: a body goes to a relay
@@ -33,34 +48,34 @@ final class RelayConnections: Sendable {
 
     private let own: RelayConfiguration?
     private let options: RelayConnection.Options
+    let idleMs: Int64
     private let onReconnect: @Sendable () -> Void
     private let state = Mutex(State())
 
-    init(own: RelayConfiguration?, options: RelayConnection.Options = RelayConnections.defaultOptions,
-         onReconnect: @escaping @Sendable () -> Void = {}) {
+    init(own: RelayConfiguration?, options: RelayConnection.Options = RelayConnection.Options(),
+         idleMs: Int64 = RelayConnections.defaultIdleMs, onReconnect: @escaping @Sendable () -> Void = {}) {
         self.own = own
         self.options = options
+        self.idleMs = idleMs
         self.onReconnect = onReconnect
-    }
-
-    static var defaultOptions: RelayConnection.Options {
-        var options = RelayConnection.Options()
-        options.name = "sotto-daemon"
-        return options
     }
 
     // MARK: - Connections
 
-    /// The open connection to `url`, connecting (and creating the mailbox stream if the
-    /// relay has none yet) on first use. Throws the connect error, or the remembered one
-    /// within `connectRetryMs` of a failure, or `.call` after `closeAll`.
-    func connection(to url: RelayURL) throws(RelayError) -> RelayConnection {
-        let key = url.description
+    /// The open connection of `sender` to `url`, connecting (and creating the mailbox
+    /// stream if the relay has none yet) on first use. Throws the connect error, or the
+    /// remembered one within `connectRetryMs` of a failure, or `.call` after `closeAll`.
+    func connection(to url: RelayURL, for sender: RelaySender) throws(RelayError) -> RelayConnection {
+        let urlKey = url.description
+        let key = urlKey + " " + sender.key
         let now = WallClock.nowMs()
         let known: Result<RelayConnection, RelayError>? = state.withLock { state in
             if state.closed { return .failure(.call(operation: "connect to \(url)", status: "the daemon is stopping", code: 0)) }
-            if let open = state.open[key] { return .success(open) }
-            if let failed = state.failed[key], failed.untilMs > now { return .failure(failed.error) }
+            if state.open[key] != nil {
+                state.open[key]!.lastUsedMs = now
+                return .success(state.open[key]!.connection)
+            }
+            if let failed = state.failed[urlKey], failed.untilMs > now { return .failure(failed.error) }
             return nil
         }
         if let known { return try known.get() }
@@ -87,14 +102,14 @@ final class RelayConnections: Sendable {
                 throw error
             }
         } catch {
-            state.withLock { state in state.failed[key] = (WallClock.nowMs() + Self.connectRetryMs, error) }
+            state.withLock { state in state.failed[urlKey] = (WallClock.nowMs() + Self.connectRetryMs, error) }
             throw error
         }
         let kept: RelayConnection? = state.withLock { state in
             guard !state.closed else { return nil }
-            state.failed[key] = nil
-            if let raced = state.open[key] { return raced }
-            state.open[key] = connection
+            state.failed[urlKey] = nil
+            if let raced = state.open[key] { return raced.connection }
+            state.open[key] = Held(connection: connection, lastUsedMs: WallClock.nowMs())
             return connection
         }
         guard let kept else {
@@ -117,12 +132,38 @@ final class RelayConnections: Sendable {
         }
     }
 
-    /// Closes every connection; later `connection(to:)` calls throw.
+    /// How many connections are open now (the benchmark's "held at rest").
+    var openCount: Int { state.withLock { $0.open.count } }
+
+    /// Closes the connections no push used for `idleMs`; returns when the next one falls
+    /// idle (nil: none open). A publish that raced with it finds its connection closed and
+    /// fails like an unreachable relay: the outbox retries it on a new connection.
+    @discardableResult
+    func closeIdle() -> Int64? {
+        let now = WallClock.nowMs()
+        let (idle, next): ([RelayConnection], Int64?) = state.withLock { state in
+            var idle: [RelayConnection] = []
+            var next: Int64?
+            for (key, held) in state.open {
+                if now - held.lastUsedMs >= idleMs {
+                    idle.append(held.connection)
+                    state.open[key] = nil
+                } else {
+                    next = min(next ?? .max, held.lastUsedMs + idleMs)
+                }
+            }
+            return (idle, next)
+        }
+        for connection in idle { connection.close() }
+        return next
+    }
+
+    /// Closes every connection; later `connection(to:for:)` calls throw.
     func closeAll() {
         let open = state.withLock { state in
             state.closed = true
             defer { state.open = [:] }
-            return Array(state.open.values)
+            return state.open.values.map(\.connection)
         }
         for connection in open { connection.close() }
     }

@@ -10,7 +10,7 @@ import SottoWire
 ///
 /// ```swift
 /// if RelayPublisher.isRelayEndpoint(item.endpoint) {
-///     let outcome = RelayPublisher.publish(item.payload, to: item.endpoint, via: relays)
+///     let outcome = RelayPublisher.publish(item.payload, to: item.endpoint, as: sender, via: relays)
 ///     if case .relayed = outcome { … mark relayed … }
 /// }
 /// ```
@@ -40,7 +40,8 @@ enum RelayPublisher {
     /// Puts a sealed body on the member's relay before the first push that references it
     /// (docs/protocol/bodies.md §6): once per relay and body in a run, and a body the relay
     /// already holds (published before a restart) is not stored twice.
-    static func publishBody(sealed: [UInt8], bodyId: String, to endpoint: String, via relays: RelayConnections) -> Outcome {
+    static func publishBody(sealed: [UInt8], bodyId: String, to endpoint: String, as sender: RelaySender,
+                            via relays: RelayConnections) -> Outcome {
         let url: RelayURL
         do throws(RelayError) {
             url = try RelayURL.parse(endpoint)
@@ -49,7 +50,7 @@ enum RelayPublisher {
         }
         if relays.hasPublished(bodyId: bodyId, to: url) { return .relayed(duplicate: true) }
         do throws(RelayError) {
-            let connection = try relays.connection(to: url)
+            let connection = try relays.connection(to: url, for: sender)
             guard connection.isConnected else { return .unreachable("relay \(url) is reconnecting") }
             let ack = try connection.publishBody(sealed, id: bodyId)
             relays.recordPublished(bodyId: bodyId, to: url)
@@ -60,15 +61,16 @@ enum RelayPublisher {
         }
     }
 
-    /// Publishes many pushes to one relay (docs/adr/0041): the bodies they reference first
+    /// Publishes many pushes of one sender to one relay (docs/adr/0041): the bodies they reference first
     /// (once each, as `publishBody`), then every push whose body the relay took, with a
     /// bounded window of unacked publishes instead of one round trip each. One outcome per
     /// push, in order.
     ///
     /// ```swift
-    /// let outcomes = RelayPublisher.publishAll(pushes, to: "nats://relay:4222", via: relays)
+    /// let outcomes = RelayPublisher.publishAll(pushes, to: "nats://relay:4222", as: sender, via: relays)
     /// ```
-    static func publishAll(_ pushes: [PushAttempt.Push], to endpoint: String, via relays: RelayConnections) -> [Outcome] {
+    static func publishAll(_ pushes: [PushAttempt.Push], to endpoint: String, as sender: RelaySender,
+                           via relays: RelayConnections) -> [Outcome] {
         let url: RelayURL
         do throws(RelayError) {
             url = try RelayURL.parse(endpoint)
@@ -90,7 +92,7 @@ enum RelayPublisher {
                 continue
             }
             if let body = push.body, let bodyId = decoded.body?.id {
-                let published = bodyOutcomes[bodyId] ?? publishBody(sealed: body, bodyId: bodyId, to: endpoint, via: relays)
+                let published = bodyOutcomes[bodyId] ?? publishBody(sealed: body, bodyId: bodyId, to: endpoint, as: sender, via: relays)
                 bodyOutcomes[bodyId] = published
                 guard case .relayed = published else { outcomes[index] = published; continue }
             }
@@ -100,7 +102,7 @@ enum RelayPublisher {
         if !batch.isEmpty {
             let results: [Result<PublishAck, RelayError>]
             do throws(RelayError) {
-                let connection = try relays.connection(to: url)
+                let connection = try relays.connection(to: url, for: sender)
                 guard connection.isConnected else { throw .call(operation: "publish", status: "relay \(url) is reconnecting", code: 0) }
                 results = connection.publishAll(batch)
             } catch {
@@ -116,7 +118,7 @@ enum RelayPublisher {
         return outcomes.map { $0 ?? .unreachable("not published") }
     }
 
-    static func publish(_ payload: [UInt8], to endpoint: String, via relays: RelayConnections) -> Outcome {
+    static func publish(_ payload: [UInt8], to endpoint: String, as sender: RelaySender, via relays: RelayConnections) -> Outcome {
         let url: RelayURL
         let mailbox: Mailbox
         do throws(RelayError) {
@@ -130,7 +132,7 @@ enum RelayPublisher {
             return .badEndpoint("the push names no mailbox: \(error)")
         }
         do throws(RelayError) {
-            let connection = try relays.connection(to: url)
+            let connection = try relays.connection(to: url, for: sender)
             guard connection.isConnected else { return .unreachable("relay \(url) is reconnecting") }
             let ack = try connection.publish(payload, to: mailbox, messageId: messageId(for: payload))
             return .relayed(duplicate: ack.duplicate)

@@ -75,7 +75,8 @@ final class DaemonContext: Sendable {
     static func start(group: GroupDirectory, runtime: RuntimeDirectory, capacity: Int,
                       environment: [String: String], relay: RelayConfiguration? = nil,
                       pendingJoinLimit: PendingJoinLimit = PendingJoinLimit(),
-                      noticeMaxAgeMs: Int64 = OutboxSender.defaultNoticeMaxAgeMs) async throws -> DaemonContext {
+                      noticeMaxAgeMs: Int64 = OutboxSender.defaultNoticeMaxAgeMs,
+                      relayIdleMs: Int64 = RelayConnections.defaultIdleMs) async throws -> DaemonContext {
         // MARK: Storage
         try StartupIntegrityCheck.run(group: group, environment: environment)
         let database = try DaemonDatabase(directory: group, profile: .daemon(environment: environment))
@@ -105,7 +106,7 @@ final class DaemonContext: Sendable {
         let walKeeper = WALKeeper(database: database, walPath: group.databasePath + "-wal",
                                   policy: try WALKeeper.Policy(environment: environment,
                                                                normalBusyMs: database.profile.busyTimeoutMs))
-        let outbox = OutboxSender(database: database, relay: relay, noticeMaxAgeMs: noticeMaxAgeMs)
+        let outbox = OutboxSender(database: database, relay: relay, noticeMaxAgeMs: noticeMaxAgeMs, relayIdleMs: relayIdleMs)
         let receipts = ReceiptSender(database: database, identities: identities, outbox: outbox)
         let joinRequests = JoinRequestHandler(database: database, protection: lifecycle, identities: identities, outbox: outbox)
         let expired = ExplodeWorker(database: database, keystore: keystore, lifecycle: lifecycle, awake: awake,

@@ -81,12 +81,14 @@ struct DaemonStartup {
         let rebalance: RebalanceSchedule
         let pendingJoinLimit: PendingJoinLimit
         let noticeMaxAgeMs: Int64
+        let relayIdleMs: Int64
         do {
             controlLimits = try ControlLimits.forFileLimit(fileLimit, environment: environment)
             feedPoll = try SafetyNetPoll(environment: environment)
             rebalance = try RebalanceSchedule(environment: environment)
             pendingJoinLimit = try PendingJoinLimit(environment: environment)
             noticeMaxAgeMs = try OutboxSender.noticeMaxAge.read(environment)  // docs/adr/0034
+            relayIdleMs = try RelayConnections.idleSetting.read(environment)  // docs/adr/0044
         } catch {
             throw StartupFailure(exitCode: 78, description: "\(error)")  // EX_CONFIG
         }
@@ -95,7 +97,7 @@ struct DaemonStartup {
         do {
             context = try await DaemonContext.start(group: group, runtime: runtime, capacity: capacity,
                                                     environment: environment, relay: relay, pendingJoinLimit: pendingJoinLimit,
-                                                    noticeMaxAgeMs: noticeMaxAgeMs)
+                                                    noticeMaxAgeMs: noticeMaxAgeMs, relayIdleMs: relayIdleMs)
             try await context.launchInboxes()
         } catch let refusal as MasterKeyStartup.Refusal {
             throw StartupFailure(exitCode: 78, description: "start-up failed: \(refusal)")  // EX_CONFIG: no restart loop

@@ -31,11 +31,12 @@ extension DaemonProcessTests {
             #expect(int64(after["awakeCount"]) == 2)
         }
 
-        @Test("a rebalance interval, a pending-join limit or a notice age out of range stops the daemon with exit 78 naming it")
+        @Test("a rebalance interval, a pending-join limit, a notice age or a relay idle time out of range stops the daemon with exit 78 naming it")
         func badSettingsRefused() throws {
             for (name, value) in [("SOTTO_REBALANCE_MS", "50"), ("SOTTO_REBALANCE_MS", "often"), ("SOTTO_PENDING_JOIN_MAX_MS", "0"),
                                   ("SOTTO_PENDING_JOIN_MAX_MS", "-5"), ("SOTTO_NOTICE_MAX_AGE_MS", "soon"),
-                                  ("SOTTO_NOTICE_MAX_AGE_MS", "0")] {
+                                  ("SOTTO_NOTICE_MAX_AGE_MS", "0"), ("SOTTO_RELAY_IDLE_MS", "99"),
+                                  ("SOTTO_RELAY_IDLE_MS", "1e3; rm -rf /"), ("SOTTO_RELAY_IDLE_MS", "")] {
                 let home = try DaemonHome()
                 let daemon = try DaemonProcess.launch(home: home, environment: [name: value])
                 #expect(daemon.waitForExit() == 78, "\(name)=\(value)")

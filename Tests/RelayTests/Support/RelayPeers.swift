@@ -31,8 +31,10 @@ final class RelayPeers: @unchecked Sendable {
     /// nil when nats-server is not installed. `startServer: false` leaves the relay down
     /// (the daemons start anyway: a relay that is down is not a configuration error).
     /// `user`/`password`: the relay requires them, and every device is given them.
+    /// `observed`: the relay also serves its monitoring port and traces every client's protocol
+    /// (`-V`), for `RelayLinkage`. `environment`: added to every device's daemon and CLI.
     static func make(_ names: [String], startServer: Bool = true, user: String? = nil,
-                     password: String? = nil) throws -> RelayPeers? {
+                     password: String? = nil, observed: Bool = false, environment: [String: String] = [:]) throws -> RelayPeers? {
         guard NatsServer.isInstalled else {
             print(NatsServer.skipMessage)
             return nil
@@ -46,13 +48,15 @@ final class RelayPeers: @unchecked Sendable {
             serverArguments = ["--user", user, "--pass", password]
             credentials = .userPassword(user: user, password: password)
         }
-        let server = try NatsServer.prepare(storeDirectory: tmp.path + "/jetstream", extraArguments: serverArguments)
+        let server = try NatsServer.prepare(storeDirectory: tmp.path + "/jetstream",
+                                            extraArguments: serverArguments + (observed ? ["-V"] : []), monitoring: observed)
         if startServer { try server.restart() }
         let peers = RelayPeers(tmp: tmp, server: server, credentials: credentials)
         do {
             for name in names {
                 peers.devices[name] = try Device.start(name, in: tmp.path,
-                                                       environment: login.merging(["SOTTO_RELAY": server.url]) { $1 })
+                                                       environment: login.merging(["SOTTO_RELAY": server.url]) { $1 }
+                                                           .merging(environment) { $1 })
                 if startServer { try peers.startRelayd(name) }
             }
         } catch {
