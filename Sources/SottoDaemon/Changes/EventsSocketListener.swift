@@ -24,7 +24,7 @@ final class EventsSocketListener: @unchecked Sendable {
     }
 
     static func bind(path: String, onSignal: @escaping @Sendable (Int64?) -> Void) throws -> EventsSocketListener {
-        let fd = UnixSocket.bind(path, type: Int32(SOCK_DGRAM.rawValue))
+        let fd = UnixSocket.bind(path, type: UnixSocket.datagramType)
         guard fd >= 0 else { throw ControlServer.Failure.socket("bind \(path): \(String(cString: strerror(errno)))") }
         return EventsSocketListener(path: path, fd: fd, onSignal: onSignal)
     }

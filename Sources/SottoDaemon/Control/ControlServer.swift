@@ -52,7 +52,7 @@ final class ControlServer: Sendable {
     /// listens; clients queue in the backlog until `start`.
     static func listen(path: String, limits: ControlLimits, stats: ControlStats = ControlStats(),
                        handler: any ControlRequestHandler) throws -> ControlServer {
-        let fd = UnixSocket.bind(path, type: Int32(SOCK_STREAM.rawValue))
+        let fd = UnixSocket.bind(path, type: UnixSocket.streamType)
         guard fd >= 0 else { throw Failure.socket("bind \(path): \(String(cString: strerror(errno)))") }
         guard Glibc.listen(fd, SOMAXCONN) == 0 else {
             let code = errno

@@ -120,7 +120,7 @@ final class DesktopNotifications: @unchecked Sendable {
                                      "ActionInvoked", Self.onActionInvoked, userdata) >= 0
         ok = ok && sd_bus_match_signal(bus, nil, nil, "/org/freedesktop/Notifications", "org.freedesktop.Notifications",
                                        "NotificationClosed", Self.onClosed, userdata) >= 0
-        let socketFD = ok ? UnixSocket.bind(socketPath, type: Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)) : -1
+        let socketFD = ok ? UnixSocket.bind(socketPath, type: UnixSocket.nonBlockingDatagramType) : -1
         guard ok, socketFD >= 0 else {
             DaemonLog.error("desktop notifications: cannot listen on the session bus or \(socketPath) (errno \(errno)); workers post them")
             sd_bus_flush_close_unref(bus)

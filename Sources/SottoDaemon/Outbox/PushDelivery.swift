@@ -1,4 +1,3 @@
-import Foundation  // with Glibc alone, SOCK_STREAM was at times not found once CSystemd or CSecretService had included <sys/socket.h> (their module owned it)
 import Glibc
 import SottoWire
 
@@ -79,23 +78,11 @@ enum PushDelivery {
             }
             var host = String(rest[..<colon])
             if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-            var hints = addrinfo()
-            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-            var results: UnsafeMutablePointer<addrinfo>?
-            guard getaddrinfo(host, String(port), &hints, &results) == 0, let first = results else {
-                return .failure(.unreachable("cannot resolve \(host)"))
+            switch TCPSocket.connect(host: host, port: port) {
+            case .connected(let fd): return .success(fd)
+            case .unresolved: return .failure(.unreachable("cannot resolve \(host)"))
+            case .refused: return .failure(.unreachable("connect to \(host):\(port) failed"))
             }
-            defer { freeaddrinfo(results) }
-            var info: UnsafeMutablePointer<addrinfo>? = first
-            while let current = info {
-                let fd = socket(current.pointee.ai_family, current.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), current.pointee.ai_protocol)
-                if fd >= 0 {
-                    if Glibc.connect(fd, current.pointee.ai_addr, current.pointee.ai_addrlen) == 0 { return .success(fd) }
-                    close(fd)
-                }
-                info = current.pointee.ai_next
-            }
-            return .failure(.unreachable("connect to \(host):\(port) failed"))
         }
         return .failure(.badEndpoint("unknown endpoint scheme"))
     }

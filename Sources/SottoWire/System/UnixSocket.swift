@@ -57,6 +57,12 @@ extension UnixSocket {
         }
     }
 
+    /// Socket types for ``bind(_:type:)``, named here so that modules which also import C
+    /// libraries' headers need no Glibc socket constant (a fresh build at times lost them there).
+    public static let streamType = Int32(SOCK_STREAM.rawValue)
+    public static let datagramType = Int32(SOCK_DGRAM.rawValue)
+    public static let nonBlockingDatagramType = Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+
     /// A close-on-exec socket of `type` bound to `path` (a stale file there is removed first),
     /// created 0600 whatever the umask. -1 with errno set on failure.
     public static func bind(_ path: String, type: Int32) -> Int32 {
