@@ -66,6 +66,12 @@ extension Keystore {
     public static func opens(with key: SecretBytes, directory: String) throws(KeystoreError) -> (opened: Int, total: Int) {
         let dir = try SecureDirectory(path: directory, create: true)
         defer { dir.close() }
+        return try opens(with: key, in: dir)
+    }
+
+    /// ``opens(with:directory:)`` on a directory already open: the recovery key's import checks
+    /// the same before it writes.
+    static func opens(with key: SecretBytes, in dir: SecureDirectory) throws(KeystoreError) -> (opened: Int, total: Int) {
         let names = try identityClientIds(in: dir).map { $0 + ".identity" }
             + (try dir.read(unusedName, maxBytes: maxFileBytes) == nil ? [] : [unusedName])
         var opened = 0

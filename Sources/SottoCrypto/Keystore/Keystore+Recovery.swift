@@ -24,16 +24,9 @@ extension Keystore {
         guard key.count == 32 else { throw .unavailable("a master key has 32 bytes") }
         let dir = try SecureDirectory(path: directory, create: false)
         defer { dir.close() }
-        let names = try identityClientIds(in: dir).map { $0 + ".identity" }
-            + (try dir.read(unusedName, maxBytes: maxFileBytes) == nil ? [] : [unusedName])
-        var opened = 0
-        for name in names {
-            guard let bytes = try dir.read(name, maxBytes: maxFileBytes) else { continue }
-            let clientId = name == unusedName ? nil : String(name.dropLast(".identity".count))
-            if (try? IdentityRecord.open(bytes, masterKey: key, expectedClientId: clientId)) != nil { opened += 1 }
-        }
-        guard opened == names.count else {
-            throw .unavailable("this recovery key opens \(opened) of the \(names.count) sealed identities in \(directory): "
+        let (opened, total) = try opens(with: key, in: dir)
+        guard opened == total else {
+            throw .unavailable("this recovery key opens \(opened) of the \(total) sealed identities in \(directory): "
                 + "it is not the key they were sealed with; nothing was changed")
         }
         if var existing = try dir.read(masterKeyName, maxBytes: 128) {
