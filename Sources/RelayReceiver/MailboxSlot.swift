@@ -19,9 +19,6 @@ final class MailboxSlot {
     /// Something may be waiting: drain when `notBefore` has passed.
     var due = false
     var notBefore: Int64 = 0
-    /// Becomes due then (a message delivered to an earlier process and never acked is
-    /// redelivered once the relay's ack wait has passed; nothing publishes to wake us).
-    var recheckAt: Int64?
     /// When opening the consumer failed: try again then.
     var openRetryAt: Int64 = 0
     /// First scan that did not find the identity (nil while it is in the keystore).
@@ -34,18 +31,13 @@ final class MailboxSlot {
     var isOpen: Bool { consumer != nil }
 
     func isDue(at now: Int64) -> Bool {
-        if let recheckAt, now >= recheckAt {
-            self.recheckAt = nil
-            due = true
-        }
-        return due && now >= notBefore
+        due && now >= notBefore
     }
 
     /// The next time this slot needs the loop, if any.
     func nextWake(now: Int64) -> Int64? {
         var next: Int64?
         if due { next = max(now, notBefore) }
-        if let recheckAt { next = min(next ?? recheckAt, recheckAt) }
         if !isOpen { next = min(next ?? openRetryAt, max(now, openRetryAt)) }
         return next
     }

@@ -92,7 +92,7 @@ final class Receiver {
                     slot.close()
                     slot.openRetryAt = 0
                 } else {
-                    holdBackUnacked(slot, now: now)
+                    holdBackUnacked(slot)
                 }
             }
             for mailbox in woken.mailboxes { slots[mailbox]?.due = true }
@@ -312,21 +312,42 @@ final class Receiver {
     private func open(_ slot: MailboxSlot, now: Int64) {
         guard slot.missingSince == nil, let relay = connection(for: slot, now: now) else { return }
         do {
+            try startAtFirstUnacked(slot, relay: relay)
             slot.watch = try MailboxWatch(relay: relay, mailbox: slot.mailbox, handler: queue)
             slot.consumer = try MailboxConsumer(relay: relay, mailbox: slot.mailbox, ackWaitMs: options.ackWaitMs)
             slot.due = true
-            if let state = try relay.consumerState(slot.mailbox), state.ackPending > 0 {
-                // A previous process died holding messages. Drain only once the relay
-                // redelivers them: a fetch before would get the messages after them first and
-                // break the mailbox's order (docs/adr/0027).
-                slot.notBefore = now + options.ackWaitMs + 500
-                slot.recheckAt = now + options.ackWaitMs + 500
-            }
         } catch {
             slot.close()
             slot.openRetryAt = now + 1_000
             RelaydLog.warning("cannot open \(slot.mailbox) (\(error)); retrying")
             _ = try? relay.ensureStream(MailboxStream(maxAgeMs: options.mailboxMaxAgeMs))  // a relay that lost its store has no stream either
+        }
+    }
+
+    /// Messages delivered to an earlier process or connection and never acked would come back
+    /// only after the relay's ack wait, and not always in their order: after a power cut the
+    /// relay redelivered 423–511 before 256–422 (docs/adr/0047). In a work-queue stream an acked
+    /// message is gone, so a consumer made afresh delivers exactly the unacked ones, from the
+    /// first, in order, at once. A crash between the delete and the create leaves no consumer,
+    /// which `MailboxConsumer` creates the same way.
+    private func startAtFirstUnacked(_ slot: MailboxSlot, relay: RelayConnection) throws(RelayError) {
+        guard let state = try relay.consumerState(slot.mailbox), state.ackPending > 0 else { return }
+        try relay.deleteConsumer(slot.mailbox)
+        RelaydLog.info("\(state.ackPending) messages of \(slot.mailbox) were delivered and not acked; "
+                       + "its consumer starts again at the first of them")
+    }
+
+    /// What the relay sent this slot may be lost on the way (a fetch or a settle failed, the
+    /// connection came back): once the acks in flight are settled, the slot opens again and
+    /// `open` restarts its consumer at the first unacked message. Acks that do not settle
+    /// within 3 s, or a connection that is away: the mailbox waits for the relay's redelivery,
+    /// and the connection's return (`holdBackUnacked`) reopens it.
+    private func reopen(_ slot: MailboxSlot) {
+        if slot.relay?.isConnected == true, acks.waitUntilSettled(timeoutMs: 3_000) {
+            slot.close()
+            slot.openRetryAt = 0
+        } else {
+            slot.notBefore = max(slot.notBefore, MonotonicClock.nowMs() + options.ackWaitMs + 500)
         }
     }
 
@@ -341,13 +362,9 @@ final class Receiver {
                 batch = try consumer.fetch(max: fetchSize)
             } catch {
                 RelaydLog.warning("fetch from \(slot.mailbox) failed (\(error)); retrying")
-                // What the relay sent may be lost on the way: wait for its redelivery (order).
-                slot.notBefore = MonotonicClock.nowMs() + options.ackWaitMs + 500
-                // The relay lost the consumer (wiped, or deleted by its operator): open it afresh.
-                if slot.relay?.isConnected == true, consumerIsGone(slot) {
-                    slot.close()
-                    slot.openRetryAt = MonotonicClock.nowMs()
-                }
+                // What the relay sent may be lost on the way; or the relay lost the consumer
+                // (wiped, or deleted by its operator): either way it is opened afresh.
+                reopen(slot)
                 return
             }
             if batch.isEmpty {
@@ -360,11 +377,11 @@ final class Receiver {
     }
 
     /// After its connection came back: a mailbox with messages delivered but not acked (an
-    /// ack lost with the connection) waits until the relay redelivers them, so its order holds.
-    private func holdBackUnacked(_ slot: MailboxSlot, now: Int64) {
+    /// ack lost with the connection) opens again at the first of them, so its order holds.
+    private func holdBackUnacked(_ slot: MailboxSlot) {
         guard slot.isOpen, let relay = slot.relay,
               let state = try? relay.consumerState(slot.mailbox), state.ackPending > 0 else { return }
-        slot.notBefore = max(slot.notBefore, now + options.ackWaitMs + 500)
+        reopen(slot)
     }
 
     /// True only when the relay answered, on the slot's connection, that its consumer does
@@ -398,6 +415,7 @@ final class Receiver {
         let outcomes = delivery.deliver(batch: pushes) { hint in fetchBody(hint, for: slot) }
         var stored: [RelayMessage] = []
         var paused = false
+        var unsettled = false
         for (message, outcome) in zip(batch, outcomes) {
             do {
                 switch outcome {
@@ -420,15 +438,15 @@ final class Receiver {
                     try message.nak(delayMs: 0)
                 }
             } catch {
-                // Not settled: the relay redelivers it after the ack wait; the worker's dedupe
-                // makes a second delivery harmless.
-                // Wait for that redelivery before fetching again, so the order holds.
+                // Not settled: the slot opens again at the first unacked message once this
+                // batch is done; the worker's dedupe makes a second delivery harmless.
                 RelaydLog.warning("settling message of \(slot.mailbox) failed (\(error))")
-                slot.notBefore = max(slot.notBefore, MonotonicClock.nowMs() + options.ackWaitMs + 500)
+                unsettled = true
                 paused = true
             }
         }
         if !stored.isEmpty { acks.enqueue(stored, label: "\(stored.count) messages of \(slot.mailbox)") }
+        if unsettled { reopen(slot) }
         return !paused
     }
 

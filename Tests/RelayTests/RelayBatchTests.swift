@@ -125,6 +125,40 @@ struct RelayBatchTests {
         try expectMailboxEmpty(rig)
         print("RELAY kill-relayd mid-batch: \(midFlowKills) kills mid-flow, \(sent.count) messages stored once each, in order")
     }
+
+    /// docs/adr/0047: the relay's own redelivery of a dead relayd's batch waits its ack wait
+    /// and once came out of order (423–511 before 256–422). A restart instead makes the consumer
+    /// again at the first unacked message: here the ack wait is 10 minutes, so only that path
+    /// delivers within the test's 2.
+    @Test("relayd killed with a batch delivered and not acked: the restart delivers it at once, in order, without waiting the relay's ack wait")
+    func restartDeliversUnackedAtOnce() throws {
+        guard let rig = try RelayRig.make() else { return }
+        defer { rig.tearDown() }
+        let sent = try queue(300, on: rig, label: "unacked")
+        // The worker waits on this lock, so relayd holds its first batch delivered and unacked.
+        let sqlite = try ChildProcess.launch("/usr/bin/sqlite3", [rig.fixture.group.databasePath])
+        sqlite.write("PRAGMA busy_timeout=5000;\nBEGIN IMMEDIATE;\nSELECT 'locked';\n")
+        #expect(sqlite.waitForLine(containing: "locked") != nil)
+        try rig.startPushSocket(acceptYes: true, extraEnvironment: ["SOTTO_BUSY_TIMEOUT_MS": "25000"])
+        let tenMinutes = ["--ack-wait-ms", "600000", "--retry-min-ms", "100"]
+        try rig.startRelayd(arguments: tenMinutes)
+        try waitUntil("a batch delivered to the worker", timeout: 60) {
+            (try rig.publisher().consumerState(rig.mailbox)?.ackPending ?? 0) > 0
+        }
+        rig.killRelayd()
+        for pid in Workers.running(groupDirectory: rig.fixture.group.path) { kill(pid, SIGKILL) }
+        sqlite.write("ROLLBACK;\n.quit\n")
+        #expect(sqlite.waitForExit() == 0)
+        #expect(try rig.storedMessageIds().isEmpty)
+        let unacked = try #require(try rig.publisher().consumerState(rig.mailbox)).ackPending
+        #expect(unacked > 0)
+
+        try rig.startRelayd(arguments: tenMinutes)
+        try waitUntil("every message stored", timeout: 120) { try rig.storedMessageIds().count >= sent.count }
+        #expect(try rig.storedMessageIds() == sent)
+        try expectMailboxEmpty(rig)
+        #expect(rig.relaydOutput.contains { $0.contains("\(unacked) messages of \(rig.mailbox) were delivered and not acked") })
+    }
 }
 
 /// The sotto-notify processes serving one test's group directory (found by their environment),

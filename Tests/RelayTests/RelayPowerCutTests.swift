@@ -48,7 +48,9 @@ struct RelayPowerCutTests {
         try rig.startPushSocket(acceptYes: true)
         try rig.startRelayd()
         try waitUntil("600 messages stored", timeout: 120) { try rig.storedMessageIds().count >= sent.count }
-        #expect(try rig.storedMessageIds() == sent)
+        let stored = try rig.storedMessageIds()
+        let firstDifference = zip(stored, sent).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(stored == sent, "first difference at \(String(describing: firstDifference)); relayd: \(rig.relaydOutput.suffix(12))")
         try waitUntil("the mailbox is empty", timeout: 30) {
             let state = try rig.publisher().consumerState(rig.mailbox)
             return try rig.publisher().storedCount(rig.mailbox) == 0 && state?.pending == 0 && state?.ackPending == 0
