@@ -11,7 +11,7 @@
 public actor ConversationStore {
     /// The newest messages an awake conversation keeps in memory (about 1.7 KB each, so at
     /// most ~34 MB for 20 awake conversations); a read deeper than this goes to the database
-    /// (docs/adr/0048).
+    /// (docs/adr/0050).
     public static let defaultCap = 1_000
 
     public nonisolated let conversationId: String

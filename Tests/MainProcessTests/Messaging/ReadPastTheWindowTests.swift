@@ -5,7 +5,7 @@ import SottoWire
 import TestSupport
 import Testing
 
-/// docs/adr/0048: an awake conversation keeps its newest `ConversationStore.defaultCap`
+/// docs/adr/0050: an awake conversation keeps its newest `ConversationStore.defaultCap`
 /// messages in memory; `sotto read` deeper than that reads the database, in the same order.
 @Suite("Messaging: read past the in-memory window", .serialized)
 struct ReadPastTheWindowTests {
