@@ -5,10 +5,11 @@ import SottoWire
 import TestSupport
 import Testing
 
-/// `sotto/roster_request:1.0` (docs/protocol/roster.md §9) through the real worker on the
-/// creator's device: a member's request is recorded as one row per member for the daemon to
-/// answer; a flood rewrites that row; everything else is refused with nothing written.
-@Suite("Worker: roster requests")
+/// `sotto/roster_request:1.0` and `sotto/rename:1.0` (docs/protocol/roster.md §9–§10) through
+/// the real worker on the creator's device: a member's request is recorded as one row per
+/// member for the daemon to answer; a flood rewrites that row; everything else is refused with
+/// nothing written.
+@Suite("Worker: roster requests and renames")
 struct WorkerRosterRequestTests {
     private func creatorsDevice() throws -> WorkerFixture {
         try WorkerFixture(vectors: try #require(try Vectors.load()), recipientCreates: true)
@@ -94,6 +95,62 @@ struct WorkerRosterRequestTests {
         }
         let before = try f.tableContents()
         #expect(WorkerRun.errorCode(try WorkerRun.deliver(payload, mode: .acceptYes, fixture: f)) == code, "\(attempt)")
+        #expect(try f.tableContents() == before, "\(attempt) changed the database")
+    }
+
+    private static func rename(_ object: JSONValue) -> [UInt8] { JSONWriter.bytes(object) }
+
+    private static func renames(_ f: WorkerFixture) throws -> [String] {
+        try f.open().query("SELECT inboxId || ' ' || profileName || ' ' || owed FROM roster_rename ORDER BY inboxId")
+            .map { try $0.string(0) }
+    }
+
+    @Test("a member's rename is recorded for the signer, the latest name wins; a content naming another member still renames only the signer")
+    func renameIsRecordedForTheSigner() throws {
+        let f = try creatorsDevice()
+        let sam = f.senderKey.publicKey.inboxId
+        let other = try #require(f.vectors.members.first { $0.inboxId != f.recipient.inboxId }).inboxId
+        let first = try f.seal(contentType: ContentType.rename, content: Self.rename(["profileName": "Samantha"]))
+        #expect(try WorkerRun.deliver(first.payload, mode: .acceptYes, fixture: f) == .ok(messageId: first.messageId, duplicate: false))
+        let hostile = try f.seal(contentType: ContentType.rename,
+                                 content: Self.rename(["profileName": "Mallory", "inboxId": .string(other)]))
+        #expect(try WorkerRun.deliver(hostile.payload, mode: .acceptYes, fixture: f) == .ok(messageId: hostile.messageId, duplicate: false))
+        #expect(try Self.renames(f) == ["\(sam) Mallory 1"])
+        // The worker never sets a name itself: the creator's daemon does, with the delta.
+        #expect(try f.open().query("SELECT name FROM member_profile WHERE inboxId = ?", [.text(other)]).map { try $0.optionalString(0) }
+                != [Optional("Mallory")])
+        #expect(try f.open().queryOne("SELECT count(*) FROM message")?.int64(0) == 0)
+    }
+
+    @Test("a rename refused, nothing written: a stranger, a removed member, the creator, a member's device, bad names",
+          arguments: ["stranger", "removed member", "creator renames itself", "to a member's device", "empty name",
+                      "101 bytes", "escape sequence", "DEL", "no profileName", "profileName a number", "not an object"])
+    func renameRefusals(_ attempt: String) throws {
+        let f = attempt == "to a member's device"
+            ? try WorkerFixture(vectors: try #require(try Vectors.load()), holdsCreatorKey: true)
+            : try creatorsDevice()
+        if attempt == "removed member" {
+            let conn = try f.open()
+            try conn.immediateTransaction { () throws(StoreError) in
+                try RosterWriter.depart(inboxId: f.senderKey.publicKey.inboxId, conversationId: f.recipient.conversationId, on: conn)
+            }
+        }
+        let good = Self.rename(["profileName": "Bea"])
+        let (content, signer, code): ([UInt8], PrivateKey?, String) = switch attempt {
+        case "stranger": (good, PrivateKey.generate(), "unknown_sender")
+        case "removed member", "to a member's device": (good, nil, "unknown_sender")
+        case "creator renames itself": (good, try PrivateKey(bytes: f.recipient.privateKey), "unknown_sender")
+        case "empty name": (Self.rename(["profileName": ""]), nil, "malformed_message")
+        case "101 bytes": (Self.rename(["profileName": .string(String(repeating: "b", count: 101))]), nil, "malformed_message")
+        case "escape sequence": (Self.rename(["profileName": "Bea\u{1b}[2J"]), nil, "malformed_message")
+        case "DEL": (Self.rename(["profileName": "Bea\u{7f}"]), nil, "malformed_message")
+        case "no profileName": (Self.rename([:]), nil, "malformed_message")
+        case "profileName a number": (Self.rename(["profileName": 7]), nil, "malformed_message")
+        default: (Self.rename(["Bea"]), nil, "malformed_message")
+        }
+        let before = try f.tableContents()
+        let push = try f.seal(contentType: ContentType.rename, content: content, signer: signer)
+        #expect(WorkerRun.errorCode(try WorkerRun.deliver(push.payload, mode: .acceptYes, fixture: f)) == code, "\(attempt)")
         #expect(try f.tableContents() == before, "\(attempt) changed the database")
     }
 }

@@ -95,4 +95,55 @@ public enum RosterRequestRepository {
             WHERE conversationId = ? AND inboxId = ?
             """, [.integer(answered ? 1 : 0), .integer(now), .text(request.conversationId), .text(request.inboxId)])
     }
+
+    // MARK: - Renames, on the creator's device
+
+    /// A member's latest asked-for name (`sotto/rename:1.0`, docs/protocol/roster.md §10).
+    public struct Rename: Sendable, Equatable {
+        public let conversationId: String
+        public let inboxId: String
+        public let profileName: String
+    }
+
+    /// Renames owed a delta whose member was last renamed at or before `appliedBy` (or never),
+    /// under the write lock: read and settled in the caller's transaction.
+    public static func owedRenames(conversationId: String, appliedBy: Int64, on conn: SQLiteConnection) throws(StoreError) -> [Rename] {
+        try conn.query("""
+            SELECT inboxId, profileName FROM roster_rename
+            WHERE conversationId = ? AND owed = 1 AND (appliedAt IS NULL OR appliedAt <= ?) ORDER BY receivedAt
+            """, [.text(conversationId), .integer(appliedBy)])
+            .map { row throws(StoreError) in
+                Rename(conversationId: conversationId, inboxId: try row.string(0), profileName: try row.string(1))
+            }
+    }
+
+    /// Conversations with a rename owed a delta now.
+    public static func conversationsOwingRenames(appliedBy: Int64, on conn: SQLiteConnection) throws(StoreError) -> [String] {
+        try conn.query("""
+            SELECT DISTINCT conversationId FROM roster_rename
+            WHERE owed = 1 AND (appliedAt IS NULL OR appliedAt <= ?) ORDER BY conversationId
+            """, [.integer(appliedBy)]).map { row throws(StoreError) in try row.string(0) }
+    }
+
+    /// When the next deferred rename may be applied (Unix ms), or nil when none waits.
+    public static func nextRenameAt(everyMs: Int64, on conn: SQLiteConnection) throws(StoreError) -> Int64? {
+        try conn.queryOne("SELECT min(appliedAt) + ? FROM roster_rename WHERE owed = 1 AND appliedAt IS NOT NULL",
+                          [.integer(everyMs)])?.optionalInt64(0)
+    }
+
+    /// The rename needs nothing more; `applied` when a delta carried it.
+    public static func settle(_ rename: Rename, applied: Bool, now: Int64, on conn: SQLiteConnection) throws(StoreError) {
+        try conn.run("""
+            UPDATE roster_rename SET owed = 0, appliedAt = CASE WHEN ? THEN ? ELSE appliedAt END
+            WHERE conversationId = ? AND inboxId = ?
+            """, [.integer(applied ? 1 : 0), .integer(now), .text(rename.conversationId), .text(rename.inboxId)])
+    }
+
+    /// The creator's device sets a member's (or its own) profile name, before the delta that
+    /// tells the others is composed from the member rows.
+    public static func setProfileName(_ name: String, inboxId: String, conversationId: String,
+                                      on conn: SQLiteConnection) throws(StoreError) {
+        try conn.run("INSERT OR REPLACE INTO member_profile(conversationId, inboxId, name) VALUES (?, ?, ?)",
+                     [.text(conversationId), .text(inboxId), .text(name)])
+    }
 }

@@ -15,7 +15,7 @@ import ServiceLifecycle
 ///    failed or pending; nothing new starts. A restart delivers what is pending.
 /// 6. `receipts`: a batch under way is sealed and queued (or not at all); the rows left are
 ///    sealed after a restart.
-/// 6b. `roster-repair`: a request or an answer under way is queued (or not at all); what
+/// 6b. `roster-requests`: a request or an answer under way is queued (or not at all); what
 ///    is still due is asked or answered after a restart.
 /// 7. `expired-conversations`: a deletion under way finishes (an explosion, or a join
 ///    never accepted).
@@ -42,7 +42,7 @@ struct DaemonServices {
             ("change-feed", ChangeFeedService(feed: context.feed, events: events, poll: feedPoll)),
             ("desktop-notifications", DesktopNotificationsService(runtime: context.runtime, environment: environment)),
             ("expired-conversations", context.expired),
-            ("roster-repair", context.rosterRepair),
+            ("roster-requests", context.rosterRequests),
             ("receipts", context.receipts),
             ("outbox", context.outbox),
             ("unused-inbox", UnusedInboxRefill(cache: context.unusedInboxes)),

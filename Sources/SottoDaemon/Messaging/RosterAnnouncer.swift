@@ -19,6 +19,8 @@ enum RosterAnnouncer {
     enum Change {
         case joined([String])
         case departed([String])
+        /// Members whose profile names changed (the creator's own, or members' requests).
+        case renamed([RosterDelta.Rename])
     }
 
     /// Returns the roster version the change produced.
@@ -44,6 +46,8 @@ enum RosterAnnouncer {
                                     removed: [], renamed: [])
             case .departed(let inboxIds):
                 delta = RosterDelta(base: version - 1, added: [], removed: inboxIds, renamed: [])
+            case .renamed(let renames):
+                delta = RosterDelta(base: version - 1, added: [], removed: [], renamed: renames)
             }
             let composed = try MessageComposer.compose(
                 contentType: ContentType.rosterDelta, content: delta.encode(), fallback: delta.fallback,
@@ -56,7 +60,7 @@ enum RosterAnnouncer {
     }
 
     /// The full roster at `version`, to `members` only (the joiners, everyone at a multiple of
-    /// `fullRosterEvery`, or one member that asked after a gap, `RosterGapRepair`).
+    /// `fullRosterEvery`, or one member that asked after a gap, `RosterRequests`).
     static func queueFullRoster(of conversation: DBConversation, version: Int64, entries: [MemberEntry]? = nil,
                                 to members: [DBMember], from identity: Identity, now: Int64 = WallClock.nowMs(),
                                 on conn: SQLiteConnection) throws {

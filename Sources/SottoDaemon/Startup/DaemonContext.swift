@@ -35,7 +35,7 @@ final class DaemonContext: Sendable {
     /// Seals the delivery receipts the worker records (docs/protocol/receipts.md).
     let receipts: ReceiptSender
     /// Asks for the full roster after a gap, and answers members who ask (docs/protocol/roster.md §9).
-    let rosterRepair: RosterGapRepair
+    let rosterRequests: RosterRequests
     /// Identities that did not open at start-up: isolated (their inboxes stay asleep) and
     /// reported by `sotto status` and the log; every other conversation is served.
     let damagedIdentities: [KeystoreAudit.Damaged]
@@ -46,7 +46,7 @@ final class DaemonContext: Sendable {
                  unusedInboxes: UnusedInboxCache,
                  feed: ChangeFeed, outbox: OutboxSender, walKeeper: WALKeeper, invites: InviteService,
                  joinRequests: JoinRequestHandler, expired: ExplodeWorker, explode: ExplodeService, leave: LeaveService, removals: RemoveService,
-                 receipts: ReceiptSender, rosterRepair: RosterGapRepair, damagedIdentities: [KeystoreAudit.Damaged]) {
+                 receipts: ReceiptSender, rosterRequests: RosterRequests, damagedIdentities: [KeystoreAudit.Damaged]) {
         self.group = group
         self.runtime = runtime
         self.database = database
@@ -65,7 +65,7 @@ final class DaemonContext: Sendable {
         self.leave = leave
         self.removals = removals
         self.receipts = receipts
-        self.rosterRepair = rosterRepair
+        self.rosterRequests = rosterRequests
         self.damagedIdentities = damagedIdentities
     }
 
@@ -111,7 +111,7 @@ final class DaemonContext: Sendable {
                                                                normalBusyMs: database.profile.busyTimeoutMs))
         let outbox = OutboxSender(database: database, relay: relay, noticeMaxAgeMs: noticeMaxAgeMs, relayIdleMs: relayIdleMs)
         let receipts = ReceiptSender(database: database, identities: identities, outbox: outbox)
-        let rosterRepair = RosterGapRepair(database: database, identities: identities, outbox: outbox)
+        let rosterRequests = RosterRequests(database: database, identities: identities, outbox: outbox)
         let joinRequests = JoinRequestHandler(database: database, protection: lifecycle, identities: identities, outbox: outbox)
         let expired = ExplodeWorker(database: database, keystore: keystore, lifecycle: lifecycle, awake: awake,
                                                  walKeeper: walKeeper, explodeDeliveryBudgetMs: budget,
@@ -141,7 +141,7 @@ final class DaemonContext: Sendable {
                 receipts.kick()
             }
             if changes.contains(where: { $0.knownKind == .membersChanged || $0.knownKind == .rosterRequested }) {
-                rosterRepair.kick()
+                rosterRequests.kick()
             }
         }
         return DaemonContext(group: group, runtime: runtime, database: database, keystore: keystore,
@@ -150,7 +150,7 @@ final class DaemonContext: Sendable {
                              outbox: outbox, walKeeper: walKeeper, invites: invites, joinRequests: joinRequests,
                              expired: expired, explode: explode, leave: LeaveService(service: service, expired: expired),
                              removals: RemoveService(service: service, database: database),
-                             receipts: receipts, rosterRepair: rosterRepair, damagedIdentities: damagedIdentities)
+                             receipts: receipts, rosterRequests: rosterRequests, damagedIdentities: damagedIdentities)
     }
 
     /// Launch initialisation (the source app's decision record "Inbox Lifecycle Management"): inboxes with pending invites or join requests first

@@ -11,7 +11,7 @@ import Testing
 /// a member at most once per `answerEveryMs`, however often it asks.
 @Suite("Messaging: a roster gap heals by asking the creator", .serialized)
 struct RosterGapTests {
-    /// `RosterGapRepair.gapWaitMs`: how long a member waits for a missing delta before asking.
+    /// `RosterRequests.gapWaitMs`: how long a member waits for a missing delta before asking.
     static let gapWaitMs: Int64 = 3_000
 
     static func roster(_ device: Device, _ conversation: String) throws -> [String] {

@@ -11,7 +11,8 @@ public enum ChangeKind: String, Sendable, CaseIterable {
     case messageStatusChanged
     case joinRequestReceived
     case localStateChanged
-    /// A member asked the creator's device for the full roster (`roster_request`).
+    /// A member asked the creator's device for the full roster (`roster_request`) or to rename
+    /// it (`roster_rename`); `entityId` is the member's inboxId.
     case rosterRequested
 }
 

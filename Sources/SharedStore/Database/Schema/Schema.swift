@@ -305,6 +305,8 @@ public enum Schema {
     ///   worker rewrites the one row, so a flood grows nothing); `owed` until the daemon
     ///   answers it, `answeredAt` when it last sent that member the full roster (the rate limit).
     /// - `roster_asked`, on a member's device: when it last asked, per conversation (its rate limit).
+    /// - `roster_rename`, on the creator's device: each member's latest `sotto/rename:1.0`
+    ///   (roster.md §10), `owed` until re-issued as a delta, `appliedAt` for its rate limit.
     static let v9 = """
         CREATE TABLE roster_request (
             conversationId TEXT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
@@ -313,6 +315,15 @@ public enum Schema {
             receivedAt INTEGER NOT NULL,
             owed INTEGER NOT NULL DEFAULT 1 CHECK (owed IN (0, 1)),
             answeredAt INTEGER,
+            PRIMARY KEY (conversationId, inboxId)
+        ) WITHOUT ROWID;
+        CREATE TABLE roster_rename (
+            conversationId TEXT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+            inboxId TEXT NOT NULL,
+            profileName TEXT NOT NULL,
+            receivedAt INTEGER NOT NULL,
+            owed INTEGER NOT NULL DEFAULT 1 CHECK (owed IN (0, 1)),
+            appliedAt INTEGER,
             PRIMARY KEY (conversationId, inboxId)
         ) WITHOUT ROWID;
         CREATE TABLE roster_asked (

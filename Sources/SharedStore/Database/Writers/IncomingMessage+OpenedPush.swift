@@ -46,6 +46,8 @@ extension IncomingMessage.Kind {
             self = .receipt(receipt)
         case .rosterRequest(let version):
             self = .rosterRequest(version: version)
+        case .rename(let name):
+            self = .rename(profileName: name)
         case .membership(let name, let members, let version):
             self = .membership(name: name, members: members.map(MemberEntry.init), version: version)
         case .rosterDelta(let delta):

@@ -54,6 +54,9 @@ public struct IncomingMessage: Sendable, Equatable {
         /// A member asks this device, the creator's, for the full roster (docs/protocol/roster.md
         /// §9): recorded for the daemon to answer, never stored as a message.
         case rosterRequest(version: Int64)
+        /// A member asks this device, the creator's, to rename it (docs/protocol/roster.md §10):
+        /// recorded for the daemon to re-issue as a roster delta, never stored as a message.
+        case rename(profileName: String)
     }
 
     public var id: String

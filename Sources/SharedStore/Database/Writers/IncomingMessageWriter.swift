@@ -53,6 +53,15 @@ public enum IncomingMessageWriter {
                                    visible: false, on: conn)
             })
         }
+        if case .rename(let name) = m.kind {
+            // As a roster request: one row per member, the latest name wins.
+            return .written(try store { () throws(StoreError) in
+                let seq = try RosterRequestWriter.recordRename(conversationId: m.conversationId, inboxId: m.senderInboxId,
+                                                               profileName: name, now: now, on: conn)
+                return try self.receipt(seq: seq, conversationId: m.conversationId, senderInboxId: m.senderInboxId,
+                                        visible: false, on: conn)
+            })
+        }
         let seen = try store { () throws(StoreError) in
             try conn.queryOne("""
                 SELECT 1 FROM message WHERE id = ?1
@@ -128,7 +137,7 @@ public enum IncomingMessageWriter {
                 seq = try ChangeLog.append(conn, kind: .membersChanged, conversationId: m.conversationId,
                                            entityId: m.id, now: now)
 
-            case .receipt, .rosterRequest:
+            case .receipt, .rosterRequest, .rename:
                 preconditionFailure("a receipt and a roster request are applied above")
 
             case .membership(let name, let members, let version):
@@ -175,7 +184,7 @@ public enum IncomingMessageWriter {
         switch kind {
         case .stored, .membership, .rosterDelta: return true
         case .remove(let inboxId): return inboxId != recipientInboxId
-        case .explodeSettings, .joinRequest, .leave, .receipt, .rosterRequest: return false
+        case .explodeSettings, .joinRequest, .leave, .receipt, .rosterRequest, .rename: return false
         }
     }
 

@@ -4,8 +4,9 @@ import SharedStore
 import SottoCrypto
 import SottoWire
 
-/// Heals a roster gap without waiting for the creator's next periodic full roster
-/// (docs/protocol/roster.md §9, docs/adr/0049). Both ends live here:
+/// What members ask the creator about the roster, both ends (docs/protocol/roster.md §9–§10,
+/// docs/adr/0049): the full roster after a gap, so a gap heals without waiting for the
+/// creator's next periodic full roster, and a rename (`RosterRequests+Rename.swift`). For gaps:
 ///
 /// - **A member's device**: a delta kept ahead of the roster (`roster_pending`) whose
 ///   predecessor has not arrived `gapWaitMs` after it did is a gap that will not fill by
@@ -22,10 +23,11 @@ import SottoWire
 /// and by its own deadlines; a pass at start-up answers what came while the daemon was down.
 ///
 /// ```swift
-/// let repair = RosterGapRepair(database: db, identities: identities, outbox: outbox)  // a DaemonServices part
-/// repair.kick()                                                                      // after a commit
+/// let requests = RosterRequests(database: db, identities: identities, outbox: outbox)  // a DaemonServices part
+/// requests.kick()                                                                      // after a commit
+/// try await requests.rename(in: "3fa2", to: "Bea")                                     // `sotto rename`
 /// ```
-actor RosterGapRepair: Service {
+actor RosterRequests: Service {
     /// How long a gap may stay open before the member asks: a reordered delta (an outbox retry,
     /// a relay catch-up) normally lands within the outbox's first retries (1 s, 2 s).
     static let gapWaitMs: Int64 = 3_000
@@ -65,11 +67,13 @@ actor RosterGapRepair: Service {
     func pass() async -> Int64? {
         var queued = await askForGaps()
         queued += await answerRequests()
+        queued += await applyRenames()
         if queued > 0 { await outbox.kick() }
         let now = WallClock.nowMs()
         return try? database.read { conn in
             [try RosterRequestRepository.nextAskAt(waitMs: Self.gapWaitMs, everyMs: Self.askEveryMs, now: now, on: conn),
-             try RosterRequestRepository.nextAnswerAt(everyMs: Self.answerEveryMs, on: conn)].compactMap { $0 }.min()
+             try RosterRequestRepository.nextAnswerAt(everyMs: Self.answerEveryMs, on: conn),
+             try RosterRequestRepository.nextRenameAt(everyMs: Self.renameEveryMs, on: conn)].compactMap { $0 }.min()
         }
     }
 
@@ -93,26 +97,36 @@ actor RosterGapRepair: Service {
     }
 
     private func ask(_ gap: RosterRequestRepository.Gap) async throws {
-        let found = try database.read { conn -> (DBConversation, DBMember)? in
-            guard let conversation = try ConversationRepository.find(id: gap.conversationId, on: conn),
-                  let creator = try MemberRepository.member(conversationId: conversation.id,
-                                                            inboxId: conversation.creatorInboxId, on: conn) else { return nil }
-            return (conversation, creator)
+        guard let conversation = try database.read({ conn in try ConversationRepository.find(id: gap.conversationId, on: conn) })
+        else { return }
+        try await queueToCreator(of: conversation, contentType: ContentType.rosterRequest,
+                                 content: RosterRequest(version: gap.version).encode()) { conn, now in
+            try RosterRequestRepository.recordAsked(conversationId: conversation.id, version: gap.version, now: now, on: conn)
         }
-        guard let (conversation, creator) = found, let key = try? PublicKey(hex: creator.publicKey) else { return }
+        DaemonLog.info("roster gap in conversation \(conversation.id.prefix(8)) at version \(gap.version): asked the creator for the full roster")
+    }
+
+    /// Signs `content` with this device's identity in the conversation, seals it to the
+    /// creator alone and queues it as a notice (no message row, as a receipt), with `also` in
+    /// the same transaction.
+    func queueToCreator(of conversation: DBConversation, contentType: String, content: [UInt8],
+                        also: @escaping @Sendable (SQLiteConnection, Int64) throws -> Void = { _, _ in }) async throws {
+        guard let creator = try database.read({ conn in
+            try MemberRepository.member(conversationId: conversation.id, inboxId: conversation.creatorInboxId, on: conn)
+        }), let key = try? PublicKey(hex: creator.publicKey) else {
+            throw ConversationService.Failure.refused("this device does not know the conversation's creator")
+        }
         let identity = try await identities.identity(of: conversation.inboxId)
         let now = WallClock.nowMs()
         let signed = SignedMessage.sign(id: Hex.encode(SecureRandom.bytes(16)), conversationId: conversation.id, sentAtMs: now,
-                                        contentType: ContentType.rosterRequest,
-                                        content: RosterRequest(version: gap.version).encode(),
-                                        fallback: nil, signer: identity.privateKey)
+                                        contentType: contentType, content: content, fallback: nil, signer: identity.privateKey)
         let envelope = Envelope.seal(signed.encode(), recipient: key, clientId: creator.clientId, topic: conversation.topic)
         let push = PushPayload(clientId: creator.clientId, topic: nil, envelope: envelope)
         try await database.write { conn in
             try OutlivingNoticeWriter.queue(payload: push, endpoint: creator.endpoint, now: now, on: conn)
-            try RosterRequestRepository.recordAsked(conversationId: conversation.id, version: gap.version, now: now, on: conn)
+            try also(conn, now)
         }
-        DaemonLog.info("roster gap in conversation \(conversation.id.prefix(8)) at version \(gap.version): asked the creator for the full roster")
+        await outbox.kick()
     }
 
     // MARK: - The creator answers
