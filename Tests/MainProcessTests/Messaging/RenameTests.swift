@@ -74,6 +74,8 @@ struct RenameTests {
         let net = try Network(["alice", "bob"])
         let (alice, bob) = (net["alice"], net["bob"])
         let trip = try net.conversation(creator: alice, joiners: [bob])
+        let unknown = try bob.cli(["rename", "ffffffffff", "Bea"])
+        #expect(unknown.status != 0 && unknown.stderr.contains("no conversation"), "\(unknown.stderr)")
         for device in [alice, bob] {
             let before = try device.query("SELECT count(*) FROM outliving_notice")[0].int64(0)
             let messages = try device.query("SELECT count(*) FROM message")[0].int64(0)
