@@ -94,6 +94,48 @@ struct RosterGapTests {
         }
     }
 
+    @Test("the creator's daemon is down when bob asks: its worker records the request, and the daemon answers it when it starts")
+    func answeredAtLaunch() async throws {
+        try await onOwnThread { try self.launchSteps() }
+    }
+
+    private func launchSteps() throws {
+        let net = try Network(["alice", "bob", "carol", "dave"])
+        let (alice, bob, carol, dave) = (net["alice"], net["bob"], net["carol"], net["dave"])
+        let trip = try net.conversation(creator: alice, joiners: [bob])
+        let bobInbox = try bob.conversationIds(trip).inboxId
+        bob.stopPushSocket()
+        try net.join([carol], to: trip, creator: alice)
+        _ = try alice.query("UPDATE outbox SET state = 'failed', lastError = 'given up by the test' WHERE memberInboxId = ?",
+                            [.text(bobInbox)])
+        try net.join([dave], to: trip, creator: alice)
+        // Alice's daemon goes down with the delta from version 2 still owed to bob; the test
+        // hands bob that very push (a crafted path: the outbox's own payload).
+        alice.stopDaemon()
+        let owed = try alice.query("""
+            SELECT o.payload FROM outbox o JOIN message m ON m.id = o.messageId
+            WHERE m.contentType = ? AND o.memberInboxId = ? AND o.state = 'pending'
+            """, [.text(ContentType.rosterDelta), .text(bobInbox)]).map { try $0.blob(0) }
+        #expect(owed.count == 1)
+        try bob.startPushSocket()
+        let ack = try PushClient.send(try #require(owed.first), to: bob.runtime.pushSocketPath)
+        #expect(ack.hasPrefix(#"{"ok":true"#), "ack: \(ack)")
+        #expect(try bob.query("SELECT base FROM roster_pending").map { try $0.int64(0) } == [2])
+
+        try alice.waitUntil("alice's worker records bob's request", timeoutMs: Self.gapWaitMs + 15_000) {
+            try alice.query("SELECT owed, version FROM roster_request WHERE inboxId = ?", [.text(bobInbox)])
+                .map { "\(try $0.int64(0)) \(try $0.int64(1))" } == ["1 1"]
+        }
+        #expect(try Self.version(bob, trip) == 1, "nobody answered while alice's daemon was down")
+        try alice.startDaemon()
+        let expected = try Self.roster(alice, trip)
+        try bob.waitUntil("bob holds alice's roster once her daemon is back") {
+            try Self.version(bob, trip) == 3 && Self.roster(bob, trip) == expected
+        }
+        #expect(expected.count == 4)
+        #expect(try alice.query("SELECT owed FROM roster_request WHERE inboxId = ?", [.text(bobInbox)]).map { try $0.int64(0) } == [0])
+    }
+
     @Test("a member floods the creator with roster requests: one full roster per answer window; the rest wait, and another member is answered at once")
     func creatorRateLimitsAnswers() async throws {
         try await onOwnThread { try self.floodSteps() }
