@@ -65,7 +65,7 @@ struct RelayPowerCutTests {
 
 /// Issue #21: the power cut while alice's daemon publishes to the relay. Alice's group
 /// directory lies on the power-cut file system; the relay's store and bob do not. A burst of
-/// `sotto send` runs while her daemon publishes and her relayd takes bob's receipts; the cut
+/// sends (the control socket's `sendMessage`) runs while her daemon publishes and her relayd takes bob's receipts; the cut
 /// comes with a SIGKILL of her daemon, her relayd and her workers. Whatever her outbox forgot
 /// (a push published but its `relayed` not yet durable) goes out again and is answered as a
 /// duplicate, by the relay's de-duplication or bob's worker.
@@ -74,7 +74,7 @@ struct RelayPowerCutTests {
 struct RelayPublishPowerCutTests {
     static let sends = 24
 
-    @Test("a burst of sends through the relay, the power cut mid-publish: every send the CLI reported is on alice's disk once, reaches bob once, and ends delivered",
+    @Test("a burst of sends through the relay, the power cut mid-publish: every send the daemon reported is on alice's disk once, reaches bob once, and ends delivered",
           arguments: [PowerCutFileSystem.Cut.all, .torn(seed: 11)])
     func publishSurvivesPowerCut(cut: PowerCutFileSystem.Cut) async throws {
         try await onOwnThread { try self.publishSurvivesPowerCutSteps(cut: cut) }
@@ -110,16 +110,28 @@ struct RelayPublishPowerCutTests {
         try bob.waitUntil("bob active", timeoutMs: 60_000) { try bob.conversation(trip)?["state"] as? String == "active" }
         try alice.waitUntil("alice lists bob", timeoutMs: 60_000) { try alice.conversation(trip)?["members"] as? Int == 2 }
 
-        // The burst runs on its own thread; the cut lands while alice's daemon publishes it.
+        // The burst runs on its own thread; the cut lands while alice's daemon publishes it. It
+        // calls the control socket's sendMessage itself (what `sotto send` does) rather than
+        // spawning CLIs while this thread restarts processes.
         let marker = "cut-" + Hex.encode(SecureRandom.bytes(4))
         let reported = Mutex<[String]>([])
         let finished = Mutex(false)
+        let controlSocket = alice.runtime.controlSocketPath
         let burst = Thread {
             for index in 0..<Self.sends {
-                if let result = try? alice.cli(["send", trip, "\(marker) \(index)", "--json"]), result.status == 0,
-                   let object = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any],
-                   let id = object["messageId"] as? String {
-                    reported.withLock { $0.append(id) }
+                // While the daemon is down the socket refuses: the sender tries again until it
+                // is back (a user retrying); an answer, ok or not, ends this message's turn.
+                let giveUpAt = Date().addingTimeInterval(60)
+                while Date() < giveUpAt {
+                    guard let client = try? ControlSocketClient(path: controlSocket, timeoutSeconds: 20) else {
+                        usleep(20_000)  // polling for the daemon's return, like waitUntil
+                        continue
+                    }
+                    if let sent = try? client.result("sendMessage", ["conversation": trip, "text": "\(marker) \(index)"]),
+                       let id = sent["messageId"] as? String {
+                        reported.withLock { $0.append(id) }
+                    }
+                    break
                 }
             }
             finished.withLock { $0 = true }
@@ -136,7 +148,12 @@ struct RelayPublishPowerCutTests {
         try alice.startPushSocket()
         try alice.startDaemon()
         try startRelayd(aliceRelayd, alice)
-        try alice.waitUntil("the burst is over", timeoutMs: 120_000) { finished.withLock { $0 } }
+        do {
+            try alice.waitUntil("the burst is over", timeoutMs: 120_000) { finished.withLock { $0 } }
+        } catch {
+            Issue.record("\(reported.withLock { $0.count }) sends reported; alice's daemon: \(alice.daemonLog.suffix(4_000))")
+            throw error
+        }
 
         let ids = reported.withLock { $0 }
         print("RELAY publish power cut (\(cut)): \(summary); \(ids.count) of \(Self.sends) sends reported")

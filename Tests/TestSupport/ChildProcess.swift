@@ -16,6 +16,20 @@ public final class ChildProcess: @unchecked Sendable {
     private var stdoutBuffer = Data()
     private var stderrBuffer = Data()
 
+    /// Every end of the three pipes is close-on-exec at once: Foundation's `Process` does not
+    /// close other descriptors in a child, so a process another thread spawned while this
+    /// child starts inherited them, and one holding the write end of this child's stdout
+    /// kept `finish()` from ever seeing end of file (found: the restarted power-cut file system
+    /// held a `sotto send`'s pipes, and the test waited on the exited CLI for 120 s). `Process`
+    /// still gives the child its own ends: dup2 onto 0, 1 and 2 clears the flag.
+    private init() {
+        for pipe in [stdinPipe, stdoutPipe, stderrPipe] {
+            for handle in [pipe.fileHandleForReading, pipe.fileHandleForWriting] {
+                _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
+            }
+        }
+    }
+
     /// Starts `executable`; `environment` entries are added to (or override) this process's.
     /// `directory` is the working directory (default: this process's).
     public static func launch(_ executable: String, _ arguments: [String] = [],
