@@ -238,7 +238,7 @@ let package = Package(
             path: "Benchmarks/DaemonE2EBench"),
         .executableTarget(
             name: "NotifyBench",
-            dependencies: ["SottoWire", "TestSupport"],
+            dependencies: ["SharedStore", "SottoWire", "TestSupport"],
             path: "Benchmarks/NotifyBench"),
         .executableTarget(
             name: "RelayBench",

@@ -57,8 +57,8 @@ case .connection(let readFD, let writeFD):
     close(writeFD)
     exit(0)
 case .listeners(let fds):
-    AcceptLoop(listeners: fds, idleTimeoutMs: Int64(options.idleTimeoutSeconds * 1000), handle: { payload, readBody in
-        processor.handle(.payload(payload), readBody: readBody)
+    AcceptLoop(listeners: fds, idleTimeoutMs: Int64(options.idleTimeoutSeconds * 1000), handle: { read, readBody in
+        processor.handle(read, readBody: readBody)
     }, handleBatch: { fd, rest in
         PushBatchSession(connection: PushConnection(readFD: fd, writeFD: fd), processor: processor).run(startingWith: rest)
     }).run()

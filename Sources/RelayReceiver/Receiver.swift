@@ -26,7 +26,7 @@ final class Receiver {
     private var stopSignal: String?
     private let queue = WakeQueue()
     private let watcher: KeystoreWatcher
-    private let delivery: PushDelivery
+    private let delivery: PushSocketHandoff
     /// Acks for stored messages, overlapped with the next delivery.
     private let acks = AckPipeline()
     /// A connection that checked the mailbox stream succeeded (it is closed at once: it
@@ -57,7 +57,7 @@ final class Receiver {
         self.options = options
         self.stops = stops
         watcher = KeystoreWatcher(directory: options.group.keystorePath)
-        delivery = PushDelivery(socketPath: options.runtime.pushSocketPath)
+        delivery = PushSocketHandoff(socketPath: options.runtime.pushSocketPath)
         record = MailboxRecord(groupDirectory: options.group.path)
         loadRecord()
     }
@@ -452,7 +452,7 @@ final class Receiver {
 
     /// A body a push in `slot`'s mailbox names, from the relay's body stream
     /// (docs/protocol/bodies.md §6).
-    private func fetchBody(_ hint: BodyHint, for slot: MailboxSlot) -> PushDelivery.BodyFetch {
+    private func fetchBody(_ hint: BodyHint, for slot: MailboxSlot) -> PushSocketHandoff.BodyFetch {
         guard let relay = slot.relay else { return .failed("no relay connection") }
         do throws(RelayError) {
             guard let body = try relay.body(id: hint.id) else {

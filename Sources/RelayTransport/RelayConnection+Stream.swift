@@ -231,6 +231,37 @@ extension RelayConnection {
         return counts
     }
 
+    /// The frames the mailbox stream holds for `mailbox`, oldest first, read by sequence
+    /// without consuming them (its consumer and what it has delivered are untouched): what the
+    /// relay stores for that identity, for inspection.
+    ///
+    /// ```swift
+    /// let frames = try relay.storedMessages(bob)   // each a padded frame: RelayPadding.unpad
+    /// ```
+    public func storedMessages(_ mailbox: Mailbox) throws(RelayError) -> [[UInt8]] {
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var jsError = jsErrCode(0)
+        try NatsCall.check(js_GetStreamInfo(&info, jetStream, Mailbox.streamName, nil, &jsError), "stream info", jsError: jsError)
+        guard let info else { return [] }
+        let (first, last) = (info.pointee.State.FirstSeq, info.pointee.State.LastSeq)
+        jsStreamInfo_Destroy(info)
+        guard first > 0, last >= first else { return [] }
+        var frames: [[UInt8]] = []
+        for sequence in first...last {
+            var message: OpaquePointer?
+            let status = js_GetMsg(&message, jetStream, Mailbox.streamName, sequence, nil, &jsError)
+            if status == NATS_NOT_FOUND || jsError == JSNoMessageFoundErr { continue }  // acked or terminated: gone
+            try NatsCall.check(status, "get message \(sequence)", jsError: jsError)
+            guard let message else { continue }
+            defer { natsMsg_Destroy(message) }
+            guard let subject = natsMsg_GetSubject(message), String(cString: subject) == mailbox.subject else { continue }
+            let count = Int(natsMsg_GetDataLength(message))
+            guard count > 0, let data = natsMsg_GetData(message) else { frames.append([]); continue }
+            frames.append(Array(UnsafeRawBufferPointer(start: data, count: count)))
+        }
+        return frames
+    }
+
     /// Messages and bytes a stream holds; (0, 0) when it does not exist.
     public func streamUsage(_ streamName: String = Mailbox.streamName) throws(RelayError) -> (messages: UInt64, bytes: UInt64) {
         var info: UnsafeMutablePointer<jsStreamInfo>?

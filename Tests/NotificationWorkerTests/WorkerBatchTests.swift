@@ -21,16 +21,6 @@ struct WorkerBatchTests {
                                           environment: f.environment.merging(extra) { $1 })
     }
 
-    /// Sends the payloads as one batch and returns one ack per payload (nil: no ack line).
-    private func sendBatch(_ payloads: [[UInt8]], to socketPath: String) throws -> [PushAck?] {
-        let fd = try PushClient.connect(to: socketPath)
-        defer { close(fd) }
-        switch PushBatchExchange.run(fd, payloads: payloads, timeoutMs: 30_000) {
-        case .notSpoken: throw PushClient.Failure(message: "the worker answered the batch as a single push")
-        case .acked(let outcomes):
-            return outcomes.map { if case .acked(let ack) = $0 { ack } else { nil } }
-        }
-    }
 
     private func storedIds(_ f: WorkerFixture) throws -> [String] {
         try f.open().query("SELECT id FROM message ORDER BY rowid").map { try $0.string(0) }
@@ -51,7 +41,7 @@ struct WorkerBatchTests {
         defer { socket.stop() }
         let changesBefore = try f.snapshot()["change_log"] ?? 0
 
-        let acks = try sendBatch([first.payload, garbage, second.payload, first.payload, stranger.payload,
+        let acks = try PushClient.sendBatch([first.payload, garbage, second.payload, first.payload, stranger.payload,
                                   oversize, [], third.payload], to: socket.socketPath)
         #expect(acks.count == 8)
         #expect(acks[0] == .ok(messageId: first.messageId, duplicate: false))
@@ -68,7 +58,7 @@ struct WorkerBatchTests {
         #expect(snapshot["change_log"] == changesBefore + 3, "one change per stored message: \(snapshot)")
 
         // The same batch again: every good push is a duplicate and nothing is written.
-        let again = try sendBatch([first.payload, second.payload, third.payload], to: socket.socketPath)
+        let again = try PushClient.sendBatch([first.payload, second.payload, third.payload], to: socket.socketPath)
         #expect(again == [.ok(messageId: first.messageId, duplicate: true),
                           .ok(messageId: second.messageId, duplicate: true),
                           .ok(messageId: third.messageId, duplicate: true)])
@@ -81,7 +71,7 @@ struct WorkerBatchTests {
         let pushes = try (0..<200).map { try f.sealTextForRelay("many \($0)") }
         let socket = try server(f, acceptYes: true)
         defer { socket.stop() }
-        let acks = try sendBatch(pushes.map(\.payload), to: socket.socketPath)
+        let acks = try PushClient.sendBatch(pushes.map(\.payload), to: socket.socketPath)
         #expect(acks == pushes.map { .ok(messageId: $0.messageId, duplicate: false) })
         #expect(try storedIds(f) == pushes.map(\.messageId))
         try waitFor("the worker's batch line", timeout: 10) { socket.log.contains("batch of 200: 200 stored") }
@@ -94,14 +84,14 @@ struct WorkerBatchTests {
         let pushes = try (0..<20).map { try f.sealTextForRelay("before commit \($0)") }
         let before = try f.snapshot()
         let crashing = try server(f, acceptYes: true, environment: [CrashPoint.variable: "batch.beforeCommit"])
-        let acks = try sendBatch(pushes.map(\.payload), to: crashing.socketPath)
+        let acks = try PushClient.sendBatch(pushes.map(\.payload), to: crashing.socketPath)
         crashing.stop()
         #expect(acks.allSatisfy { $0 == nil }, "\(acks)")
         #expect(try f.snapshot() == before)
 
         let socket = try server(f, acceptYes: true)
         defer { socket.stop() }
-        let retried = try sendBatch(pushes.map(\.payload), to: socket.socketPath)
+        let retried = try PushClient.sendBatch(pushes.map(\.payload), to: socket.socketPath)
         #expect(retried == pushes.map { .ok(messageId: $0.messageId, duplicate: false) })
         #expect(try storedIds(f) == pushes.map(\.messageId))
     }
@@ -111,7 +101,7 @@ struct WorkerBatchTests {
         let f = try fixture()
         let pushes = try (0..<20).map { try f.sealTextForRelay("after commit \($0)") }
         let crashing = try server(f, acceptYes: true, environment: [CrashPoint.variable: "batch.committed"])
-        let acks = try sendBatch(pushes.map(\.payload), to: crashing.socketPath)
+        let acks = try PushClient.sendBatch(pushes.map(\.payload), to: crashing.socketPath)
         crashing.stop()
         #expect(acks.allSatisfy { $0 == nil }, "\(acks)")
         #expect(try storedIds(f) == pushes.map(\.messageId))
@@ -119,7 +109,7 @@ struct WorkerBatchTests {
 
         let socket = try server(f, acceptYes: true)
         defer { socket.stop() }
-        let retried = try sendBatch(pushes.map(\.payload), to: socket.socketPath)
+        let retried = try PushClient.sendBatch(pushes.map(\.payload), to: socket.socketPath)
         #expect(retried == pushes.map { .ok(messageId: $0.messageId, duplicate: true) })
         #expect(try f.snapshot() == afterCrash)
     }
@@ -134,7 +124,7 @@ struct WorkerBatchTests {
         sqlite.write("PRAGMA busy_timeout=5000;\nBEGIN IMMEDIATE;\nSELECT 'locked';\n")
         #expect(sqlite.waitForLine(containing: "locked") != nil)
         let before = try f.snapshot()
-        let acks = try sendBatch([pushes[0].payload, Array("garbage".utf8)] + pushes[1...].map(\.payload), to: socket.socketPath)
+        let acks = try PushClient.sendBatch([pushes[0].payload, Array("garbage".utf8)] + pushes[1...].map(\.payload), to: socket.socketPath)
         sqlite.write("ROLLBACK;\n.quit\n")
         #expect(sqlite.waitForExit() == 0)
         #expect(acks.count == 6)
@@ -157,7 +147,7 @@ struct WorkerBatchTests {
         let socket = try server(f, acceptYes: true)
         defer { socket.stop() }
 
-        let acks = try sendBatch([pushes[0].payload, pushes[1].payload, toRetry, pushes[2].payload,
+        let acks = try PushClient.sendBatch([pushes[0].payload, pushes[1].payload, toRetry, pushes[2].payload,
                                   Array("garbage".utf8), pushes[3].payload], to: socket.socketPath)
         #expect(acks[0] == .ok(messageId: pushes[0].messageId, duplicate: false))
         #expect(acks[1] == .ok(messageId: pushes[1].messageId, duplicate: false))
@@ -167,7 +157,7 @@ struct WorkerBatchTests {
 
         // The identity repaired (here: gone, so the push is refused for good): the rest follows in order.
         unlink(brokenPath)
-        let retried = try sendBatch([toRetry, pushes[2].payload, pushes[3].payload], to: socket.socketPath)
+        let retried = try PushClient.sendBatch([toRetry, pushes[2].payload, pushes[3].payload], to: socket.socketPath)
         #expect(retried[0].flatMap(WorkerRun.errorCode) == "unknown_client")
         #expect(try storedIds(f) == pushes.map(\.messageId))
     }
@@ -191,7 +181,7 @@ struct WorkerBatchTests {
         let changesBefore = try f.snapshot()["change_log"] ?? 0
         let socket = try server(f, acceptYes: acceptYes)
         defer { socket.stop() }
-        let acks = try sendBatch(lines, to: socket.socketPath)
+        let acks = try PushClient.sendBatch(lines, to: socket.socketPath)
         #expect(acks.count == lines.count)
         for (index, ack) in acks.enumerated() {
             if index == 10 || index == lines.count - 1 { continue }

@@ -33,6 +33,7 @@ struct RelayLinkabilityTests {
         #expect(findings.inboxes > 0, "the devices' inboxes were seen")
         #expect(findings.consumers > 0, "the consumers were seen")
         #expect(findings.retiredOnOwnConnection, "the explode's purge went out on a device connection")
+        #expect(findings.unusedInboxes == 3, "each device's unused inbox was checked")
         #expect(findings.problems.isEmpty, "\(findings.problems.count) problems:\n\(findings.problems.joined(separator: "\n"))")
     }
 
@@ -41,7 +42,15 @@ struct RelayLinkabilityTests {
         var inboxes = 0
         var consumers = 0
         var retiredOnOwnConnection = false
+        var unusedInboxes = 0
         var problems: [String] = []
+    }
+
+    /// The clientId in the header of a device's unused slot ("SOTTOKS1", then 36 ASCII bytes).
+    private static func unusedClientId(_ device: Device) -> String? {
+        guard let bytes = FileManager.default.contents(atPath: device.group.keystorePath + "/unused.identity"),
+              bytes.count >= 44, bytes.prefix(8) == Data("SOTTOKS1".utf8) else { return nil }
+        return String(decoding: bytes[8..<44], as: UTF8.self)
     }
 
     private func exercise(_ peers: RelayPeers) throws -> Findings {
@@ -128,6 +137,16 @@ struct RelayLinkabilityTests {
                     }
                     nuidOwner[nuid] = connection.cid
                 }
+            }
+        }
+
+        // Goal 5: a device's unused inbox is unknown to the relay until the daemon gives it out.
+        for name in ["alice", "bob", "carol"] {
+            guard let unused = Self.unusedClientId(peers[name]) else { continue }
+            findings.unusedInboxes += 1
+            if seen.consumers.contains(where: { $0.name.contains(unused) || $0.filter.contains(unused) })
+                || devices.contains(where: { $0.subjects.contains { $0.contains(unused) } }) {
+                findings.problems.append("\(name)'s unused inbox \(unused) is on the relay before it was given out")
             }
         }
 

@@ -1,4 +1,7 @@
 import Foundation
+import SottoCrypto
+import SottoWire
+import Synchronization
 import RelayTransport
 import SharedStore
 import Testing
@@ -57,5 +60,104 @@ struct RelayPowerCutTests {
         }
         rig.killRelayd()
         rig.stopPushSocket()
+    }
+}
+
+/// Issue #21: the power cut while alice's daemon publishes to the relay. Alice's group
+/// directory lies on the power-cut file system; the relay's store and bob do not. A burst of
+/// `sotto send` runs while her daemon publishes and her relayd takes bob's receipts; the cut
+/// comes with a SIGKILL of her daemon, her relayd and her workers. Whatever her outbox forgot
+/// (a push published but its `relayed` not yet durable) goes out again and is answered as a
+/// duplicate, by the relay's de-duplication or bob's worker.
+@Suite("Relay power cut while publishing", .serialized,
+       .enabled(if: NatsServer.isInstalled && PowerCutFileSystem.isAvailable, "needs nats-server, root, /dev/fuse and fusermount3"))
+struct RelayPublishPowerCutTests {
+    static let sends = 24
+
+    @Test("a burst of sends through the relay, the power cut mid-publish: every send the CLI reported is on alice's disk once, reaches bob once, and ends delivered",
+          arguments: [PowerCutFileSystem.Cut.all, .torn(seed: 11)])
+    func publishSurvivesPowerCut(cut: PowerCutFileSystem.Cut) async throws {
+        try await onOwnThread { try self.publishSurvivesPowerCutSteps(cut: cut) }
+    }
+
+    private func publishSurvivesPowerCutSteps(cut: PowerCutFileSystem.Cut) throws {
+        let tmp = try TemporaryDirectory(prefix: "sotto-relay-publish-power")
+        let disk = try PowerCutFileSystem.mount(in: tmp.path)
+        defer { disk.abandon() }
+        let server = try NatsServer.start(storeDirectory: tmp.path + "/jetstream")
+        defer { server.stop() }
+        let relay = ["SOTTO_RELAY": server.url]
+        let alice = try Device.start("alice", in: tmp.path, environment: relay, groupIn: disk.mountpoint)
+        defer { alice.stop() }
+        let bob = try Device.start("bob", in: tmp.path, environment: relay)
+        defer { bob.stop() }
+        let (aliceRelayd, bobRelayd) = (RelaydRuns(), RelaydRuns())
+        let startRelayd = { (runs: RelaydRuns, device: Device) throws in
+            let process = try runs.launch(["--ack-wait-ms", "3000", "--retry-min-ms", "200"],
+                                          environment: device.environment.merging(relay.merging(["PATH": "/usr/bin:/bin"]) { $1 }) { $1 })
+            guard process.waitForLine(containing: "relay connected", timeout: 30) else {
+                throw RelayRigFailure("\(device.name)'s sotto-relayd did not connect: \(process.output.suffix(8))")
+            }
+        }
+        defer { aliceRelayd.stop(); bobRelayd.stop() }
+        try startRelayd(aliceRelayd, alice)
+        try startRelayd(bobRelayd, bob)
+        try disk.syncEverything()  // the device was set up long ago
+
+        let trip = try #require(try alice.json(["new", "--name", "Cut"])["conversationId"] as? String)
+        let code = try #require(try alice.json(["invite", trip, "--expires", "1h"])["code"] as? String)
+        _ = try bob.json(["join", code, "--profile-name", "bob"])
+        try bob.waitUntil("bob active", timeoutMs: 60_000) { try bob.conversation(trip)?["state"] as? String == "active" }
+        try alice.waitUntil("alice lists bob", timeoutMs: 60_000) { try alice.conversation(trip)?["members"] as? Int == 2 }
+
+        // The burst runs on its own thread; the cut lands while alice's daemon publishes it.
+        let marker = "cut-" + Hex.encode(SecureRandom.bytes(4))
+        let reported = Mutex<[String]>([])
+        let finished = Mutex(false)
+        let burst = Thread {
+            for index in 0..<Self.sends {
+                if let result = try? alice.cli(["send", trip, "\(marker) \(index)", "--json"]), result.status == 0,
+                   let object = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any],
+                   let id = object["messageId"] as? String {
+                    reported.withLock { $0.append(id) }
+                }
+            }
+            finished.withLock { $0 = true }
+        }
+        burst.start()
+        try alice.waitUntil("alice's daemon is publishing the burst", timeoutMs: 60_000) {
+            try alice.query("SELECT count(*) FROM outbox WHERE state <> 'pending'")[0].int64(0) >= 4
+        }
+        let summary = try disk.powerCycle(cut) {
+            aliceRelayd.stop(SIGKILL)
+            alice.stopPushSocket()
+            alice.stopDaemon(signal: SIGKILL)
+        }
+        try alice.startPushSocket()
+        try alice.startDaemon()
+        try startRelayd(aliceRelayd, alice)
+        try alice.waitUntil("the burst is over", timeoutMs: 120_000) { finished.withLock { $0 } }
+
+        let ids = reported.withLock { $0 }
+        print("RELAY publish power cut (\(cut)): \(summary); \(ids.count) of \(Self.sends) sends reported")
+        #expect(ids.count >= 4)
+        for id in ids {
+            #expect(try alice.query("SELECT count(*) FROM message WHERE id = ?", [.text(id)])[0].int64(0) == 1,
+                    "send \(id) was reported and is not on alice's disk once")
+        }
+        let textsSQL = "SELECT id FROM message WHERE conversationId = ? AND CAST(content AS TEXT) LIKE ?"
+        let binds: [SQLiteValue] = [.text(trip), .text(marker + " %")]
+        let onAlice = Set(try alice.query(textsSQL, binds).map { try $0.string(0) })
+        #expect(onAlice.isSuperset(of: ids))
+        try bob.waitUntil("bob has every text alice holds", timeoutMs: 120_000) {
+            Set(try bob.query(textsSQL, binds).map { try $0.string(0) }).isSuperset(of: onAlice)
+        }
+        let onBob = try bob.query(textsSQL, binds).map { try $0.string(0) }
+        #expect(onBob.count == Set(onBob).count, "a text reached bob twice")
+        #expect(Set(onBob) == onAlice, "bob holds a text alice does not")
+        try alice.waitUntil("alice's outbox ends delivered", timeoutMs: 120_000) {
+            try alice.query("SELECT count(*) FROM outbox WHERE state <> 'delivered'")[0].int64(0) == 0
+        }
+        #expect(try alice.query("PRAGMA integrity_check")[0].string(0) == "ok")
     }
 }

@@ -60,7 +60,7 @@ struct RelaydLifecycleTests {
         }
     }
 
-    @Test("identities added to the keystore (also the unused slot) get a consumer without a restart; a deleted one's consumer and mailbox are removed",
+    @Test("identities added to the keystore get a consumer without a restart, the unused slot only once it is given out (issue #19 goal 5); a deleted one's consumer and mailbox are removed",
           .enabled(if: NatsServer.isInstalled, "nats-server not installed (make deps)"))
     func identitiesComeAndGo() throws {
         guard let rig = try RelayRig.make() else { return }
@@ -68,14 +68,20 @@ struct RelaydLifecycleTests {
         // No push socket: every delivery is retried, so what is published stays on the relay.
         try rig.startRelayd(arguments: ["--ack-wait-ms", "2000", "--retry-min-ms", "500", "--gone-after-ms", "300"])
         let keystore = try Keystore(directory: rig.fixture.group.keystorePath, environment: [:])
-        let added = Identity.generate()
-        try keystore.save(added)
+        // The slot is filled first: the scan that finds `added` finds the slot too.
         let unused = Identity.generate()
         try keystore.storeUnused(unused)
-        for identity in [added, unused] {
-            let box = try Mailbox(clientId: identity.clientId)
-            try waitUntil("a consumer for \(box)", timeout: 30) { try rig.publisher().consumerState(box) != nil }
+        let added = Identity.generate()
+        try keystore.save(added)
+        try waitUntil("a consumer for the added identity", timeout: 30) {
+            try rig.publisher().consumerState(try Mailbox(clientId: added.clientId)) != nil
         }
+        // The relay learns nothing of the unused inbox until the daemon gives it out.
+        let unusedBox = try Mailbox(clientId: unused.clientId)
+        #expect(try rig.publisher().consumerState(unusedBox) == nil, "the unused slot's mailbox is on the relay")
+        #expect(!rig.relaydOutput.contains { $0.contains(unusedBox.subject) })
+        #expect(try keystore.claimUnused(expectedInboxId: unused.inboxId)?.inboxId == unused.inboxId)
+        try waitUntil("a consumer once the slot is given out", timeout: 30) { try rig.publisher().consumerState(unusedBox) != nil }
 
         let doomed = try Mailbox(clientId: added.clientId)
         _ = try rig.publisher().publish(Array("{}".utf8), to: doomed, messageId: "left-behind")

@@ -68,6 +68,18 @@ public enum PushClient {
         public init(message: String) { self.message = message }
     }
 
+    /// Sends `payloads` as one batch (relayd's exchange, docs/push-batch.md) and returns one
+    /// ack per payload, in order (nil: no ack line for it).
+    public static func sendBatch(_ payloads: [[UInt8]], to socketPath: String, timeoutMs: Int32 = 60_000) throws -> [PushAck?] {
+        let fd = try connect(to: socketPath)
+        defer { close(fd) }
+        switch PushBatchExchange.run(fd, payloads: payloads, timeoutMs: timeoutMs) {
+        case .notSpoken: throw Failure(message: "the worker answered the batch as a single push")
+        case .acked(let outcomes):
+            return outcomes.map { if case .acked(let ack) = $0 { ack } else { nil } }
+        }
+    }
+
     /// Sends `payload` (followed by LF unless `newline` is false) and returns the ack line
     /// without its LF. `halfClose` shuts down the write side after the payload.
     /// `body`: bytes written after the payload's LF (a sealed body, docs/protocol/bodies.md);

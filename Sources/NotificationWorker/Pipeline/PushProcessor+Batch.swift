@@ -36,7 +36,7 @@ extension PushProcessor {
     ///   written: each gets `busy`, so a sender's order holds when the relay redelivers;
     /// - a commit that fails turns every ok of the batch into that failure's error.
     /// Every ok is sent only after the one commit (synchronous=FULL) returned.
-    func handle(batch lines: [PushBatchReader.Line], deadlineMs: Int64 = 15_000) -> PushBatchOutcome {
+    func handle(batch lines: [PushRead], deadlineMs: Int64 = 15_000) -> PushBatchOutcome {
         let startedMs = Int64(WallClock.monotonicNs() / 1_000_000)
         var acks: [PushAck?] = Array(repeating: nil, count: lines.count)
         var opened: [(index: Int, push: OpenedPush)] = []
@@ -49,16 +49,13 @@ extension PushProcessor {
                 acks[index] = .error(PushError(.busy, "the batch ran out of time; not stored, retry later"))
                 break
             }
-            switch line {
-            case .tooLarge:
-                acks[index] = .error(PushFrameLimits.tooLarge)
-            case .timeout:
-                acks[index] = .error(PushFrameLimits.silent)
-            case .payload(let bytes):
+            if case .payload(let bytes) = line {
                 switch open(bytes) {
                 case .success(let push): opened.append((index, push))
                 case .failure(let error): acks[index] = .error(error)
                 }
+            } else {
+                acks[index] = line.refusal.map { .error($0) }
             }
             if case .error(let error)? = acks[index], error.code.retry {
                 firstRetry = index

@@ -49,14 +49,11 @@ final class PushProcessor {
 
     /// `readBody` reads the sealed body a payload names (docs/protocol/bodies.md §5); the
     /// default, for a caller with no stream to read from, finds none.
-    func handle(_ read: PushConnection.ReadResult,
+    func handle(_ read: PushRead,
                 readBody: (BodyHint) -> PushConnection.BodyRead = { _ in .endedEarly }) -> PushOutcome {
-        switch read {
-        case .payload(let bytes): return handle(payload: bytes, readBody: readBody)
-        case .tooLarge: return PushOutcome(refusal: PushFrameLimits.tooLarge)
-        case .timeout: return PushOutcome(refusal: PushFrameLimits.silent)
-        case .failed(let code): return .rejected(.internal, "read failed: errno \(code)")
-        }
+        if let refusal = read.refusal { return PushOutcome(refusal: refusal) }
+        guard case .payload(let bytes) = read else { return .rejected(.internal, "no payload") }  // every other read has a refusal
+        return handle(payload: bytes, readBody: readBody)
     }
 
     func handle(payload bytes: [UInt8],

@@ -8,7 +8,7 @@ import SottoWire
 /// millisecond; see docs/adr/0002).
 ///
 /// ```swift
-/// AcceptLoop(listeners: [3], idleTimeoutMs: 10_000, handle: { payload, readBody in handler.handle(payload, readBody) },
+/// AcceptLoop(listeners: [3], idleTimeoutMs: 10_000, handle: { read, readBody in processor.handle(read, readBody: readBody) },
 ///            handleBatch: { fd, rest in PushBatchSession(…).run(startingWith: rest) }).run()
 /// ```
 ///
@@ -18,15 +18,16 @@ struct AcceptLoop {
     let listeners: [Int32]
     let idleTimeoutMs: Int64
     let maxConnections: Int
-    /// A complete payload, and how to read the body it may name: blocking on that one
-    /// connection, like a batch (a sender writes the body right after the payload).
-    let handle: ([UInt8], (BodyHint) -> PushConnection.BodyRead) -> PushOutcome
+    /// A frame read (a payload, or one to refuse: too large, silent), and how to read the
+    /// body a payload may name: blocking on that one connection, like a batch (a sender
+    /// writes the body right after the payload).
+    let handle: (PushRead, (BodyHint) -> PushConnection.BodyRead) -> PushOutcome
     /// A connection whose first line opened a batch: its fd (blocking) and the bytes read
     /// after that line. Writes the acks and half-closes.
     let handleBatch: (Int32, [UInt8]) -> Void
 
     init(listeners: [Int32], idleTimeoutMs: Int64, maxConnections: Int = 256,
-         handle: @escaping ([UInt8], (BodyHint) -> PushConnection.BodyRead) -> PushOutcome, handleBatch: @escaping (Int32, [UInt8]) -> Void) {
+         handle: @escaping (PushRead, (BodyHint) -> PushConnection.BodyRead) -> PushOutcome, handleBatch: @escaping (Int32, [UInt8]) -> Void) {
         self.listeners = listeners
         self.idleTimeoutMs = idleTimeoutMs
         self.maxConnections = maxConnections
@@ -36,7 +37,10 @@ struct AcceptLoop {
 
     private struct Client {
         let fd: Int32
-        var frame = PushFrame()
+        var framer = PushFramer()
+        /// What came after the first frame's LF (a batch's pushes, or a body); nil until an
+        /// LF ended it.
+        var rest: [UInt8]?
         var lastByteAtMs: Int64
         /// Acked and half-closed: only reading to drop what the sender still sends, until
         /// then (`PushConnection.drain`, without blocking the other senders).
@@ -116,36 +120,30 @@ struct AcceptLoop {
                 if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
                     let n = chunk.withUnsafeMutableBytes { read(client.fd, $0.baseAddress, $0.count) }
                     if n > 0 {
-                        chunk.withUnsafeBytes { client.frame.append(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+                        let used = chunk.withUnsafeBytes { client.framer.append(UnsafeRawBufferPointer(rebasing: $0[..<n]), upTo: 1) }
+                        if !client.framer.frames.isEmpty { client.rest = Array(chunk[used..<n]) }
                         client.lastByteAtMs = afterPoll
                     } else if n == 0 {
-                        client.frame.finish()
+                        client.framer.finish(emptyIsFrame: true)
                     } else if errno != EAGAIN && errno != EINTR {
                         close(client.fd)
                         continue
                     }
                 }
-                switch client.frame.state {
-                case .incomplete:
-                    if afterPoll - client.lastByteAtMs >= Int64(PushConnection.silenceTimeoutMs) {
-                        remaining.append(acked(client, PushOutcome(refusal: PushFrameLimits.silent).ackLine))
-                    } else {
-                        remaining.append(client)
-                    }
-                case .tooLarge:
-                    remaining.append(acked(client, PushOutcome(refusal: PushFrameLimits.tooLarge).ackLine))
-                case .complete(let payload) where client.frame.rest != nil && PushBatchSession.opens(payload, fd: client.fd):
+                let framed = client.framer.frames.first ?? (client.framer.isOverlong ? .tooLarge : nil)
+                switch framed {
+                case nil where afterPoll - client.lastByteAtMs >= Int64(PushConnection.silenceTimeoutMs):
+                    remaining.append(answered(client, .timeout))
+                case nil:
+                    remaining.append(client)
+                case .payload(let payload)? where client.rest != nil && PushBatchSession.opens(payload, fd: client.fd):
                     setBlocking(client.fd)
-                    handleBatch(client.fd, client.frame.rest ?? [])
+                    handleBatch(client.fd, client.rest ?? [])
                     setNonBlocking(client.fd)
                     client.drainUntilMs = nowMs() + PushConnection.drainTimeoutMs
                     remaining.append(client)
-                case .complete(let payload):
-                    let connection = PushConnection(readFD: client.fd, writeFD: client.fd)
-                    let rest = client.frame.rest
-                    let outcome = handle(payload) { hint in connection.readBody(length: Int(hint.length), after: rest) }
-                    remaining.append(acked(client, outcome.ackLine))
-                    outcome.afterAck()
+                case let framed?:
+                    remaining.append(answered(client, framed))
                 }
             }
             clients = remaining
@@ -153,16 +151,20 @@ struct AcceptLoop {
         }
     }
 
-    /// Writes the ack (blocking: one short line), half-closes, and turns the client into one
-    /// that is drained until the sender closes or the drain budget is spent.
-    private func acked(_ client: Client, _ ackLine: String) -> Client {
+    /// Handles the frame (a payload with the body it may name, or a refusal), writes its ack
+    /// (blocking: one short line), half-closes, and turns the client into one that is drained
+    /// until the sender closes or the drain budget is spent.
+    private func answered(_ client: Client, _ read: PushRead) -> Client {
         var client = client
         setBlocking(client.fd)
         let connection = PushConnection(readFD: client.fd, writeFD: client.fd)
-        connection.writeAck(ackLine)
+        let rest = client.rest
+        let outcome = handle(read) { hint in connection.readBody(length: Int(hint.length), after: rest) }
+        connection.writeAck(outcome.ackLine)
         connection.endAck()
         setNonBlocking(client.fd)
         client.drainUntilMs = nowMs() + PushConnection.drainTimeoutMs
+        outcome.afterAck()
         return client
     }
 

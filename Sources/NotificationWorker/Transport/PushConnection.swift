@@ -6,7 +6,7 @@ import SottoWire
 ///
 /// ```swift
 /// let connection = PushConnection(readFD: 3, writeFD: 3)
-/// let (first, rest) = connection.readFirstLine()  // .payload(bytes), .tooLarge, .timeout
+/// let (first, rest) = connection.readFirstLine()  // a PushRead: .payload(bytes), .tooLarge, .timeout
 /// let body = connection.readBody(length: n, after: rest)   // when the payload names a body
 /// connection.writeAck(ack.encodeLine())
 /// connection.endAck()            // the sender reads the ack, then end of stream
@@ -20,13 +20,6 @@ struct PushConnection {
     /// oversize payload would read EPIPE or ECONNRESET instead of its ack.
     static let drainLimitBytes = 1 << 20
     static let drainTimeoutMs: Int64 = 1_000
-
-    enum ReadResult: Equatable {
-        case payload([UInt8])
-        case tooLarge
-        case timeout
-        case failed(errno: Int32)
-    }
 
     /// The sealed body that follows a push naming one (docs/protocol/bodies.md §5).
     enum BodyRead: Equatable {
@@ -43,10 +36,11 @@ struct PushConnection {
     let readFD: Int32
     let writeFD: Int32
 
-    /// The first frame, and the bytes read after its LF (a batch sender's pushes; none from a
-    /// §2 sender); `rest` is nil when the frame ended at end of stream, not at an LF.
-    func readFirstLine(silenceTimeoutMs: Int32 = PushConnection.silenceTimeoutMs) -> (result: ReadResult, rest: [UInt8]?) {
-        var frame = PushFrame()
+    /// The first frame, and the bytes read after its LF (a batch sender's pushes, or a body;
+    /// none from a plain §2 sender); `rest` is nil when the frame ended at end of stream, not
+    /// at an LF. A frame over the limit is refused at once, without waiting for its LF.
+    func readFirstLine(silenceTimeoutMs: Int32 = PushConnection.silenceTimeoutMs) -> (result: PushRead, rest: [UInt8]?) {
+        var framer = PushFramer()
         var chunk = [UInt8](repeating: 0, count: PushFrameLimits.maxPayloadBytes + 1)
         while true {
             var pollfd = Glibc.pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
@@ -62,15 +56,12 @@ struct PushConnection {
                 return (.failed(errno: errno), nil)
             }
             if n == 0 {
-                frame.finish()
-            } else {
-                chunk.withUnsafeBytes { frame.append(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+                framer.finish(emptyIsFrame: true)
+                return (framer.frames[0], nil)
             }
-            switch frame.state {
-            case .incomplete: continue
-            case .tooLarge: return (.tooLarge, nil)
-            case .complete(let payload): return (.payload(payload), frame.rest)
-            }
+            let used = chunk.withUnsafeBytes { framer.append(UnsafeRawBufferPointer(rebasing: $0[..<n]), upTo: 1) }
+            if let first = framer.frames.first { return (first, Array(chunk[used..<n])) }
+            if framer.isOverlong { return (.tooLarge, nil) }
         }
     }
 

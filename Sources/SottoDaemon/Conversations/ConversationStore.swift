@@ -9,9 +9,14 @@
 /// let changes = await store.markAllRead()               // [.unreadChanged(count: 0)]
 /// ```
 public actor ConversationStore {
-    public static let defaultCap = 10_000
+    /// The newest messages an awake conversation keeps in memory (about 1.7 KB each, so at
+    /// most ~34 MB for 20 awake conversations); a read deeper than this goes to the database
+    /// (docs/adr/0050).
+    public static let defaultCap = 1_000
 
     public nonisolated let conversationId: String
+    /// Most messages kept; the oldest beyond it are dropped (they stay in the database).
+    public nonisolated let cap: Int
     private var timeline: ConversationTimeline
 
     /// - Parameters:
@@ -21,6 +26,7 @@ public actor ConversationStore {
     public init(conversationId: String, cap: Int = ConversationStore.defaultCap,
                 history: [TimelineMessage] = [], readMarker: TimelinePosition? = nil) throws(ConversationStoreError) {
         self.conversationId = conversationId
+        self.cap = cap
         timeline = try ConversationTimeline(conversationId: conversationId, cap: cap,
                                             history: history, readMarker: readMarker)
     }

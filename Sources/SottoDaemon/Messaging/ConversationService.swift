@@ -113,12 +113,18 @@ actor ConversationService {
     }
 
     /// The latest `limit` messages, oldest first, from the in-memory store (the inbox is
-    /// woken for it), and marks them read.
+    /// woken for it), or from the database when they reach past what the store keeps
+    /// (`ConversationStore.cap`); marks them read.
     func readMessages(_ reference: String, limit: Int) async throws -> [TimelineMessage] {
         let conversation = try conversation(reference)
         _ = try await lifecycle.wake(conversation.inboxId, reason: .userInteraction)
         guard let store = await stores.store(for: conversation.id) else { return [] }
-        let messages = await store.messages.suffix(max(0, limit))
+        var messages = await store.messages.suffix(max(0, limit))
+        if messages.count < limit, messages.count >= store.cap {
+            messages = try database.read { conn in
+                try MessageRepository.page(conversationId: conversation.id, before: nil, limit: limit, on: conn)
+            }.reversed().map(TimelineMessage.init)[...]
+        }
         if let last = messages.last {
             await store.markRead(upTo: last.id)
             do {

@@ -32,7 +32,7 @@ struct ThousandMemberTests {
         let requests = try light.joinRequests(invite: try InviteCode.parse(code))
         creator.stopDaemon()
         for start in stride(from: 0, to: requests.count, by: PushBatchExchange.maxPushes) {
-            let acks = try sendBatch(Array(requests[start..<min(start + PushBatchExchange.maxPushes, requests.count)]),
+            let acks = try PushClient.sendBatch(Array(requests[start..<min(start + PushBatchExchange.maxPushes, requests.count)]),
                                      to: creator.runtime.pushSocketPath)
             #expect(acks.allSatisfy { if case .ok(_, false)? = $0 { true } else { false } }, "\(acks.prefix(3))")
         }
@@ -127,14 +127,4 @@ struct ThousandMemberTests {
             """).map { "\(try $0.string(0)) \(try $0.string(1)) \(try $0.string(2)) x\(try $0.int64(3))" }
     }
 
-    /// One §2 ack per payload, through the worker's batch exchange (docs/push-batch.md).
-    private func sendBatch(_ payloads: [[UInt8]], to socketPath: String) throws -> [PushAck?] {
-        let fd = try PushClient.connect(to: socketPath)
-        defer { close(fd) }
-        switch PushBatchExchange.run(fd, payloads: payloads, timeoutMs: 60_000) {
-        case .notSpoken: throw PushClient.Failure(message: "the worker answered the batch as a single push")
-        case .acked(let outcomes):
-            return outcomes.map { if case .acked(let ack) = $0 { ack } else { nil } }
-        }
-    }
 }

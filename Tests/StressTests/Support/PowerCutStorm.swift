@@ -19,6 +19,8 @@ struct PowerCutStorm {
     var rounds: Int
     var pushesPerRound: Int
     var senders = 4
+    /// One fsync removed from the workers (debug builds): the mutation test of a durability rule.
+    var mutation: SyncMutation? = nil
 
     /// The way round `round` cuts: all, subset, torn in turn, seeded by the round.
     static func cut(forRound round: Int) -> PowerCutFileSystem.Cut {
@@ -75,8 +77,9 @@ struct PowerCutStorm {
             let pushes = fixture.sealPushes(count: pushesPerRound)
             everSent.formUnion(pushes.map(\.messageId))
             let cutAfter = Int.random(in: 1...max(1, pushesPerRound / 2), using: &generator)
+            let environment = fixture.environment.merging(mutation.map { [SyncMutation.variable: $0.rawValue] } ?? [:]) { $1 }
             let storm = try storm(pushes, cutAfter: cutAfter, cut: cut, disk: disk, socket: socket, notify: notify,
-                                  environment: fixture.environment)
+                                  environment: environment)
             report.cuts += 1
             if case .torn = cut { report.torn += 1 }
             report.okBeforeCut += storm.okBeforeCut

@@ -29,7 +29,7 @@ public enum ConnectionConfigurator {
 
         // An ack is only sent after a durable commit (PROTOCOL §2): FULL fsyncs the WAL at commit.
         try conn.execute("""
-            PRAGMA synchronous = FULL;
+            PRAGMA synchronous = \(SyncMutation.skips(.walCommit) ? "OFF" : "FULL");
             PRAGMA foreign_keys = ON;
             PRAGMA secure_delete = ON;
             PRAGMA journal_size_limit = \(profile.journalSizeLimit);

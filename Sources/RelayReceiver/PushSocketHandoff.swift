@@ -10,7 +10,7 @@ import SottoWire
 /// the pushes one by one. The worker stays the only place a push is decrypted and written.
 ///
 /// ```swift
-/// switch PushDelivery(socketPath: runtime.pushSocketPath).deliver(message.data) {
+/// switch PushSocketHandoff(socketPath: runtime.pushSocketPath).deliver(message.data) {
 /// case .stored: try message.ack()
 /// case .retry(let why): try message.nak(delayMs: backoff)
 /// case .rejected(let code): try message.terminate()
@@ -21,7 +21,7 @@ import SottoWire
 /// A push that names a body (docs/protocol/bodies.md §6) is never put in a batch: it goes on a
 /// connection of its own with the body fetched from the relay after its LF, exactly as a
 /// direct sender writes it; the pushes around it keep their order.
-struct PushDelivery {
+struct PushSocketHandoff {
     /// A body, as the relay answered for it.
     enum BodyFetch: Equatable {
         case found([UInt8])

@@ -1,0 +1,27 @@
+import Glibc
+
+/// Removes one named fsync, in debug builds only, so a test can show that the check behind a
+/// durability rule (docs/durability.md) fails without it: the mutation test of each rule.
+/// `SOTTO_TEST_SKIP_SYNC=wal-commit` runs SQLite at `synchronous = OFF`;
+/// `keystore-file` skips the fsync of a keystore file before it is named, and
+/// `keystore-directory` the fsync of the keystore directory after a change. In release
+/// builds `skips` is always false and the variable is never read.
+///
+/// ```swift
+/// if !SyncMutation.skips(.keystoreFile) { guard fsync(file) == 0 else { … } }
+/// ```
+public enum SyncMutation: String, Sendable, CaseIterable {
+    case walCommit = "wal-commit"
+    case keystoreFile = "keystore-file"
+    case keystoreDirectory = "keystore-directory"
+
+    public static let variable = "SOTTO_TEST_SKIP_SYNC"
+
+    #if DEBUG
+    private static let skipped: Set<String> = getenv(variable).map { Set(String(cString: $0).split(separator: ",").map(String.init)) } ?? []
+
+    public static func skips(_ sync: SyncMutation) -> Bool { !skipped.isEmpty && skipped.contains(sync.rawValue) }
+    #else
+    @inline(__always) public static func skips(_ sync: SyncMutation) -> Bool { false }
+    #endif
+}
