@@ -93,6 +93,7 @@ struct RelayThousandMemberTests {
             throw error
         }
         #expect(light.refused.isEmpty, "\(light.refused.prefix(3))")
+        #expect(sweeps.map(\.bodiesFetched).reduce(0, +) == 1, "one full-roster body for the 997 joiners")
         clock.lap("997 light members at the roster (\(sweeps.count) sweeps: \(sweeps.map(\.description)); \(light.load))")
 
         // A 64 KiB text from bob reaches every other member once, its body on the relay once.
@@ -105,10 +106,13 @@ struct RelayThousandMemberTests {
                           [.text(longId)])[0].int64(0) == 999
         }
         clock.lap("bob's 64 KiB text published to 999 mailboxes")
+        var longSweeps: [LightMailboxes.Sweep] = []
         try creator.waitUntil("every light member has the 64 KiB text", timeoutMs: 120_000) {
-            try mailboxes.sweep()
+            longSweeps.append(try mailboxes.sweep())
             return light.all().values.allSatisfy { $0.texts.values.contains(long) }
         }
+        #expect(longSweeps.map(\.messages).reduce(0, +) == Self.lightCount, "one push per light member: \(longSweeps)")
+        #expect(longSweeps.map(\.bodiesFetched).reduce(0, +) == 1, "every push names the one body")
         for name in ["creator", "carol"] {
             try peers[name].waitUntil("\(name) stored the 64 KiB text", timeoutMs: 60_000) {
                 try peers.storedTexts(name, trip).contains(long)
