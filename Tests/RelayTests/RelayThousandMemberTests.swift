@@ -23,13 +23,17 @@ struct RelayThousandMemberTests {
     }
 
     private func steps() throws {
+        var clock = PhaseClock()
         guard let peers = try RelayPeers.make(["creator", "bob", "carol"]) else { return }
-        defer { peers.tearDown() }
-        try peers.diagnosed { try self.steps(peers) }
+        clock.lap("nats-server, 3 daemons and their relayd started")
+        defer {
+            peers.tearDown()
+            clock.lap("torn down")
+        }
+        try peers.diagnosed { try self.steps(peers, clock: &clock) }
     }
 
-    private func steps(_ peers: RelayPeers) throws {
-        var clock = PhaseClock()
+    private func steps(_ peers: RelayPeers, clock: inout PhaseClock) throws {
         let creator = peers["creator"], bob = peers["bob"], carol = peers["carol"]
         let trip = try peers.conversation(creator: "creator", joiners: ["bob", "carol"])
         clock.lap("3 daemons with relayd, bob and carol joined")
