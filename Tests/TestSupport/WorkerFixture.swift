@@ -30,11 +30,14 @@ public final class WorkerFixture: @unchecked Sendable {
     public let creatorKey: PrivateKey?
     public let creatorProfileName = "Cleo"
     public let conversationName: String?
+    /// The recipient's device is the creator's (a request only the creator answers).
+    public let recipientCreates: Bool
     public let now = WallClock.nowMs()
 
     /// The conversation's creator: `creatorKey`'s inbox, else the first listed member that is
     /// not the recipient (the vectors' explode_settings comes from it).
     public var creatorInboxId: String {
+        if recipientCreates { return vectors.recipient.inboxId }
         if let creatorKey { return creatorKey.publicKey.inboxId }
         return vectors.members.first { $0.inboxId != vectors.recipient.inboxId }?.inboxId ?? vectors.recipient.inboxId
     }
@@ -45,8 +48,9 @@ public final class WorkerFixture: @unchecked Sendable {
     /// sender's profile name. `groupIn`: where the group directory goes instead of `tmp` (a test
     /// file system's mount).
     public init(vectors: Vectors.File, conversationName: String? = "Trip", holdsCreatorKey: Bool = false,
-                groupIn: String? = nil) throws {
+                recipientCreates: Bool = false, groupIn: String? = nil) throws {
         self.vectors = vectors
+        self.recipientCreates = recipientCreates
         self.conversationName = conversationName
         self.creatorKey = holdsCreatorKey ? PrivateKey.generate() : nil
         tmp = try TemporaryDirectory(prefix: "sotto-wk")

@@ -21,6 +21,7 @@ public enum ControlMethodName: String, CaseIterable, Sendable {
     case explode
     case leave
     case removeMember
+    case rename
     case notificationPreview
     case receipts
     case subscribe
@@ -67,7 +68,7 @@ public enum ControlMethods {
         StatusParams.self, ListConversationsParams.self, NewConversationParams.self, ReadMessagesParams.self,
         SendMessageParams.self, MarkReadParams.self, MuteConversationParams.self, CreateInviteParams.self,
         RevokeInviteParams.self, JoinConversationParams.self, ReactParams.self, ExplodeParams.self,
-        LeaveParams.self, RemoveMemberParams.self, NotificationPreviewParams.self, ReceiptsParams.self,
+        LeaveParams.self, RemoveMemberParams.self, RenameParams.self, NotificationPreviewParams.self, ReceiptsParams.self,
         SubscribeParams.self,
     ] }
 }

@@ -23,6 +23,12 @@ public enum ContentType {
     public static let receipt = "sotto/receipt:1.0"
     /// One versioned change of the roster, from the creator (docs/protocol/roster.md).
     public static let rosterDelta = "sotto/roster_delta:1.0"
+    /// A member that sees a gap in its roster asks the creator for the full roster
+    /// (docs/protocol/roster.md §9). Sent to the creator only, never shown, never stored as a message.
+    public static let rosterRequest = "sotto/roster_request:1.0"
+    /// A member asks the creator to rename it; the creator re-issues it as a roster delta
+    /// (docs/protocol/roster.md §10). Sent to the creator only, never stored as a message.
+    public static let rename = "sotto/rename:1.0"
 }
 
 /// A request to join, sent by a non-member who holds an invite code (validated by the creator).
@@ -83,6 +89,12 @@ public enum MessageContent: Sendable, Equatable {
     case membership(name: String, members: [Member], version: Int64?)
     /// One versioned change of the roster (docs/protocol/roster.md).
     case rosterDelta(RosterDelta)
+    /// The signer, a member, asks the creator for the full roster; `version` is the roster
+    /// version its device is at (docs/protocol/roster.md §9).
+    case rosterRequest(version: Int64)
+    /// The signer, a member, asks the creator to change its profile name to this (1 … 100
+    /// bytes, no control character; docs/protocol/roster.md §10).
+    case rename(profileName: String)
     /// The signer leaves the conversation (docs/protocol/leave-remove.md). The content is a JSON
     /// object whose keys are all ignored: it names no member, the signature does.
     case leave
@@ -166,6 +178,11 @@ public enum MessageContent: Sendable, Equatable {
         case ContentType.rosterDelta:
             let value = try object(content, contentType)
             return .rosterDelta(try RosterDelta.decode(value) { item throws(PushError) in try member(item, contentType) })
+        case ContentType.rosterRequest:
+            return .rosterRequest(version: try RosterRequest.decode(try object(content, contentType)).version)
+        case ContentType.rename:
+            let value = try object(content, contentType)
+            return .rename(profileName: try string(value, "profileName", contentType) { !$0.isEmpty && isProfileName($0) })
         case ContentType.leave:
             _ = try object(content, contentType)
             return .leave
@@ -193,6 +210,8 @@ public enum MessageContent: Sendable, Equatable {
         case .joinRequest(let request): return "\(request.profileName) asked to join"
         case .membership(let name, let members, _): return "\(name): \(members.count) members"
         case .rosterDelta(let delta): return delta.fallback
+        case .rosterRequest: return "asked for the member list"
+        case .rename(let name): return "asked to be called \(name)"
         case .leave: return "left the conversation"
         case .remove: return "removed a member"
         case .receipt: return "delivery receipt"

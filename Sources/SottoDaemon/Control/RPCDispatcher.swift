@@ -171,6 +171,11 @@ struct RPCDispatcher: ControlRequestHandler {
                 let result = try await daemon.removals.remove(params.member, from: params.conversation)
                 return RemovedMember(conversationId: result.conversationId, inboxId: result.inboxId, members: result.members)
             }
+        case .rename:
+            return try await answer(request, as: RenameParams.self) { params in
+                let result = try await daemon.rosterRequests.rename(in: params.conversation, to: params.name)
+                return RenameResult(conversationId: result.conversationId, profileName: result.profileName, members: result.members)
+            }
         case .subscribe:
             return try await answer(request, as: SubscribeParams.self) { params in
                 var conversation: DBConversation?

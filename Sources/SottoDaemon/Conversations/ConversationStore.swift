@@ -9,9 +9,10 @@
 /// let changes = await store.markAllRead()               // [.unreadChanged(count: 0)]
 /// ```
 public actor ConversationStore {
-    /// The newest messages an awake conversation keeps in memory (about 1.7 KB each, so at
-    /// most ~34 MB for 20 awake conversations); a read deeper than this goes to the database
-    /// (docs/adr/0050).
+    /// The newest messages an awake conversation keeps in memory (about 1.2 KB each, and up to
+    /// twice the cap before the dropped ones are compacted: at most ~48 MB for 20 awake
+    /// conversations, against ~480 MB at 10,000); a read deeper than this goes to the
+    /// database (docs/adr/0050).
     public static let defaultCap = 1_000
 
     public nonisolated let conversationId: String

@@ -15,12 +15,14 @@ import ServiceLifecycle
 ///    failed or pending; nothing new starts. A restart delivers what is pending.
 /// 6. `receipts`: a batch under way is sealed and queued (or not at all); the rows left are
 ///    sealed after a restart.
-/// 7. `expired-conversations`: a deletion under way finishes (an explosion, or a join
+/// 7. `roster-requests`: a request, an answer or a rename under way is queued (or not at
+///    all); what is still due is asked, answered or renamed after a restart.
+/// 8. `expired-conversations`: a deletion under way finishes (an explosion, or a join
 ///    never accepted).
-/// 8. `desktop-notifications`: `notifications.sock` goes, so workers post their own again.
-/// 9. `change-feed`: `events.sock` closes, a last catch-up reads what the parts above
+/// 9. `desktop-notifications`: `notifications.sock` goes, so workers post their own again.
+/// 10. `change-feed`: `events.sock` closes, a last catch-up reads what the parts above
 ///    committed, subscriptions end.
-/// 10. `wal-keeper`: a last checkpoint, once nothing of this process writes any more.
+/// 11. `wal-keeper`: a last checkpoint, once nothing of this process writes any more.
 ///
 /// Any part that throws (or returns while the daemon runs) starts the same graceful
 /// shutdown of the others; the group then rethrows its error.
@@ -40,6 +42,7 @@ struct DaemonServices {
             ("change-feed", ChangeFeedService(feed: context.feed, events: events, poll: feedPoll)),
             ("desktop-notifications", DesktopNotificationsService(runtime: context.runtime, environment: environment)),
             ("expired-conversations", context.expired),
+            ("roster-requests", context.rosterRequests),
             ("receipts", context.receipts),
             ("outbox", context.outbox),
             ("unused-inbox", UnusedInboxRefill(cache: context.unusedInboxes)),

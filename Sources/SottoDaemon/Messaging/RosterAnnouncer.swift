@@ -19,6 +19,8 @@ enum RosterAnnouncer {
     enum Change {
         case joined([String])
         case departed([String])
+        /// Members whose profile names changed (the creator's own, or members' requests).
+        case renamed([RosterDelta.Rename])
     }
 
     /// Returns the roster version the change produced.
@@ -44,6 +46,8 @@ enum RosterAnnouncer {
                                     removed: [], renamed: [])
             case .departed(let inboxIds):
                 delta = RosterDelta(base: version - 1, added: [], removed: inboxIds, renamed: [])
+            case .renamed(let renames):
+                delta = RosterDelta(base: version - 1, added: [], removed: [], renamed: renames)
             }
             let composed = try MessageComposer.compose(
                 contentType: ContentType.rosterDelta, content: delta.encode(), fallback: delta.fallback,
@@ -51,15 +55,25 @@ enum RosterAnnouncer {
             try composed.insert(now: now, on: conn)
         }
         let fullTo = fullToAll ? members : members.filter { joined.contains($0.inboxId) }
-        if !fullTo.isEmpty {
-            let composed = try MessageComposer.compose(
-                contentType: ContentType.membership,
-                content: membershipContent(name: name, entries: entries, version: version),
-                fallback: "\(name.isEmpty ? "Conversation" : name): \(entries.count) members",
-                conversation: conversation, members: fullTo, sender: identity, now: now)
-            try composed.insert(now: now, on: conn)
-        }
+        try queueFullRoster(of: conversation, version: version, entries: entries, to: fullTo, from: identity, now: now, on: conn)
         return version
+    }
+
+    /// The full roster at `version`, to `members` only (the joiners, everyone at a multiple of
+    /// `fullRosterEvery`, or one member that asked after a gap, `RosterRequests`).
+    static func queueFullRoster(of conversation: DBConversation, version: Int64, entries: [MemberEntry]? = nil,
+                                to members: [DBMember], from identity: Identity, now: Int64 = WallClock.nowMs(),
+                                on conn: SQLiteConnection) throws {
+        let recipients = members.filter { $0.inboxId != identity.inboxId }
+        guard !recipients.isEmpty else { return }
+        let entries = try entries ?? InvitationWriter.memberEntries(conversationId: conversation.id, on: conn)
+        let name = conversation.name ?? ""
+        let composed = try MessageComposer.compose(
+            contentType: ContentType.membership,
+            content: membershipContent(name: name, entries: entries, version: version),
+            fallback: "\(name.isEmpty ? "Conversation" : name): \(entries.count) members",
+            conversation: conversation, members: recipients, sender: identity, now: now)
+        try composed.insert(now: now, on: conn)
     }
 
     /// The full roster's content: the name, every member with its profile name, and the

@@ -34,6 +34,8 @@ final class DaemonContext: Sendable {
     let removals: RemoveService
     /// Seals the delivery receipts the worker records (docs/protocol/receipts.md).
     let receipts: ReceiptSender
+    /// Asks for the full roster after a gap, and answers members who ask (docs/protocol/roster.md §9).
+    let rosterRequests: RosterRequests
     /// Identities that did not open at start-up: isolated (their inboxes stay asleep) and
     /// reported by `sotto status` and the log; every other conversation is served.
     let damagedIdentities: [KeystoreAudit.Damaged]
@@ -44,7 +46,7 @@ final class DaemonContext: Sendable {
                  unusedInboxes: UnusedInboxCache,
                  feed: ChangeFeed, outbox: OutboxSender, walKeeper: WALKeeper, invites: InviteService,
                  joinRequests: JoinRequestHandler, expired: ExplodeWorker, explode: ExplodeService, leave: LeaveService, removals: RemoveService,
-                 receipts: ReceiptSender, damagedIdentities: [KeystoreAudit.Damaged]) {
+                 receipts: ReceiptSender, rosterRequests: RosterRequests, damagedIdentities: [KeystoreAudit.Damaged]) {
         self.group = group
         self.runtime = runtime
         self.database = database
@@ -63,6 +65,7 @@ final class DaemonContext: Sendable {
         self.leave = leave
         self.removals = removals
         self.receipts = receipts
+        self.rosterRequests = rosterRequests
         self.damagedIdentities = damagedIdentities
     }
 
@@ -108,6 +111,7 @@ final class DaemonContext: Sendable {
                                                                normalBusyMs: database.profile.busyTimeoutMs))
         let outbox = OutboxSender(database: database, relay: relay, noticeMaxAgeMs: noticeMaxAgeMs, relayIdleMs: relayIdleMs)
         let receipts = ReceiptSender(database: database, identities: identities, outbox: outbox)
+        let rosterRequests = RosterRequests(database: database, identities: identities, outbox: outbox)
         let joinRequests = JoinRequestHandler(database: database, protection: lifecycle, identities: identities, outbox: outbox)
         let expired = ExplodeWorker(database: database, keystore: keystore, lifecycle: lifecycle, awake: awake,
                                                  walKeeper: walKeeper, explodeDeliveryBudgetMs: budget,
@@ -136,6 +140,9 @@ final class DaemonContext: Sendable {
             if changes.contains(where: { $0.knownKind == .messageInserted || $0.knownKind == .membersChanged }) {
                 receipts.kick()
             }
+            if changes.contains(where: { $0.knownKind == .membersChanged || $0.knownKind == .rosterRequested }) {
+                rosterRequests.kick()
+            }
         }
         return DaemonContext(group: group, runtime: runtime, database: database, keystore: keystore,
                              service: service, lifecycle: lifecycle, openConversations: OpenConversations(protection: lifecycle),
@@ -143,7 +150,7 @@ final class DaemonContext: Sendable {
                              outbox: outbox, walKeeper: walKeeper, invites: invites, joinRequests: joinRequests,
                              expired: expired, explode: explode, leave: LeaveService(service: service, expired: expired),
                              removals: RemoveService(service: service, database: database),
-                             receipts: receipts, damagedIdentities: damagedIdentities)
+                             receipts: receipts, rosterRequests: rosterRequests, damagedIdentities: damagedIdentities)
     }
 
     /// Launch initialisation (the source app's decision record "Inbox Lifecycle Management"): inboxes with pending invites or join requests first

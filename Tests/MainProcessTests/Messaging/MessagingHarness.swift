@@ -30,16 +30,23 @@ final class Network: @unchecked Sendable {
     func conversation(creator: Device, joiners: [Device], name: String = "Trip",
                       profileName: (Device) -> String = { $0.name }) throws -> String {
         let id = try require(try creator.json(["new", "--name", name])["conversationId"] as? String, "conversationId")
+        try join(joiners, to: id, creator: creator, profileName: profileName)
+        return id
+    }
+
+    /// Invites and joins each joiner to the existing conversation `id`, one after the other,
+    /// waiting until its copy is active and the creator lists it.
+    func join(_ joiners: [Device], to id: String, creator: Device, profileName: (Device) -> String = { $0.name }) throws {
+        let before = try require(try creator.conversation(id)?["members"] as? Int, "member count")
         for (index, joiner) in joiners.enumerated() {
             let code = try require(try creator.json(["invite", id, "--expires", "1h"])["code"] as? String, "code")
             let joined = try joiner.json(["join", code, "--profile-name", profileName(joiner)])
             guard joined["conversationId"] as? String == id else { throw Device.Failure(message: "join returned \(joined)") }
-            try joiner.waitUntil("\(joiner.name) active in \(name)") { try joiner.conversation(id)?["state"] as? String == "active" }
-            try creator.waitUntil("\(creator.name) lists \(index + 2) members") {
-                try creator.conversation(id)?["members"] as? Int == index + 2
+            try joiner.waitUntil("\(joiner.name) active in \(id.prefix(8))") { try joiner.conversation(id)?["state"] as? String == "active" }
+            try creator.waitUntil("\(creator.name) lists \(before + index + 1) members") {
+                try creator.conversation(id)?["members"] as? Int == before + index + 1
             }
         }
-        return id
     }
 }
 

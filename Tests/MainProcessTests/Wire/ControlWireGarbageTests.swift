@@ -63,6 +63,11 @@ struct ControlWireGarbageTests {
             (RemoveMemberParams.self, ["conversation": "ab", "member": 3], "'member' must be a non-empty string"),
             (RemoveMemberParams.self, ["member": "bob"], "'conversation' must be a non-empty string"),
             (LeaveParams.self, ["conversation": 7], "'conversation' must be a non-empty string"),
+            (RenameParams.self, ["conversation": "ab"], "'name' must be a non-empty string"),
+            (RenameParams.self, ["conversation": "ab", "name": ""], "'name' must be a non-empty string"),
+            (RenameParams.self, ["conversation": "ab", "name": ["Bea"]], "'name' must be a non-empty string"),
+            (RenameParams.self, ["conversation": "ab", "name": 7], "'name' must be a non-empty string"),
+            (RenameParams.self, ["name": "Bea"], "'conversation' must be a non-empty string"),
         ]
         for (method, params, message) in cases {
             let request = JSONRPC.Request(id: .number(1), method: method.method.rawValue, params: params)

@@ -61,6 +61,7 @@ enum WireSamples {
         try check(CreateInviteParams(conversation: "c0"), InviteResult(code: "sotto1:x", inviteId: "v"))
         try check(CreateInviteParams(conversation: "c0", singleUse: true), InviteResult(code: "sotto1:x", inviteId: "v"))
         try check(RemoveMemberParams(conversation: "c0", member: "Bob"), RemovedMember(conversationId: "c0ffee", inboxId: "ab", members: 2))
+        try check(RenameParams(conversation: "c0", name: "Bea"), RenameResult(conversationId: "c0ffee", profileName: "Bea", members: 1))
         try check(NotificationPreviewParams(), NotificationPreviewResult(device: "full", effective: "full"))
         try check(ReceiptsParams(conversation: "c0"), ReceiptsResult(conversationId: "c0", enabled: true))
         try check(ReceiptsParams(conversation: "c0", enabled: false), ReceiptsResult(conversationId: "c0", enabled: false))

@@ -5,7 +5,7 @@ import TestSupport
 /// Issue #10, soak: two real devices (daemon + socket-activated worker each) do what users
 /// do (a conversation joined by the other device, texts both ways, a reaction, a second
 /// conversation created, joined and exploded), then sit idle while `/proc` is read every
-/// second: CPU time and resident memory must stay flat. The short profile is one round and
+/// second: CPU time and resident memory must stay flat. The short profile is 8 rounds, then
 /// a 12 s idle window; the full one (`make stress`) repeats rounds of 20 texts a side, each
 /// followed by a 45 s idle gap, for `SOTTO_SOAK_MINUTES` (60), and prints the RSS curve.
 ///
@@ -31,6 +31,15 @@ struct Soak {
         var curve: [(Double, Int64)] = []
         /// (RssAnon kB, RssFile kB) at the end of each idle window, in step with `curve`.
         var parts: [(Int64, Int64)] = []
+
+        /// How much private memory (RssAnon) grew over the second half of the rounds: from the
+        /// sample after round ⌈n/2⌉ to the last. RssFile is left out: it is the database and
+        /// libraries mapped from disk, reclaimable, and jumps by megabytes as the kernel pages
+        /// them (seen: ±2 MB between two idle windows).
+        var secondHalfAnonGrowthKB: Int64 {
+            guard parts.count >= 2 else { return 0 }
+            return parts[parts.count - 1].0 - parts[(parts.count - 1) / 2].0
+        }
     }
 
     struct Report: Sendable {
@@ -45,7 +54,8 @@ struct Soak {
                 "\(device.name) idleCpu=\(String(format: "%.2f", device.idleCPUShare * 100))% "
                     + "(\(device.idleCPUTicks) ticks/\(String(format: "%.0f", device.idleSeconds)) s) "
                     + "idleRss+=\(device.idleRSSGrowthKB)kB rss=\(device.lastIdleRSSKB)kB "
-                    + "drift=\(device.lastIdleRSSKB - device.firstIdleRSSKB)kB threads=\(device.threads)"
+                    + "drift=\(device.lastIdleRSSKB - device.firstIdleRSSKB)kB anonSecondHalf+=\(device.secondHalfAnonGrowthKB)kB "
+                    + "threads=\(device.threads)"
             }
             return "STRESS soak: rounds=\(rounds) sent=\(messagesSent) exploded=\(exploded) " + parts.joined(separator: " ")
                 + " seconds=\(String(format: "%.0f", seconds))"
@@ -73,6 +83,8 @@ struct Soak {
     }
     /// Texts each device sends per round.
     var textsPerRound: Int { profile.name == "full" ? 20 : 3 }
+    /// The short profile's rounds: enough for a second half to measure a slope on.
+    static let shortRounds = 8
 
     func run() throws -> Report {
         var report = Report()
@@ -86,17 +98,21 @@ struct Soak {
         }
         var figures = [DeviceFigures(name: "alice"), DeviceFigures(name: "bob")]
         let trip = try Self.conversation(creator: alice, joiner: bob, name: "Soak")
-        let endAt = started.addingTimeInterval(profile.name == "full" ? Self.minutes * 60 : 0)
+        let full = profile.name == "full"
+        let endAt = started.addingTimeInterval(full ? Self.minutes * 60 : 0)
         repeat {
             report.rounds += 1
             try Self.round(report.rounds, texts: textsPerRound, trip: trip, alice: alice, bob: bob, report: &report)
             try Self.waitUntilQuiet([alice, bob])
-            let window = try idleWindow([alice, bob], startedAt: started, figures: &figures)
+            // The short profile measures one idle window, after its last round; before that,
+            // one sample per round for the slope.
+            let last = full || report.rounds == Self.shortRounds
+            let window = try idleWindow([alice, bob], startedAt: started, figures: &figures, seconds: last ? idleSeconds : 0)
             for index in figures.indices {
                 if report.rounds == 1 { figures[index].firstIdleRSSKB = window[index].rssKB }
                 figures[index].lastIdleRSSKB = window[index].rssKB
             }
-        } while Date() < endAt
+        } while full ? Date() < endAt : report.rounds < Self.shortRounds
         report.devices = figures
         report.seconds = Date().timeIntervalSince(started)
         return report
@@ -148,14 +164,15 @@ struct Soak {
 
     /// Samples each daemon once a second for `idleSeconds` while nothing talks to it; keeps
     /// the worst window's figures. Returns the last samples.
-    func idleWindow(_ devices: [Device], startedAt: Date, figures: inout [DeviceFigures]) throws -> [ProcessUsage] {
+    func idleWindow(_ devices: [Device], startedAt: Date, figures: inout [DeviceFigures],
+                    seconds: Double) throws -> [ProcessUsage] {
         let pids = try devices.map { device -> Int32 in
             guard let pid = device.daemonPID else { throw StressFailure("\(device.name)'s daemon is not running") }
             return pid
         }
         let first = try pids.map { try ProcessUsage.sample(pid: $0) }
         var last = first
-        let windowEnd = Date().addingTimeInterval(idleSeconds)
+        let windowEnd = Date().addingTimeInterval(seconds)
         while Date() < windowEnd {
             // The idle window is the measurement itself, not a wait for some event.
             Thread.sleep(forTimeInterval: min(1, max(0, windowEnd.timeIntervalSinceNow)))
@@ -166,6 +183,7 @@ struct Soak {
             figures[index].curve.append((minutes, last[index].rssKB))
             figures[index].parts.append((last[index].rssAnonKB, last[index].rssFileKB))
             figures[index].threads = last[index].threads
+            guard seconds > 0 else { continue }
             let share = last[index].cpuShare(since: first[index])
             if share >= figures[index].idleCPUShare {
                 figures[index].idleCPUShare = share

@@ -21,6 +21,8 @@ N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 DELTA = "sotto/roster_delta:1.0"
 FULL = "sotto/membership:1.0"
 REMOVE = "sotto/remove:1.0"
+REQUEST = "sotto/roster_request:1.0"
+RENAME = "sotto/rename:1.0"
 
 
 def derived(label: str) -> bytes:
@@ -71,6 +73,14 @@ def parse_cases():
                                                            "renamed": [], "note": "x"})),
         ("full roster with a version", FULL, full(4, ["C", "R", "A"])),
         ("full roster without a version (version 1 of the protocol)", FULL, full(None, ["C", "R"])),
+        ("roster request at version 3", REQUEST, text({"version": 3})),
+        ("roster request at version 0", REQUEST, text({"version": 0})),
+        ("roster request at version 2^53 - 1", REQUEST, text({"version": 2**53 - 1})),
+        ("roster request with unknown keys (ignored)", REQUEST, text({"version": 7, "note": "x"})),
+        ("rename", RENAME, text({"profileName": "Bea"})),
+        ("rename to 100 bytes of UTF-8", RENAME, text({"profileName": "é" * 50})),
+        ("rename naming another member (the key is ignored: the signer is renamed)", RENAME,
+         text({"profileName": "Bea", "inboxId": a["inboxId"]})),
     ]
     bad = [
         ("not JSON", DELTA, "{\"base\":3,"),
@@ -88,6 +98,20 @@ def parse_cases():
         ("renamed with a control character", DELTA, delta(3, renamed=[("A", "A\u0007")])),
         ("full roster with version 0", FULL, full(0, ["C", "R"])),
         ("full roster with a fractional version", FULL, full(None, ["C", "R"])[:-1] + ",\"version\":1.5}"),
+        ("roster request that is a JSON array", REQUEST, "[3]"),
+        ("roster request without a version", REQUEST, "{}"),
+        ("roster request with a negative version", REQUEST, text({"version": -1})),
+        ("roster request with version 2^53", REQUEST, text({"version": 2**53})),
+        ("roster request with a string version", REQUEST, text({"version": "3"})),
+        ("roster request with a fractional version", REQUEST, "{\"version\":1.5}"),
+        ("roster request that is empty", REQUEST, ""),
+        ("rename to an empty name", RENAME, text({"profileName": ""})),
+        ("rename to 101 bytes", RENAME, text({"profileName": "b" * 101})),
+        ("rename with a control character", RENAME, text({"profileName": "Bea\u001b[2J"})),
+        ("rename with DEL", RENAME, text({"profileName": "Bea\u007f"})),
+        ("rename without a profileName", RENAME, "{}"),
+        ("rename to a number", RENAME, text({"profileName": 7})),
+        ("rename that is a JSON string", RENAME, text("Bea")),
     ]
     return [{"name": n, "contentType": t, "content": c, "expect": "ok"} for n, t, c in ok] + \
            [{"name": n, "contentType": t, "content": c, "expect": "malformed_message"} for n, t, c in bad]
@@ -138,6 +162,12 @@ def sequences():
                     arrival("too far ahead", DELTA, delta(3 + 257, added=["B"]), "malformed_message"),
                     arrival("full roster without the creator", FULL, full(9, ["R", "A"]), "malformed_message"),
                     arrival("garbage", DELTA, "{{{", "malformed_message")],
+         "end": {"version": 3, "members": ["A", "C", "R"], "pending": []}},
+        {"name": "a roster request or a rename to a member's device is refused and changes nothing", "start": start,
+         "arrive": [arrival("request from a member", REQUEST, text({"version": 1}), "unknown_sender", sender="A"),
+                    arrival("request from the creator", REQUEST, text({"version": 1}), "unknown_sender"),
+                    arrival("request from a stranger", REQUEST, text({"version": 1}), "unknown_sender", sender="D"),
+                    arrival("rename from a member", RENAME, text({"profileName": "Ann"}), "unknown_sender", sender="A")],
          "end": {"version": 3, "members": ["A", "C", "R"], "pending": []}},
     ]
 

@@ -11,6 +11,9 @@ public enum ChangeKind: String, Sendable, CaseIterable {
     case messageStatusChanged
     case joinRequestReceived
     case localStateChanged
+    /// A member asked the creator's device for the full roster (`roster_request`) or to rename
+    /// it (`roster_rename`); `entityId` is the member's inboxId.
+    case rosterRequested
 }
 
 /// A row of `change_log`: one committed change, in commit order, for the daemon to catch up

@@ -2,7 +2,7 @@
 /// version `i + 1`, which ``Migrator`` records in `PRAGMA user_version` in the same transaction.
 ///
 /// ```swift
-/// Schema.currentVersion          // 8
+/// Schema.currentVersion          // 9
 /// Schema.migrations[0].id        // "v1-initial"
 /// ```
 public enum Schema {
@@ -15,6 +15,7 @@ public enum Schema {
         (id: "v6-outliving-notice", sql: v6),
         (id: "v7-delivery-receipts", sql: v7),
         (id: "v8-roster-version", sql: v8),
+        (id: "v9-roster-requests", sql: v9),
     ]
 
     /// The version this build reads and writes.
@@ -294,5 +295,41 @@ public enum Schema {
             inboxId TEXT NOT NULL,
             PRIMARY KEY (conversationId, inboxId)
         );
+        """
+
+    // MARK: v9
+
+    /// A member that sees a gap in its roster asks the creator for the full roster
+    /// (docs/protocol/roster.md §9, docs/adr/0049):
+    /// - `roster_request`, on the creator's device: the latest request of each member (the
+    ///   worker rewrites the one row, so a flood grows nothing); `owed` until the daemon
+    ///   answers it, `answeredAt` when it last sent that member the full roster (the rate limit).
+    /// - `roster_asked`, on a member's device: when it last asked, per conversation (its rate limit).
+    /// - `roster_rename`, on the creator's device: each member's latest `sotto/rename:1.0`
+    ///   (roster.md §10), `owed` until re-issued as a delta, `appliedAt` for its rate limit.
+    static let v9 = """
+        CREATE TABLE roster_request (
+            conversationId TEXT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+            inboxId TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            receivedAt INTEGER NOT NULL,
+            owed INTEGER NOT NULL DEFAULT 1 CHECK (owed IN (0, 1)),
+            answeredAt INTEGER,
+            PRIMARY KEY (conversationId, inboxId)
+        ) WITHOUT ROWID;
+        CREATE TABLE roster_rename (
+            conversationId TEXT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+            inboxId TEXT NOT NULL,
+            profileName TEXT NOT NULL,
+            receivedAt INTEGER NOT NULL,
+            owed INTEGER NOT NULL DEFAULT 1 CHECK (owed IN (0, 1)),
+            appliedAt INTEGER,
+            PRIMARY KEY (conversationId, inboxId)
+        ) WITHOUT ROWID;
+        CREATE TABLE roster_asked (
+            conversationId TEXT PRIMARY KEY NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+            version INTEGER NOT NULL,
+            askedAt INTEGER NOT NULL
+        ) WITHOUT ROWID;
         """
 }

@@ -44,6 +44,10 @@ extension IncomingMessage.Kind {
             self = .remove(inboxId: inboxId)
         case .receipt(let receipt):
             self = .receipt(receipt)
+        case .rosterRequest(let version):
+            self = .rosterRequest(version: version)
+        case .rename(let name):
+            self = .rename(profileName: name)
         case .membership(let name, let members, let version):
             self = .membership(name: name, members: members.map(MemberEntry.init), version: version)
         case .rosterDelta(let delta):

@@ -51,6 +51,12 @@ public struct IncomingMessage: Sendable, Equatable {
         /// A delivery receipt for messages this device sent (docs/protocol/receipts.md):
         /// applied to the outbox, never stored as a message.
         case receipt(Receipt)
+        /// A member asks this device, the creator's, for the full roster (docs/protocol/roster.md
+        /// §9): recorded for the daemon to answer, never stored as a message.
+        case rosterRequest(version: Int64)
+        /// A member asks this device, the creator's, to rename it (docs/protocol/roster.md §10):
+        /// recorded for the daemon to re-issue as a roster delta, never stored as a message.
+        case rename(profileName: String)
     }
 
     public var id: String

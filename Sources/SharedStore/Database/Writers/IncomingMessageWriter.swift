@@ -43,6 +43,25 @@ public enum IncomingMessageWriter {
                                  visible: false, on: conn)
             })
         }
+        if case .rosterRequest(let version) = m.kind {
+            // Recorded for the daemon, never stored as a message: one row per member, so a
+            // flood or a replay rewrites that row and nothing grows (docs/protocol/roster.md §9).
+            return .written(try store { () throws(StoreError) in
+                let seq = try RosterRequestWriter.record(conversationId: m.conversationId, inboxId: m.senderInboxId,
+                                                         version: version, now: now, on: conn)
+                return try self.receipt(seq: seq, conversationId: m.conversationId, senderInboxId: m.senderInboxId,
+                                   visible: false, on: conn)
+            })
+        }
+        if case .rename(let name) = m.kind {
+            // As a roster request: one row per member, the latest name wins.
+            return .written(try store { () throws(StoreError) in
+                let seq = try RosterRequestWriter.recordRename(conversationId: m.conversationId, inboxId: m.senderInboxId,
+                                                               profileName: name, now: now, on: conn)
+                return try self.receipt(seq: seq, conversationId: m.conversationId, senderInboxId: m.senderInboxId,
+                                        visible: false, on: conn)
+            })
+        }
         let seen = try store { () throws(StoreError) in
             try conn.queryOne("""
                 SELECT 1 FROM message WHERE id = ?1
@@ -118,8 +137,8 @@ public enum IncomingMessageWriter {
                 seq = try ChangeLog.append(conn, kind: .membersChanged, conversationId: m.conversationId,
                                            entityId: m.id, now: now)
 
-            case .receipt:
-                preconditionFailure("a receipt is applied above")
+            case .receipt, .rosterRequest, .rename:
+                preconditionFailure("a receipt and a roster request are applied above")
 
             case .membership(let name, let members, let version):
                 // Stored as a timeline row too, so a replayed membership is a duplicate. One
@@ -165,7 +184,7 @@ public enum IncomingMessageWriter {
         switch kind {
         case .stored, .membership, .rosterDelta: return true
         case .remove(let inboxId): return inboxId != recipientInboxId
-        case .explodeSettings, .joinRequest, .leave, .receipt: return false
+        case .explodeSettings, .joinRequest, .leave, .receipt, .rosterRequest, .rename: return false
         }
     }
 

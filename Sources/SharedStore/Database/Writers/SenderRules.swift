@@ -11,6 +11,7 @@
 /// | `sotto/join_request:1.0` | anyone, sent to the creator's device only | `unknown_sender` |
 /// | `sotto/leave:1.0` | a member who is not the creator (the signer is who leaves) | `unknown_sender` |
 /// | `sotto/remove:1.0` | the creator, naming a member other than itself | `unknown_sender` / `malformed_message` |
+/// | `sotto/roster_request:1.0`, `sotto/rename:1.0` | a member who is not the creator (the signer is who asks), sent to the creator's device only | `unknown_sender` |
 /// | `sotto/receipt:1.0` | a member, naming only messages sent to it (`ReceiptWriter`) | `unknown_sender` / `unknown_message` |
 ///
 /// ```swift
@@ -53,6 +54,12 @@ public enum SenderRules {
         case .remove(let inboxId):
             guard isCreator else { throw .notPermitted("only the conversation's creator may remove a member") }
             guard inboxId != conversation.creatorInboxId else { throw .invalidContent("the creator cannot remove itself") }
+        case .rosterRequest, .rename:
+            guard !isCreator else { throw .notPermitted("the conversation's creator holds the roster; it does not ask for it") }
+            // Only the creator's device answers; a request anywhere else would be kept for nobody.
+            guard recipientInboxId == conversation.creatorInboxId else {
+                throw .notPermitted("a roster request goes to the conversation's creator, not to this member")
+            }
         case .stored, .joinRequest, .receipt:
             break
         }
