@@ -2,17 +2,22 @@ import Foundation
 import SottoCrypto
 import SottoWire
 
-/// Many lightweight members of one conversation behind one in-process Unix socket: each has a
-/// real identity, joins with a real signed `sotto/join_request:1.0` sealed to the creator, and
-/// opens every push it gets with the real crypto (PushOpener's steps, bodies by reference included),
-/// keeping its own roster by docs/protocol/roster.md §5 (a second, in-memory implementation of
-/// the ordering rule) and the texts it received. Every push is acked as a worker would.
+/// Many lightweight members of one conversation: each has a real identity, joins with a real
+/// signed `sotto/join_request:1.0` sealed to the creator, and opens every push it gets with the
+/// real crypto (PushOpener's steps, bodies by reference included), keeping its own roster by
+/// docs/protocol/roster.md §5 (a second, in-memory implementation of the ordering rule) and
+/// the texts it received. Every push is acked as a worker would.
+///
+/// Two transports: one in-process Unix socket for them all (`init(count:socketPath:)`, a
+/// `unix:` endpoint), or none of their own (`init(count:endpoint:)`, e.g. a relay URL): then
+/// whoever fetches their pushes (the relay tests' `LightMailboxes`) hands each to `deliver`.
 ///
 /// ```swift
 /// let light = try LightMembers(count: 997, socketPath: dir + "/light.sock")
 /// let requests = try light.joinRequests(invite: InviteCode.parse(code))   // one payload each, for the creator
-/// try light.roster(of: light.inboxIds[0]).version   // what it applied
+/// light.member(light.inboxIds[0]).version   // what it applied
 /// light.stop()
+/// let relayed = LightMembers(count: 997, endpoint: server.url)   // pushes come through deliver(_:body:)
 /// ```
 public final class LightMembers: @unchecked Sendable {
     /// What one member knows.
@@ -28,35 +33,52 @@ public final class LightMembers: @unchecked Sendable {
         public var opened: Set<String> = []
     }
 
-    public let socketPath: String
-    public var endpoint: String { "unix:" + socketPath }
+    /// The in-process push socket, nil when the pushes come through `deliver`.
+    public let socketPath: String?
+    /// What the members put in their join requests: where their pushes are sent.
+    public let endpoint: String
     public let identities: [Identity]
     public var inboxIds: [String] { identities.map(\.inboxId) }
     private let byClientId: [String: Identity]
     private let state = NSLock()
     private var members: [String: Member] = [:]
     private var creatorInboxId: String?
+    /// The conversation's topic, for pushes that leave it out (through a relay, PROTOCOL §2 1.1).
+    private var topic: String?
     private var refusals: [String] = []
     private var busyNs: UInt64 = 0
     private var decoded: [String: MessageContent] = [:]
     private var served = 0
+    /// The push socket's listening descriptor, -1 without one.
     private let listener: Int32
     private let stopped = NSLock()
     private var isStopped = false
 
-    public init(count: Int, socketPath: String) throws {
-        self.socketPath = socketPath
-        identities = (0..<count).map { _ in Identity.generate() }
-        byClientId = Dictionary(uniqueKeysWithValues: identities.map { ($0.clientId, $0) })
-        for identity in identities { members[identity.inboxId] = Member() }
+    /// Members reached at `unix:<socketPath>`, served by a listener of their own.
+    public convenience init(count: Int, socketPath: String) throws {
         unlink(socketPath)
-        listener = UnixSocket.bind(socketPath, type: Int32(SOCK_STREAM.rawValue))
+        let listener = UnixSocket.bind(socketPath, type: Int32(SOCK_STREAM.rawValue))
         guard listener >= 0, listen(listener, 512) == 0 else {
             throw PushClient.Failure(message: "light members cannot listen on \(socketPath): errno \(errno)")
         }
+        self.init(count: count, endpoint: "unix:" + socketPath, socketPath: socketPath, listener: listener)
         let thread = Thread { [self] in acceptLoop() }
         thread.stackSize = 1 << 20
         thread.start()
+    }
+
+    /// Members reached at `endpoint` by a transport outside this class, which calls `deliver`.
+    public convenience init(count: Int, endpoint: String) {
+        self.init(count: count, endpoint: endpoint, socketPath: nil, listener: -1)
+    }
+
+    private init(count: Int, endpoint: String, socketPath: String?, listener: Int32) {
+        self.endpoint = endpoint
+        self.socketPath = socketPath
+        self.listener = listener
+        identities = (0..<count).map { _ in Identity.generate() }
+        byClientId = Dictionary(uniqueKeysWithValues: identities.map { ($0.clientId, $0) })
+        for identity in identities { members[identity.inboxId] = Member() }
     }
 
     deinit { stop() }
@@ -64,7 +86,7 @@ public final class LightMembers: @unchecked Sendable {
     public func stop() {
         stopped.lock()
         defer { stopped.unlock() }
-        guard !isStopped else { return }
+        guard !isStopped, let socketPath else { return }
         isStopped = true
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
@@ -72,10 +94,13 @@ public final class LightMembers: @unchecked Sendable {
     }
 
     /// A signed join request from each member, sealed to the invite's creator (PROTOCOL §5, §6).
-    public func joinRequests(invite: InviteCode, profileName: (Int) -> String = { "Light \($0)" }) throws -> [[UInt8]] {
+    /// `topicInClear` false: the push leaves the topic out, as a sender does through a relay.
+    public func joinRequests(invite: InviteCode, profileName: (Int) -> String = { "Light \($0)" },
+                             topicInClear: Bool = true) throws -> [[UInt8]] {
         let creatorKey = try PublicKey(hex: invite.creatorPublicKey)
         state.lock()
         creatorInboxId = invite.creatorInboxId
+        topic = invite.topic
         state.unlock()
         return identities.enumerated().map { index, identity in
             let content = JSONWriter.bytes([
@@ -88,7 +113,8 @@ public final class LightMembers: @unchecked Sendable {
                                             content: content, fallback: nil, signer: identity.privateKey)
             let envelope = Envelope.seal(signed.encode(), recipient: creatorKey, clientId: invite.creatorClientId,
                                          topic: invite.topic)
-            return PushPayload(clientId: invite.creatorClientId, topic: invite.topic, envelope: envelope).encode()
+            return PushPayload(clientId: invite.creatorClientId, topic: topicInClear ? invite.topic : nil,
+                               envelope: envelope).encode()
         }
     }
 
@@ -143,6 +169,20 @@ public final class LightMembers: @unchecked Sendable {
         if let hint = payload.body, rest.count <= Int(hint.length) {
             body = readExactly(fd, Int(hint.length) - rest.count).map { rest + $0 }
         }
+        _ = UnixSocket.sendAll(fd, deliver(payload, body: body).encodeLine())
+    }
+
+    /// One push (PROTOCOL §2, the bytes before its LF) and the body it names, if any, as a
+    /// transport received them: opened, applied to its member, and acked as a worker would.
+    public func deliver(_ push: [UInt8], body: [UInt8]?) -> PushAck {
+        do throws(PushError) {
+            return deliver(try PushPayload.decode(push), body: body)
+        } catch {
+            return refuse(error)
+        }
+    }
+
+    private func deliver(_ payload: PushPayload, body: [UInt8]?) -> PushAck {
         let t0 = WallClock.monotonicNs()
         defer {
             state.lock()
@@ -150,17 +190,19 @@ public final class LightMembers: @unchecked Sendable {
             served += 1
             state.unlock()
         }
-        let ack: PushAck
-        do {
+        do throws(PushError) {
             let (recipient, message, content) = try open(payload, body: body)
-            ack = .ok(messageId: message.id, duplicate: receive(message, content, recipient: recipient))
+            return .ok(messageId: message.id, duplicate: receive(message, content, recipient: recipient))
         } catch {
-            state.lock()
-            refusals.append("\(error.code.rawValue): \(error.detail)")
-            state.unlock()
-            ack = .error(error)
+            return refuse(error)
         }
-        _ = UnixSocket.sendAll(fd, ack.encodeLine())
+    }
+
+    private func refuse(_ error: PushError) -> PushAck {
+        state.lock()
+        refusals.append("\(error.code.rawValue): \(error.detail)")
+        state.unlock()
+        return .error(error)
     }
 
     /// PushOpener's steps with the real crypto for every push (envelope, signature, body
@@ -169,7 +211,10 @@ public final class LightMembers: @unchecked Sendable {
     /// 1,000-member roster, which the daemon delivers to the members one after another.
     private func open(_ payload: PushPayload, body: [UInt8]?) throws(PushError) -> (String, SignedMessage, MessageContent) {
         guard let identity = byClientId[payload.clientId] else { throw PushError(.unknownClient, "no identity for this clientId") }
-        guard let topic = payload.topic else { throw PushError(.unknownConversation, "no topic") }
+        state.lock()
+        let conversationTopic = topic
+        state.unlock()
+        guard let topic = payload.topic ?? conversationTopic else { throw PushError(.unknownConversation, "no topic") }
         let plaintext = try Envelope.open(payload.envelope, recipientKey: identity.privateKey, clientId: payload.clientId,
                                           topic: topic)
         let message = try SignedMessage.parse(plaintext)

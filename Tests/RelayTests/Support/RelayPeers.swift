@@ -93,15 +93,27 @@ final class RelayPeers: @unchecked Sendable {
     /// Creates a conversation on `creator`, invites `joiner` and waits until both see it
     /// active with two members: the join request and the membership both went through the relay.
     func conversation(creator: String, joiner: String, timeout: Int64 = 60_000) throws -> String {
-        let (alice, bob) = (self[creator], self[joiner])
-        guard let id = try alice.json(["new", "--name", "Relay"])["conversationId"] as? String,
-              let code = try alice.json(["invite", id, "--expires", "1h"])["code"] as? String else {
-            throw RelayRigFailure("new or invite returned no id")
+        try conversation(creator: creator, joiners: [joiner], timeout: timeout)
+    }
+
+    /// The same with each of `joiners` in turn, on an invite of its own.
+    func conversation(creator: String, joiners: [String], timeout: Int64 = 60_000) throws -> String {
+        let alice = self[creator]
+        guard let id = try alice.json(["new", "--name", "Relay"])["conversationId"] as? String else {
+            throw RelayRigFailure("new returned no id")
         }
-        let joined = try bob.json(["join", code, "--profile-name", joiner])
-        guard joined["conversationId"] as? String == id else { throw RelayRigFailure("join returned \(joined)") }
-        try bob.waitUntil("\(joiner) active", timeoutMs: timeout) { try bob.conversation(id)?["state"] as? String == "active" }
-        try alice.waitUntil("\(creator) lists 2 members", timeoutMs: timeout) { try alice.conversation(id)?["members"] as? Int == 2 }
+        for (index, joiner) in joiners.enumerated() {
+            let bob = self[joiner]
+            guard let code = try alice.json(["invite", id, "--expires", "1h"])["code"] as? String else {
+                throw RelayRigFailure("invite returned no code")
+            }
+            let joined = try bob.json(["join", code, "--profile-name", joiner])
+            guard joined["conversationId"] as? String == id else { throw RelayRigFailure("join returned \(joined)") }
+            try bob.waitUntil("\(joiner) active", timeoutMs: timeout) { try bob.conversation(id)?["state"] as? String == "active" }
+            try alice.waitUntil("\(creator) lists \(index + 2) members", timeoutMs: timeout) {
+                try alice.conversation(id)?["members"] as? Int == index + 2
+            }
+        }
         return id
     }
 
