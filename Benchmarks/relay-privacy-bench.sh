@@ -28,7 +28,9 @@ if [ ! -x "$base/sotto-relayd" ]; then
 fi
 echo "baseline: sotto-relayd of $base_rev ($sha); current: $(git rev-parse --short=12 HEAD)$(git diff --quiet || echo ' + uncommitted')"
 
-"$bin/RelayPrivacyBench" "$bin" "$base/sotto-relayd" 10000 20 2
+# A baseline that already reads padded frames (docs/adr/0044) is given padded pushes.
+padded=""; git cat-file -e "$base_rev:Sources/RelayTransport/RelayPadding.swift" 2>/dev/null && padded=padded
+"$bin/RelayPrivacyBench" "$bin" "$base/sotto-relayd" 10000 20 2 $padded
 
 tick=$(getconf CLK_TCK)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

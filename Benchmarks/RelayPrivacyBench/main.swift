@@ -9,7 +9,8 @@ import TestSupport
 // variant) once it starts. Run with two sotto-relayd builds, alternating, in the same
 // minutes: the baseline (one shared connection, today's main) and this one (one connection
 // per identity). Prints pushes/s of each and the ratio (goal: ≥ 2,000/s, ratio ≈ 1).
-// Usage: RelayPrivacyBench BIN_DIR BASELINE_RELAYD [PUSHES] [MAILBOXES] [ROUNDS]
+// Usage: RelayPrivacyBench BIN_DIR BASELINE_RELAYD [PUSHES] [MAILBOXES] [ROUNDS] [padded]
+// `padded`: the baseline reads padded frames too (a baseline built after docs/adr/0044).
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else { print("usage: RelayPrivacyBench BIN_DIR BASELINE_RELAYD [PUSHES] [MAILBOXES] [ROUNDS]"); exit(64) }
@@ -18,6 +19,7 @@ let baselineRelayd = arguments[2]
 let count = arguments.count > 3 ? Int(arguments[3]) ?? 10_000 : 10_000
 let mailboxCount = arguments.count > 4 ? Int(arguments[4]) ?? 20 : 20
 let rounds = arguments.count > 5 ? Int(arguments[5]) ?? 2 : 2
+let baselinePadded = arguments.count > 6 && arguments[6] == "padded"
 guard NatsServer.isInstalled else { print(NatsServer.skipMessage); exit(0) }
 guard let vectors = try Vectors.load() else { print("vectors file not found: set SOTTO_VECTORS"); exit(1) }
 
@@ -62,11 +64,11 @@ func catchUp(relayd: String, padded: Bool) throws -> Double {
 var baseline: [Double] = []
 var current: [Double] = []
 for _ in 0..<rounds {
-    baseline.append(try catchUp(relayd: baselineRelayd, padded: false))
+    baseline.append(try catchUp(relayd: baselineRelayd, padded: baselinePadded))
     current.append(try catchUp(relayd: binDirectory + "/sotto-relayd", padded: true))
 }
 let best = { (rates: [Double]) in rates.max() ?? 0 }
-print(String(format: "CATCH-UP %d pushes over %d mailboxes: baseline (one connection) %.0f/s, per identity %.0f/s, ratio %.2f (goal >= 2000/s)",
+print(String(format: "CATCH-UP %d pushes over %d mailboxes: baseline relayd %.0f/s, this build %.0f/s, ratio %.2f (goal >= 2000/s)",
              count, mailboxCount, best(baseline), best(current), best(current) / max(best(baseline), 1)))
 
 struct BenchFailure: Error { let text: String }

@@ -37,6 +37,15 @@ public final class RelayMessage {
         return meta.pointee.NumDelivered
     }
 
+    /// How many messages the consumer had not yet delivered when the relay sent this one (0:
+    /// nothing waited behind it; redeliveries are not counted).
+    public var pendingAfter: UInt64 {
+        var meta: UnsafeMutablePointer<jsMsgMetaData>?
+        guard natsMsg_GetMetaData(&meta, message) == NATS_OK, let meta else { return .max }
+        defer { jsMsgMetaData_Destroy(meta) }
+        return meta.pointee.NumPending
+    }
+
     /// The stream sequence number (orders messages of one mailbox).
     public var streamSequence: UInt64 {
         var meta: UnsafeMutablePointer<jsMsgMetaData>?
