@@ -33,7 +33,7 @@ start_relay() {
 
 # relay_figure FIELD: one number from the relay's JetStream report (GET /jsz on its
 # monitoring port, through bash's /dev/tcp: no HTTP client needed): "messages" (stored, not
-# yet acked by any device) or "consumers" (one per identity of every device).
+# yet acked by any device) or "consumers" (one per identity in use on every device).
 relay_figure() {
   local reply
   exec 3<>"/dev/tcp/127.0.0.1/$MONITOR_PORT"
@@ -137,7 +137,7 @@ no_plaintext "We meet Thursday at 7" alice bob
 say "no plaintext of the conversation is left in either device's group directory"
 wait_until "each relayd deleted the exploded identity's consumer and purged its mailbox ($CONSUMERS → $(( CONSUMERS - 2 )) consumers)" 40 \
   relay_consumers_are $(( CONSUMERS - 2 ))
-say "the relay holds $(relay_figure messages) messages and $(relay_figure consumers) consumers (the two unused inboxes)"
+say "the relay holds $(relay_figure messages) messages and $(relay_figure consumers) consumers (the unused inboxes have none until they are given out)"
 
 step "done"
 on alice ls

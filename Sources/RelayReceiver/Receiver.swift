@@ -375,8 +375,9 @@ final class Receiver {
             guard settle(batch, slot: slot) else { return }
             // Nothing waited behind the last one: no fetch to find the mailbox empty (nats-server
             // 2.9 holds such a fetch its whole 200 ms expiry while acks are pending, measured
-            // 191 ms, stalling every other mailbox). A later publish wakes the mailbox.
-            if batch.last?.pendingAfter == 0 {
+            // 191 ms, stalling every other mailbox). A later publish wakes the mailbox. Only
+            // after a first delivery: the count leaves out redeliveries still queued.
+            if let last = batch.last, last.deliveries == 1, last.pendingAfter == 0 {
                 slot.due = false
                 return
             }
