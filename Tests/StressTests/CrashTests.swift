@@ -33,7 +33,7 @@ struct CrashTests {
         #expect(report.integrity == "ok")
     }
 
-    @Test("The daemon SIGKILLed mid-burst of `sotto send`: every reported message once, each delivered once after the restart")
+    @Test("The daemon SIGKILLed mid-burst of sends (sendMessage, what `sotto send` calls): every reported message once, each delivered once after the restart")
     func killedDaemonLosesNothingItReported() async throws {
         let profile = StressProfile.current
         let report = try await onDedicatedThread { try DaemonCrash(profile: profile).run() }

@@ -70,7 +70,7 @@ extension StressSuite.PowerCutTests {
 }
 
 extension StressSuite.PowerCutTests {
-    @Test("The power cut while a burst of sotto send runs: every message the CLI reported sent is on alice's disk once, and reaches bob once")
+    @Test("The power cut while a burst of sends runs: every message the daemon reported sent is on alice's disk once, and reaches bob once")
     func sendBurstSurvivesPowerCut() async throws {
         let profile = StressProfile.current
         let report = try await onDedicatedThread { try DaemonCrash(profile: profile, powerCut: .all).run() }

@@ -4,8 +4,8 @@ import SottoCrypto
 import SottoWire
 import TestSupport
 
-/// Issue #7 part 2b: alice's daemon SIGKILLed (and restarted) while a burst of `sotto send`
-/// to bob runs through its control socket. Afterwards every message the CLI reported as
+/// Issue #7 part 2b: alice's daemon SIGKILLed (and restarted) while a burst of sends (`sendMessage`)
+/// to bob runs through its control socket. Afterwards every message the daemon reported as
 /// sent exists once on alice, and the outbox delivers each of alice's texts to bob exactly once.
 ///
 /// ```swift
@@ -66,12 +66,23 @@ struct DaemonCrash {
             let sentSoFar = Locked(0)
             let outcomes = Locked((ids: [String](), refused: 0))
             let done = DispatchSemaphore(value: 0)
+            // The control socket's sendMessage, what `sotto send` calls: no CLI is spawned
+            // while this thread restarts processes (a process spawned then inherited a CLI's
+            // pipe and the test waited forever on the exited CLI's output).
+            let controlSocket = alice.runtime.controlSocketPath
             let burst = Thread {
                 for index in 0..<Self.sendsPerKill {
                     let text = "\(marker)-\(round)-\(index)"
-                    if let result = try? alice.cli(["send", trip, text, "--json"]), result.status == 0,
-                       let object = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any],
-                       let id = object["messageId"] as? String {
+                    // While the daemon is down its socket refuses: the sender tries again until
+                    // it is back (a user retrying); an answer, ok or not, ends this turn.
+                    var client: ControlSocketClient?
+                    let giveUpAt = Date().addingTimeInterval(60)
+                    while client == nil, Date() < giveUpAt {
+                        client = try? ControlSocketClient(path: controlSocket, timeoutSeconds: 20)
+                        if client == nil { usleep(20_000) }  // polling for the daemon's return, like waitUntil
+                    }
+                    if let sent = try? client?.result("sendMessage", ["conversation": trip, "text": text]),
+                       let id = sent["messageId"] as? String {
                         outcomes.update { $0.ids.append(id) }
                     } else {
                         outcomes.update { $0.refused += 1 }
