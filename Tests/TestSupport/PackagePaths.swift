@@ -21,6 +21,10 @@ public enum PackagePaths {
 /// (`.build/<triple>/debug/NAME`); throws when it was not built.
 public func builtExecutable(_ name: String) throws -> String {
     var candidates: [URL] = []
+    // Another build's binaries (e.g. main's, to show a test fails without a feature).
+    if let other = ProcessInfo.processInfo.environment["SOTTO_TEST_EXECUTABLES"] {
+        candidates.append(URL(fileURLWithPath: other).appendingPathComponent(name))
+    }
     var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
     for _ in 0..<4 {
         candidates.append(directory.appendingPathComponent(name))

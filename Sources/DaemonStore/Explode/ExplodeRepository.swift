@@ -73,11 +73,19 @@ public enum ExplodeRepository {
     /// it backs the conversation's deletion here.
     public static func removedTime(conversationId: String, ownInboxId: String, creatorInboxId: String,
                                    on conn: SQLiteConnection) throws(StoreError) -> Int64? {
-        try conn.queryOne("""
-            SELECT min(sentAt) FROM message
-            WHERE conversationId = ? AND senderInboxId = ? AND contentType = ?
-              AND json_valid(CAST(content AS TEXT)) AND json_extract(CAST(content AS TEXT), '$.inboxId') = ?
-            """, [.text(conversationId), .text(creatorInboxId), .text(ContentType.remove), .text(ownInboxId)])?
-            .optionalInt64(0)
+        // The content is sealed (docs/adr/0052), so it is opened and decoded here, not in SQL.
+        var earliest: Int64?
+        for row in try conn.query("""
+            SELECT id, sentAt, content FROM message WHERE conversationId = ? AND senderInboxId = ? AND contentType = ?
+            """, [.text(conversationId), .text(creatorInboxId), .text(ContentType.remove)]) {
+            guard let content = try conn.openedCell(row.values[2], .messageContent, conversationId: conversationId,
+                                                    rowId: try row.string(0)).bytes,
+                  case .remove(inboxId: let removed)? = try? MessageContent.decode(contentType: ContentType.remove,
+                                                                          content: content, fallback: nil),
+                  removed == ownInboxId else { continue }
+            let sentAt = try row.int64(1)
+            earliest = min(earliest ?? sentAt, sentAt)
+        }
+        return earliest
     }
 }

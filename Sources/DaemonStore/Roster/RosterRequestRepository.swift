@@ -108,13 +108,18 @@ public enum RosterRequestRepository {
     /// Renames owed a delta whose member was last renamed at or before `appliedBy` (or never),
     /// under the write lock: read and settled in the caller's transaction.
     public static func owedRenames(conversationId: String, appliedBy: Int64, on conn: SQLiteConnection) throws(StoreError) -> [Rename] {
-        try conn.query("""
+        // A rename whose name does not open (docs/adr/0052) is left out: there is nothing to re-issue.
+        var out: [Rename] = []
+        for row in try conn.query("""
             SELECT inboxId, profileName FROM roster_rename
             WHERE conversationId = ? AND owed = 1 AND (appliedAt IS NULL OR appliedAt <= ?) ORDER BY receivedAt
-            """, [.text(conversationId), .integer(appliedBy)])
-            .map { row throws(StoreError) in
-                Rename(conversationId: conversationId, inboxId: try row.string(0), profileName: try row.string(1))
-            }
+            """, [.text(conversationId), .integer(appliedBy)]) {
+            let inboxId = try row.string(0)
+            guard let name = try conn.openedText(row.values[1], .rosterRenameProfileName,
+                                                 conversationId: conversationId, rowId: inboxId) else { continue }
+            out.append(Rename(conversationId: conversationId, inboxId: inboxId, profileName: name))
+        }
+        return out
     }
 
     /// Conversations with a rename owed a delta now.
@@ -144,6 +149,7 @@ public enum RosterRequestRepository {
     public static func setProfileName(_ name: String, inboxId: String, conversationId: String,
                                       on conn: SQLiteConnection) throws(StoreError) {
         try conn.run("INSERT OR REPLACE INTO member_profile(conversationId, inboxId, name) VALUES (?, ?, ?)",
-                     [.text(conversationId), .text(inboxId), .text(name)])
+                     [.text(conversationId), .text(inboxId),
+                      try conn.sealedCell(text: name, .memberProfileName, conversationId: conversationId, rowId: inboxId)])
     }
 }

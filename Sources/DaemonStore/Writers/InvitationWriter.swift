@@ -104,7 +104,9 @@ public enum InvitationWriter {
             """, [.text(request.conversationId), .text(request.requesterInboxId),
                   .text(request.requesterPublicKey.lowercased()), .text(request.endpoint), .text(request.clientId)])
         try conn.run("INSERT OR REPLACE INTO member_profile(conversationId, inboxId, name) VALUES (?, ?, ?)",
-                     [.text(request.conversationId), .text(request.requesterInboxId), .optional(request.profileName)])
+                     [.text(request.conversationId), .text(request.requesterInboxId),
+                      try conn.sealedCell(text: request.profileName, .memberProfileName,
+                                          conversationId: request.conversationId, rowId: request.requesterInboxId)])
         return try ChangeLog.append(conn, kind: .membersChanged, conversationId: request.conversationId,
                                     entityId: request.messageId, now: now)
     }
@@ -142,8 +144,11 @@ public enum InvitationWriter {
             LEFT JOIN member_profile p ON p.conversationId = m.conversationId AND p.inboxId = m.inboxId
             WHERE m.conversationId = ? ORDER BY m.role = 'creator' DESC, m.inboxId
             """, [.text(conversationId)]).map { row throws(StoreError) in
-            MemberEntry(inboxId: try row.string(0), publicKey: try row.string(1), endpoint: try row.string(2),
-                        clientId: try row.string(3), profileName: try row.optionalString(4))
+            let inboxId = try row.string(0)
+            return MemberEntry(inboxId: inboxId, publicKey: try row.string(1), endpoint: try row.string(2),
+                               clientId: try row.string(3),
+                               profileName: try conn.openedText(row.values[4], .memberProfileName,
+                                                                conversationId: conversationId, rowId: inboxId))
         }
     }
 }

@@ -83,7 +83,9 @@ public enum OutgoingMessageWriter {
                     content, fallback, referenceId, isOutgoing, deliveryStatus)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)
                 """, [.text(m.id), .text(m.conversationId), .text(m.senderInboxId), .integer(m.sentAtMs),
-                      .integer(now), .text(m.contentType), .blob(m.content), .optional(m.fallback),
+                      .integer(now), .text(m.contentType),
+                      try conn.sealedCell(m.content, .messageContent, conversationId: m.conversationId, rowId: m.id),
+                      try conn.sealedCell(text: m.fallback, .messageFallback, conversationId: m.conversationId, rowId: m.id),
                       .optional(m.referenceId), .text(status.rawValue)])
             let outbox = try conn.prepare("""
                 INSERT INTO outbox(messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt)

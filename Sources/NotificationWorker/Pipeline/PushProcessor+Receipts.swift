@@ -20,6 +20,7 @@ extension PushProcessor {
         do {
             signed = try PushOpener.openSigned(payload, identityForClientId: { (clientId) throws(KeystoreError) in
                 let identity = try self.openKeystore().identity(clientId: clientId)
+                self.contentKeys.remember(identity)
                 if self.isTombstoned(clientId) { throw .missing }
                 return identity
             }, topicForClientId: { (clientId) throws(PushError) in try self.onlyTopic(clientId: clientId) })

@@ -24,6 +24,9 @@ final class PushProcessor {
     private let runtime: RuntimeDirectory
     private let environment: [String: String]
     private var keystore: Keystore?
+    /// The database keys of the identities this process opened: what it seals content with
+    /// (docs/adr/0052). Gone with the process.
+    let contentKeys = ContentKeyring()
     /// Opening the database (and SQLite parsing the schema) takes ~0.35 ms: it starts on a
     /// second thread at launch and overlaps with reading and decrypting the push.
     private let databaseOpener: DatabaseOpener
@@ -132,6 +135,7 @@ final class PushProcessor {
             // The keystore is opened only once the payload has decoded: garbage costs no I/O.
             let opened = try PushOpener.open(payload, body: body, identityForClientId: { (clientId) throws(KeystoreError) in
                 let identity = try self.openKeystore().identity(clientId: clientId)
+                self.contentKeys.remember(identity)
                 // ADR 0016: the inbox's rows are deleted and its files about to be (or, after a
                 // crash, still to be) wiped: the identity no longer exists for a push.
                 if self.isTombstoned(clientId) { throw .missing }
@@ -228,7 +232,9 @@ final class PushProcessor {
 
     /// The connection opened in the background (reused under Accept=no).
     func database() throws(StoreError) -> SQLiteConnection {
-        try databaseOpener.connection()
+        let conn = try databaseOpener.connection()
+        conn.contentKeys = contentKeys
+        return conn
     }
 
     func rejected(_ error: IncomingWriteError) -> PushOutcome {

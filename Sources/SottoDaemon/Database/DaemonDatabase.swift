@@ -37,6 +37,11 @@ public final class DaemonDatabase: Sendable {
     private let writeQueue = DispatchQueue(label: "sotto.database.write")
     /// Fired after every successful ``write(_:)``: the change feed's trigger for own writes.
     public let commits = CommitSignal()
+    /// The keys every connection seals and opens content with (docs/adr/0052); nil only in
+    /// tests of the SQL itself.
+    public let contentKeys: ContentKeyring?
+    /// How many schema steps the open applied (0: the file was current).
+    public let migratedSteps: Int
 
     // MARK: Opening
 
@@ -44,14 +49,19 @@ public final class DaemonDatabase: Sendable {
     /// migrates it, all on the writer connection: every step waits on the busy timeout
     /// (BEGIN IMMEDIATE), so two daemons (or a daemon and a worker) racing on a brand-new file
     /// both end fine. Throws ``StoreError`` (e.g. `.schemaTooNew`, `.corrupt`, `.busy`).
-    public init(directory: GroupDirectory, profile: ConnectionProfile = .daemon) throws {
+    /// `contentKeys` is set on every connection before anything runs, so the migration to
+    /// v10 seals the rows it can (ContentSealingMigration).
+    public init(directory: GroupDirectory, profile: ConnectionProfile = .daemon,
+                contentKeys: ContentKeyring? = nil) throws {
         self.profile = profile
         self.path = directory.databasePath
         self.directory = directory
+        self.contentKeys = contentKeys
         let connection = try StoreConnection.open(path: directory.databasePath, profile: profile, create: true)
-        try Migrator.migrate(connection)
+        connection.contentKeys = contentKeys
+        migratedSteps = try Migrator.migrate(connection)
         writer = WriterConnection(connection)
-        readers = ReaderPool(path: directory.databasePath, profile: profile)
+        readers = ReaderPool(path: directory.databasePath, profile: profile, contentKeys: contentKeys)
     }
 
     /// The marker that tells workers (and the next start) the file is damaged.

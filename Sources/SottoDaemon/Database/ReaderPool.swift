@@ -21,9 +21,12 @@ final class ReaderPool: @unchecked Sendable {
     private let lock = NSLock()
     private var idle: [StoreConnection] = []
 
-    init(path: String, profile: ConnectionProfile, maxIdle: Int = 4) {
+    let contentKeys: ContentKeyring?
+
+    init(path: String, profile: ConnectionProfile, contentKeys: ContentKeyring? = nil, maxIdle: Int = 4) {
         self.path = path
         self.profile = profile
+        self.contentKeys = contentKeys
         self.maxIdle = maxIdle
     }
 
@@ -46,7 +49,9 @@ final class ReaderPool: @unchecked Sendable {
         let conn = idle.popLast()
         lock.unlock()
         if let conn { return conn }
-        return try StoreConnection.open(path: path, profile: profile, readOnly: true)
+        let opened = try StoreConnection.open(path: path, profile: profile, readOnly: true)
+        opened.contentKeys = contentKeys
+        return opened
     }
 
     private func giveBack(_ conn: StoreConnection) {

@@ -240,6 +240,7 @@ actor ExplodeWorker: Service {
         } catch .missing {
             // not ids the keystore accepts: there is no file of it to wipe
         }
+        database.contentKeys?.forget(inboxId: tombstone.inboxId)
         CrashPoint.reach("explode.keysWiped")
         try await database.write { conn in try InboxDeletion.finish(tombstone, on: conn) }
     }

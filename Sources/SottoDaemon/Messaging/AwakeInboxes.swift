@@ -44,6 +44,7 @@ actor AwakeInboxes {
 
     func release(_ inboxId: String) async {
         unlocked[inboxId] = nil
+        database.contentKeys?.forget(inboxId: inboxId)  // a sleeping inbox's reads derive its key again
         let conversations = (try? database.read { conn in try ConversationRepository.forInbox(inboxId: inboxId, on: conn) }) ?? []
         for conversation in conversations { await stores.drop(conversation.id) }
     }
@@ -52,6 +53,7 @@ actor AwakeInboxes {
     /// conversations it had.
     func forget(_ inboxId: String, conversationIds: [String]) async {
         unlocked[inboxId] = nil
+        database.contentKeys?.forget(inboxId: inboxId)  // crypto-shredding: no key of it stays in memory
         for id in conversationIds { await stores.drop(id) }
     }
 

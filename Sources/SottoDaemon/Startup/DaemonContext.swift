@@ -82,10 +82,13 @@ final class DaemonContext: Sendable {
                       relayIdleMs: Int64 = RelayConnections.defaultIdleMs) async throws -> DaemonContext {
         // MARK: Storage
         try StartupIntegrityCheck.run(group: group, environment: environment)
-        let database = try DaemonDatabase(directory: group, profile: .daemon(environment: environment))
-        // Waits here while the keyring is locked (docs/adr/0045): nothing below needs the key sooner.
+        // Waits here while the keyring is locked (docs/adr/0045): nothing below needs the key
+        // sooner, and the database's migration to v10 needs it to seal content (docs/adr/0052).
         let keystore = try await MasterKeyStartup(group: group, runtime: runtime, environment: environment)
             .openKeystore(notifier: SystemdNotifier())
+        let contentKeys = ContentKeyring { inboxId in (try? keystore.identity(inboxId: inboxId))?.databaseKey }
+        let database = try DaemonDatabase(directory: group, profile: .daemon(environment: environment),
+                                          contentKeys: contentKeys)
         // Before anything writes the keystore: what a killed daemon left half-written or half-wiped.
         if let wiped = try? keystore.sweepLeftovers(), wiped > 0 {
             DaemonLog.info("wiped \(wiped) keystore file(s) left by an interrupted operation")
@@ -109,6 +112,11 @@ final class DaemonContext: Sendable {
         let walKeeper = WALKeeper(database: database, walPath: group.databasePath + "-wal",
                                   policy: try WALKeeper.Policy(environment: environment,
                                                                normalBusyMs: database.profile.busyTimeoutMs))
+        if database.migratedSteps > 0, !(await walKeeper.checkpointSoon()) {
+            // The pages a migration rewrote (v10 sealed the plaintext, docs/adr/0052) leave the
+            // file only when the WAL is checkpointed; the keeper keeps trying.
+            DaemonLog.warning("TRUNCATE checkpoint after the migration stayed busy; the WAL keeper retries it")
+        }
         let outbox = OutboxSender(database: database, relay: relay, noticeMaxAgeMs: noticeMaxAgeMs, relayIdleMs: relayIdleMs)
         let receipts = ReceiptSender(database: database, identities: identities, outbox: outbox)
         let rosterRequests = RosterRequests(database: database, identities: identities, outbox: outbox)

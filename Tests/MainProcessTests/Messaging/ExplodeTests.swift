@@ -35,8 +35,10 @@ struct ExplodeTests {
         _ = try bob.json(["send", trip, fromBob])
         try bob.waitUntil("bob has alice's text") { hasText(bob, trip, fromAlice) }
         try alice.waitUntil("alice has bob's text") { hasText(alice, trip, fromBob) }
-        // The search below can fail: before the explosion the plaintext is on disk.
-        #expect(try bob.groupFilesContain(Array(fromAlice.utf8)))
+        // The search below can fail: before the explosion the conversation id is on disk. The
+        // text never is: it is sealed with the conversation's key (docs/adr/0052).
+        #expect(try bob.groupFilesContain(Array(trip.utf8)))
+        #expect(try !bob.groupFilesContain(Array(fromAlice.utf8)))
 
         // What a late push needs: alice's identity for this conversation and bob's member row.
         let aliceInbox = try require(try alice.conversation(trip)?["inboxId"] as? String)

@@ -35,6 +35,7 @@ struct ExplodeRace {
         var plaintextFiles: [String] = []
         var idInFiles: [String] = []
         var plaintextBefore = false
+        var idBefore = false
         var integrity = ""
         var daemonExit: Int32 = -1
         var seconds = 0.0
@@ -81,6 +82,7 @@ struct ExplodeRace {
             if case .ok? = PushAck.parse(Array(try PushClient.send(push.payload, to: socket).utf8)) { report.storedFirst += 1 }
         }
         report.plaintextBefore = !(FileSearch.files(containing: Array(marker.utf8), under: fixture.group.path)).isEmpty
+        report.idBefore = !(FileSearch.files(containing: Array(fixture.conversationId.utf8), under: fixture.group.path)).isEmpty
 
         // The sender: the rest, one after another; it notes whether the deletion was seen
         // before each push started.

@@ -20,6 +20,9 @@ public final class SQLiteConnection {
     /// Prepared statements by SQL text, reused by `query`, `queryOne` and `run`: a worker
     /// serving many pushes (Accept=no) compiles each writer statement once.
     private var statements: [String: Statement] = [:]
+    /// The keys content cells are sealed and opened with (docs/adr/0052); nil passes them
+    /// through (see `sealedCell`). The daemon and the worker always set it.
+    public var contentKeys: ContentKeyring?
 
     // MARK: Opening
 

@@ -41,13 +41,16 @@ public struct DBConversation: Sendable, Equatable {
 
     static let columns = "id, inboxId, clientId, topic, name, creatorInboxId, createdAt, expiresAt, state"
 
-    init(row: Row) throws(StoreError) {
+    /// Decodes a row, opening its sealed name with `conn`'s keys (a name that does not open reads as nil).
+    init(row: Row, on conn: SQLiteConnection) throws(StoreError) {
         let stateText = try row.string(8)
         guard let state = State(rawValue: stateText) else {
             throw .sqlite(code: SQLiteResultCode.mismatch, message: "conversation.state has an unknown value")
         }
-        self.init(id: try row.string(0), inboxId: try row.string(1), clientId: try row.string(2),
-                  topic: try row.string(3), name: try row.optionalString(4),
+        let id = try row.string(0)
+        self.init(id: id, inboxId: try row.string(1), clientId: try row.string(2),
+                  topic: try row.string(3),
+                  name: try conn.openedText(row.values[4], .conversationName, conversationId: id, rowId: id),
                   creatorInboxId: try row.string(5), createdAt: try row.int64(6),
                   expiresAt: try row.optionalInt64(7), state: state)
     }

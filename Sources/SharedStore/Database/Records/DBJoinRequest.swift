@@ -28,7 +28,8 @@ public struct DBJoinRequest: Sendable, Equatable {
         endpoint, clientId, messageId, receivedAt, state
         """
 
-    init(row: Row) throws(StoreError) {
+    /// Decodes a row, opening its sealed profile name with `conn`'s keys (nil when it does not open).
+    init(row: Row, on conn: SQLiteConnection) throws(StoreError) {
         guard let state = State(rawValue: try row.string(11)) else {
             throw .sqlite(code: SQLiteResultCode.mismatch, message: "join_request.state has an unknown value")
         }
@@ -38,7 +39,8 @@ public struct DBJoinRequest: Sendable, Equatable {
         secret = try row.string(3)
         requesterInboxId = try row.string(4)
         requesterPublicKey = try row.string(5)
-        profileName = try row.optionalString(6)
+        profileName = try conn.openedText(row.values[6], .joinRequestProfileName, conversationId: conversationId,
+                                          rowId: try row.string(9))
         endpoint = try row.string(7)
         clientId = try row.string(8)
         messageId = try row.string(9)

@@ -22,6 +22,9 @@ public struct DBMessage: Sendable, Equatable {
     public var referenceId: String?
     public var isOutgoing: Bool
     public var deliveryStatus: DeliveryStatus?
+    /// Its sealed content or fallback did not open (docs/adr/0052): `content` is empty and
+    /// `fallback` nil, and a reader reports it instead of showing text.
+    public var isUnreadable = false
 
     public init(id: String, conversationId: String, senderInboxId: String, sentAt: Int64,
                 receivedAt: Int64, contentType: String, content: [UInt8], fallback: String?,
@@ -44,17 +47,23 @@ public struct DBMessage: Sendable, Equatable {
         referenceId, isOutgoing, deliveryStatus
         """
 
-    init(row: Row) throws(StoreError) {
+    /// Decodes a row, opening its sealed cells with `conn`'s keys.
+    init(row: Row, on conn: SQLiteConnection) throws(StoreError) {
         let status = try row.optionalString(10)
         let delivery = status.flatMap(DeliveryStatus.init(rawValue:))
         if status != nil, delivery == nil {
             throw .sqlite(code: SQLiteResultCode.mismatch, message: "message.deliveryStatus has an unknown value")
         }
-        self.init(id: try row.string(0), conversationId: try row.string(1),
+        let id = try row.string(0)
+        let conversationId = try row.string(1)
+        let content = try conn.openedCell(row.values[6], .messageContent, conversationId: conversationId, rowId: id)
+        let fallback = try conn.openedCell(row.values[7], .messageFallback, conversationId: conversationId, rowId: id)
+        self.init(id: id, conversationId: conversationId,
                   senderInboxId: try row.string(2), sentAt: try row.int64(3),
                   receivedAt: try row.int64(4), contentType: try row.string(5),
-                  content: try row.blob(6), fallback: try row.optionalString(7),
+                  content: content.bytes ?? [], fallback: fallback.bytes.flatMap { String(validating: $0, as: UTF8.self) },
                   referenceId: try row.optionalString(8), isOutgoing: try row.bool(9),
                   deliveryStatus: delivery)
+        isUnreadable = content.isUnreadable || fallback.isUnreadable
     }
 }

@@ -9,17 +9,17 @@ import SottoWire
 public enum ConversationRepository {
     public static func find(id: String, on conn: SQLiteConnection) throws(StoreError) -> DBConversation? {
         try conn.queryOne("SELECT \(DBConversation.columns) FROM conversation WHERE id = ?", [.text(id)])
-            .map { row throws(StoreError) in try DBConversation(row: row) }
+            .map { row throws(StoreError) in try DBConversation(row: row, on: conn) }
     }
 
     public static func find(topic: String, on conn: SQLiteConnection) throws(StoreError) -> DBConversation? {
         try conn.queryOne("SELECT \(DBConversation.columns) FROM conversation WHERE topic = ?", [.text(topic)])
-            .map { row throws(StoreError) in try DBConversation(row: row) }
+            .map { row throws(StoreError) in try DBConversation(row: row, on: conn) }
     }
 
     /// The conversations of the inbox routed by `clientId`.
     public static func forClient(clientId: String, on conn: SQLiteConnection) throws(StoreError) -> [DBConversation] {
-        try decode(conn.query("""
+        try decode(on: conn, conn.query("""
             SELECT \(DBConversation.columns) FROM conversation
             WHERE inboxId = (SELECT inboxId FROM inbox WHERE clientId = ?)
             ORDER BY createdAt, id
@@ -27,14 +27,14 @@ public enum ConversationRepository {
     }
 
     public static func forInbox(inboxId: String, on conn: SQLiteConnection) throws(StoreError) -> [DBConversation] {
-        try decode(conn.query("""
+        try decode(on: conn, conn.query("""
             SELECT \(DBConversation.columns) FROM conversation WHERE inboxId = ? ORDER BY createdAt, id
             """, [.text(inboxId)]))
     }
 
     /// Every conversation, most recently active inbox first (the "Inbox Lifecycle Management" ranking order).
     public static func all(on conn: SQLiteConnection) throws(StoreError) -> [DBConversation] {
-        try decode(conn.query("""
+        try decode(on: conn, conn.query("""
             SELECT \(DBConversation.columns) FROM conversation
             ORDER BY (SELECT lastActivityAt FROM inbox WHERE inbox.inboxId = conversation.inboxId) IS NULL,
                      (SELECT lastActivityAt FROM inbox WHERE inbox.inboxId = conversation.inboxId) DESC,
@@ -52,7 +52,7 @@ public enum ConversationRepository {
             """, [.text(reference.lowercased()), .text(reference.lowercased() + "g")])
         switch rows.count {
         case 0: return .none
-        case 1: return .one(try DBConversation(row: rows[0]))
+        case 1: return .one(try DBConversation(row: rows[0], on: conn))
         default: return .ambiguous
         }
     }
@@ -63,9 +63,9 @@ public enum ConversationRepository {
         case ambiguous
     }
 
-    private static func decode(_ rows: [Row]) throws(StoreError) -> [DBConversation] {
+    private static func decode(on conn: SQLiteConnection, _ rows: [Row]) throws(StoreError) -> [DBConversation] {
         var out: [DBConversation] = []
-        for row in rows { out.append(try DBConversation(row: row)) }
+        for row in rows { out.append(try DBConversation(row: row, on: conn)) }
         return out
     }
 }

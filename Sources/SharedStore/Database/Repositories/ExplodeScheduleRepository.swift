@@ -14,12 +14,16 @@ public enum ExplodeScheduleRepository {
     public static func decisions(conversationId: String, creatorInboxId: String,
                                  on conn: SQLiteConnection) throws(StoreError) -> [ExplodeSchedule] {
         let rows = try conn.query("""
-            SELECT content, fallback FROM message WHERE conversationId = ? AND senderInboxId = ? AND contentType = ?
+            SELECT content, fallback, id FROM message WHERE conversationId = ? AND senderInboxId = ? AND contentType = ?
             """, [.text(conversationId), .text(creatorInboxId), .text(ContentType.explodeSettings)])
         var out: [ExplodeSchedule] = []
         for row in rows {
-            guard case .explodeSettings(let schedule)? = try? MessageContent.decode(
-                contentType: ContentType.explodeSettings, content: try row.blob(0), fallback: try row.optionalString(1))
+            let id = try row.string(2)
+            guard let content = try conn.openedCell(row.values[0], .messageContent, conversationId: conversationId,
+                                                    rowId: id).bytes,
+                  case .explodeSettings(let schedule)? = try? MessageContent.decode(
+                    contentType: ContentType.explodeSettings, content: content,
+                    fallback: try conn.openedText(row.values[1], .messageFallback, conversationId: conversationId, rowId: id))
             else { continue }
             out.append(schedule)
         }

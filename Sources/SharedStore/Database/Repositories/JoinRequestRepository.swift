@@ -10,7 +10,7 @@ public enum JoinRequestRepository {
             SELECT \(DBJoinRequest.columns) FROM join_request
             WHERE conversationId = ? AND state = 'pending' ORDER BY id
             """, [.text(conversationId)]) {
-            out.append(try DBJoinRequest(row: row))
+            out.append(try DBJoinRequest(row: row, on: conn))
         }
         return out
     }

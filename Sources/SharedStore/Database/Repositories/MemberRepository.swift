@@ -27,9 +27,13 @@ public enum MemberRepository {
     public static func profileNames(of conversationId: String, on conn: SQLiteConnection) throws(StoreError) -> [String: String] {
         var out: [String: String] = [:]
         for row in try conn.query("""
-            SELECT inboxId, name FROM member_profile WHERE conversationId = ? AND name IS NOT NULL AND name != ''
+            SELECT inboxId, name FROM member_profile WHERE conversationId = ? AND name IS NOT NULL
             """, [.text(conversationId)]) {
-            out[try row.string(0)] = try row.string(1)
+            let inboxId = try row.string(0)
+            if let name = try conn.openedText(row.values[1], .memberProfileName, conversationId: conversationId,
+                                              rowId: inboxId), !name.isEmpty {
+                out[inboxId] = name
+            }
         }
         return out
     }
@@ -38,6 +42,8 @@ public enum MemberRepository {
                                    on conn: SQLiteConnection) throws(StoreError) -> String? {
         try conn.queryOne("""
             SELECT name FROM member_profile WHERE conversationId = ? AND inboxId = ?
-            """, [.text(conversationId), .text(inboxId)])?.optionalString(0)
+            """, [.text(conversationId), .text(inboxId)]).flatMap { row throws(StoreError) in
+                try conn.openedText(row.values[0], .memberProfileName, conversationId: conversationId, rowId: inboxId)
+            }
     }
 }

@@ -22,7 +22,7 @@ public enum MessageRepository {
 
     public static func find(id: String, on conn: SQLiteConnection) throws(StoreError) -> DBMessage? {
         try conn.queryOne("SELECT \(DBMessage.columns) FROM message WHERE id = ?", [.text(id)])
-            .map { row throws(StoreError) in try DBMessage(row: row) }
+            .map { row throws(StoreError) in try DBMessage(row: row, on: conn) }
     }
 
     /// Up to `limit` messages strictly before `before` (or the newest), newest first.
@@ -43,7 +43,7 @@ public enum MessageRepository {
                 """, [.text(conversationId), limit])
         }
         var out: [DBMessage] = []
-        for row in rows { out.append(try DBMessage(row: row)) }
+        for row in rows { out.append(try DBMessage(row: row, on: conn)) }
         return out
     }
 

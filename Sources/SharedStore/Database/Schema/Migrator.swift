@@ -24,7 +24,9 @@ public enum Migrator {
         if found > known { throw .schemaTooNew(found: found, known: known) }
         guard found < known else { return 0 }
         for index in Int(found)..<Schema.migrations.count {
-            try conn.execute(Schema.migrations[index].sql)
+            let step = Schema.migrations[index]
+            if !step.sql.isEmpty { try conn.execute(step.sql) }
+            try step.rewrite?(conn)
             try conn.execute("PRAGMA user_version = \(index + 1)")
         }
         return Int(known - found)

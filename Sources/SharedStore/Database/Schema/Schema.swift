@@ -2,20 +2,36 @@
 /// version `i + 1`, which ``Migrator`` records in `PRAGMA user_version` in the same transaction.
 ///
 /// ```swift
-/// Schema.currentVersion          // 9
+/// Schema.currentVersion          // 10
 /// Schema.migrations[0].id        // "v1-initial"
 /// ```
 public enum Schema {
-    public static let migrations: [(id: String, sql: String)] = [
-        (id: "v1-initial", sql: v1),
-        (id: "v2-inbox-tombstone", sql: v2),
-        (id: "v3-outbox-relayed", sql: v3),
-        (id: "v4-invite-limits-notification-preview", sql: v4),
-        (id: "v5-outbox-body", sql: v5),
-        (id: "v6-outliving-notice", sql: v6),
-        (id: "v7-delivery-receipts", sql: v7),
-        (id: "v8-roster-version", sql: v8),
-        (id: "v9-roster-requests", sql: v9),
+    /// One step: its SQL, then (for a step that rewrites values, which SQL alone cannot) Swift
+    /// run on the same connection in the same transaction.
+    public struct Step: Sendable {
+        public let id: String
+        public let sql: String
+        public let rewrite: (@Sendable (SQLiteConnection) throws(StoreError) -> Void)?
+
+        init(id: String, sql: String, rewrite: (@Sendable (SQLiteConnection) throws(StoreError) -> Void)? = nil) {
+            self.id = id
+            self.sql = sql
+            self.rewrite = rewrite
+        }
+    }
+
+    public static let migrations: [Step] = [
+        Step(id: "v1-initial", sql: v1),
+        Step(id: "v2-inbox-tombstone", sql: v2),
+        Step(id: "v3-outbox-relayed", sql: v3),
+        Step(id: "v4-invite-limits-notification-preview", sql: v4),
+        Step(id: "v5-outbox-body", sql: v5),
+        Step(id: "v6-outliving-notice", sql: v6),
+        Step(id: "v7-delivery-receipts", sql: v7),
+        Step(id: "v8-roster-version", sql: v8),
+        Step(id: "v9-roster-requests", sql: v9),
+        // docs/adr/0052: content sealed per conversation; no table changes, only values.
+        Step(id: "v10-content-sealed", sql: "", rewrite: ContentSealingMigration.run),
     ]
 
     /// The version this build reads and writes.

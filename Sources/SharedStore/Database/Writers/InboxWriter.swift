@@ -96,7 +96,9 @@ public enum InboxWriter {
                 INSERT INTO conversation(id, inboxId, clientId, topic, name, creatorInboxId, createdAt, expiresAt, state)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [.text(new.id), .text(new.inboxId), .text(inbox.clientId), .text(topic),
-                      .optional(new.name), .text(new.creatorInboxId), .integer(new.createdAt),
+                      try conn.sealedCell(text: new.name, .conversationName, conversationId: new.id, rowId: new.id,
+                                          inboxId: new.inboxId),
+                      .text(new.creatorInboxId), .integer(new.createdAt),
                       .optional(new.expiresAt), .text(new.state.rawValue)])
             try conn.run("INSERT INTO conversation_local_state(conversationId) VALUES (?)", [.text(new.id)])
             try MemberList.replace(conversationId: new.id, creatorInboxId: new.creatorInboxId,
@@ -143,7 +145,9 @@ enum MemberList {
             try member.bind([.text(conversationId), .text(entry.inboxId), .text(entry.publicKey),
                              .text(entry.endpoint), .text(entry.clientId), .text(role.rawValue)])
             while try member.step() {}
-            try profile.bind([.text(conversationId), .text(entry.inboxId), .optional(entry.profileName)])
+            try profile.bind([.text(conversationId), .text(entry.inboxId),
+                              try conn.sealedCell(text: entry.profileName, .memberProfileName,
+                                                  conversationId: conversationId, rowId: entry.inboxId)])
             while try profile.step() {}
         }
     }

@@ -107,7 +107,10 @@ public enum IncomingMessageWriter {
                         requesterPublicKey, profileName, endpoint, clientId, messageId, receivedAt, state)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')
                     """, [.text(m.conversationId), .text(inviteId), .text(secret), .text(m.senderInboxId),
-                          .text(m.senderPublicKey), .optional(profileName), .text(endpoint),
+                          .text(m.senderPublicKey),
+                          try conn.sealedCell(text: profileName, .joinRequestProfileName,
+                                              conversationId: m.conversationId, rowId: m.id),
+                          .text(endpoint),
                           .text(clientId), .text(m.id), .integer(now)])
                 seq = try ChangeLog.append(conn, kind: .joinRequestReceived, conversationId: m.conversationId,
                                            entityId: m.id, now: now)
@@ -147,7 +150,9 @@ public enum IncomingMessageWriter {
                 if try RosterWriter.replace(with: members, version: version, conversation: conversation, on: conn) {
                     try conn.run("""
                         UPDATE conversation SET name = coalesce(?, name), state = 'active' WHERE id = ?
-                        """, [.optional(name), .text(m.conversationId)])
+                        """, [try conn.sealedCell(text: name, .conversationName, conversationId: m.conversationId,
+                                                  rowId: m.conversationId),
+                              .text(m.conversationId)])
                 }
                 seq = try ChangeLog.append(conn, kind: .membersChanged, conversationId: m.conversationId,
                                            entityId: m.id, now: now)
@@ -195,7 +200,9 @@ public enum IncomingMessageWriter {
                 content, fallback, referenceId, isOutgoing, deliveryStatus)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL)
             """, [.text(m.id), .text(m.conversationId), .text(m.senderInboxId), .integer(m.sentAtMs),
-                  .integer(now), .text(m.contentType), .blob(m.content), .optional(m.fallback),
+                  .integer(now), .text(m.contentType),
+                  try conn.sealedCell(m.content, .messageContent, conversationId: m.conversationId, rowId: m.id),
+                  try conn.sealedCell(text: m.fallback, .messageFallback, conversationId: m.conversationId, rowId: m.id),
                   .optional(referenceId)])
     }
 
@@ -210,8 +217,13 @@ public enum IncomingMessageWriter {
             """, [.text(senderInboxId), .text(NotificationPreview.settingKey), .text(conversationId)])
         guard let row else { throw .sqlite(code: SQLiteResultCode.error, message: "conversation vanished during write") }
         return IncomingWriteReceipt(
-            seq: seq, conversationId: conversationId, conversationName: try row.optionalString(0),
-            senderInboxId: senderInboxId, senderProfileName: try row.optionalString(4), muted: try row.bool(1),
+            seq: seq, conversationId: conversationId,
+            conversationName: try conn.openedText(row.values[0], .conversationName, conversationId: conversationId,
+                                                  rowId: conversationId),
+            senderInboxId: senderInboxId,
+            senderProfileName: try conn.openedText(row.values[4], .memberProfileName, conversationId: conversationId,
+                                                   rowId: senderInboxId),
+            muted: try row.bool(1),
             isOpen: try row.bool(2), unreadCount: try row.int64(3), isUserVisible: visible,
             preview: try row.optionalString(5).flatMap(NotificationPreview.init(rawValue:)) ?? .deviceDefault)
     }

@@ -27,7 +27,10 @@ public enum RosterRequestWriter {
             INSERT INTO roster_rename(conversationId, inboxId, profileName, receivedAt, owed) VALUES (?, ?, ?, ?, 1)
             ON CONFLICT(conversationId, inboxId) DO UPDATE SET
                 profileName = excluded.profileName, receivedAt = excluded.receivedAt, owed = 1
-            """, [.text(conversationId), .text(inboxId), .text(profileName), .integer(now)])
+            """, [.text(conversationId), .text(inboxId),
+                  try conn.sealedCell(text: profileName, .rosterRenameProfileName, conversationId: conversationId,
+                                      rowId: inboxId),
+                  .integer(now)])
         return try ChangeLog.append(conn, kind: .rosterRequested, conversationId: conversationId, entityId: inboxId, now: now)
     }
 }

@@ -70,7 +70,9 @@ public enum RosterWriter {
             try conn.run("""
                 INSERT OR IGNORE INTO roster_pending(conversationId, base, messageId, content, receivedAt)
                 VALUES (?, ?, ?, ?, ?)
-                """, [.text(conversation.id), .integer(base), .text(messageId), .blob(content), .integer(now)])
+                """, [.text(conversation.id), .integer(base), .text(messageId),
+                      try conn.sealedCell(content, .rosterPendingContent, conversationId: conversation.id, rowId: messageId),
+                      .integer(now)])
         case .apply(let delta):
             try apply(delta, conversation: conversation, on: conn)
             try drain(conversation: conversation, on: conn)
@@ -147,7 +149,9 @@ public enum RosterWriter {
                               delta.added.filter { !departed.contains($0.inboxId) }, on: conn)
         for rename in delta.renamed where !departed.contains(rename.inboxId) {
             try conn.run("INSERT OR REPLACE INTO member_profile(conversationId, inboxId, name) VALUES (?, ?, ?)",
-                         [.text(conversation.id), .text(rename.inboxId), .text(rename.profileName)])
+                         [.text(conversation.id), .text(rename.inboxId),
+                          try conn.sealedCell(text: rename.profileName, .memberProfileName,
+                                              conversationId: conversation.id, rowId: rename.inboxId)])
         }
         try conn.run("UPDATE conversation SET rosterVersion = ? WHERE id = ?", [.integer(delta.base + 1), .text(conversation.id)])
     }
@@ -159,12 +163,14 @@ public enum RosterWriter {
             let current = try version(of: conversation.id, on: conn)
             try conn.run("DELETE FROM roster_pending WHERE conversationId = ? AND base < ?",
                          [.text(conversation.id), .integer(current)])
-            guard let row = try conn.queryOne("SELECT content FROM roster_pending WHERE conversationId = ? AND base = ?",
+            guard let row = try conn.queryOne("SELECT content, messageId FROM roster_pending WHERE conversationId = ? AND base = ?",
                                               [.text(conversation.id), .integer(current)]) else { return }
             try conn.run("DELETE FROM roster_pending WHERE conversationId = ? AND base = ?",
                          [.text(conversation.id), .integer(current)])
-            guard case .rosterDelta(let parsed)? = try? MessageContent.decode(
-                    contentType: ContentType.rosterDelta, content: try row.blob(0), fallback: nil) else { return }
+            guard let content = try conn.openedCell(row.values[0], .rosterPendingContent, conversationId: conversation.id,
+                                                    rowId: try row.string(1)).bytes,
+                  case .rosterDelta(let parsed)? = try? MessageContent.decode(
+                    contentType: ContentType.rosterDelta, content: content, fallback: nil) else { return }
             let delta = Delta(parsed)
             guard try check(delta, conversation: conversation, on: conn) == nil else { return }
             try apply(delta, conversation: conversation, on: conn)
