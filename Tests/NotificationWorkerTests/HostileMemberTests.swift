@@ -266,7 +266,9 @@ struct HostileMemberTests {
     func reactionAcrossConversations() throws {
         let f = try WorkerFixture(vectors: try #require(try Vectors.load()), holdsCreatorKey: true)
         // A second conversation on this device, with one message.
-        let other = StoreFixture.randomHex(16), otherInbox = StoreFixture.randomHex(32), otherMessage = StoreFixture.randomHex(16)
+        let otherIdentity = Identity.generate()
+        f.contentKeys.remember(otherIdentity)   // its name is sealed with its own key (docs/adr/0052)
+        let other = StoreFixture.randomHex(16), otherInbox = otherIdentity.inboxId, otherMessage = StoreFixture.randomHex(16)
         let conn = try f.open()
         try conn.immediateTransaction { () throws(InboxWriteError) in
             try InboxWriter.save(inboxId: otherInbox, clientId: SecureRandom.uuidV4(), now: f.now, on: conn)

@@ -33,6 +33,8 @@ public final class WorkerFixture: @unchecked Sendable {
     /// The recipient's device is the creator's (a request only the creator answers).
     public let recipientCreates: Bool
     public let now = WallClock.nowMs()
+    /// The recipient identity's content keys (docs/adr/0052), on every connection `open()` gives.
+    public let contentKeys = ContentKeyring()
 
     /// The conversation's creator: `creatorKey`'s inbox, else the first listed member that is
     /// not the recipient (the vectors' explode_settings comes from it).
@@ -61,9 +63,12 @@ public final class WorkerFixture: @unchecked Sendable {
                                                 attributes: [.posixPermissions: 0o700])
 
         let keystore = try Keystore(directory: group.keystorePath, environment: [:], createIfMissing: true)
-        try keystore.save(try vectors.recipient.identity())
+        let identity = try vectors.recipient.identity()
+        try keystore.save(identity)
+        contentKeys.remember(identity)
 
         let conn = try SQLiteConnection.open(path: group.databasePath, profile: .worker, create: true)
+        conn.contentKeys = contentKeys   // names seeded sealed, as the daemon writes them (docs/adr/0052)
         try Migrator.migrate(conn)
         let r = vectors.recipient
         var members = vectors.members.map {
@@ -97,9 +102,12 @@ public final class WorkerFixture: @unchecked Sendable {
          "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(tmp.path)/no-bus"]
     }
 
-    /// A read-write connection for assertions and set-up.
+    /// A read-write connection for assertions and set-up, with the recipient's content keys:
+    /// repositories on it open sealed cells; raw SQL sees them sealed.
     public func open() throws -> SQLiteConnection {
-        try SQLiteConnection.open(path: group.databasePath, profile: .worker)
+        let conn = try SQLiteConnection.open(path: group.databasePath, profile: .worker)
+        conn.contentKeys = contentKeys
+        return conn
     }
 
     // MARK: - Sealing pushes from `sender`
@@ -204,14 +212,10 @@ public final class WorkerFixture: @unchecked Sendable {
 
     /// The stored message row, or nil.
     public func message(id: String) throws -> StoredMessage? {
-        let conn = try open()
-        guard let row = try conn.queryOne("""
-            SELECT id, conversationId, senderInboxId, sentAt, contentType, content, fallback
-            FROM message WHERE id = ?
-            """, [.text(id)]) else { return nil }
-        return StoredMessage(id: try row.string(0), conversationId: try row.string(1), senderInboxId: try row.string(2),
-                             sentAtMs: try row.int64(3), contentType: try row.string(4), content: try row.blob(5),
-                             fallback: try row.optionalString(6))
+        guard let row = try MessageRepository.find(id: id, on: try open()) else { return nil }
+        return StoredMessage(id: row.id, conversationId: row.conversationId, senderInboxId: row.senderInboxId,
+                             sentAtMs: row.sentAt, contentType: row.contentType, content: row.content,
+                             fallback: row.fallback)
     }
 
     /// The conversation's expiresAt (Unix ms), nil when not exploding.

@@ -1,4 +1,5 @@
 import Foundation
+@testable import SottoDaemon
 import SharedStore
 import SottoCrypto
 import SottoWire
@@ -107,5 +108,18 @@ struct SealedContentTests {
                 }
             }
         }
+    }
+}
+
+@Suite("Timeline: an unreadable row")
+struct UnreadableRowTests {
+    @Test("a row whose sealed content did not open shows a notice, never its bytes or fallback")
+    func unreadableShowsNotice() {
+        var row = DBMessage(id: "m1", conversationId: "c1", senderInboxId: "s", sentAt: 1, receivedAt: 1,
+                            contentType: "xmtp.org/text:1.0", content: [], fallback: nil, referenceId: nil,
+                            isOutgoing: false, deliveryStatus: nil)
+        row.isUnreadable = true
+        let shown = TimelineMessage(row)
+        #expect(shown.text.hasPrefix("[cannot be opened"))
     }
 }
