@@ -101,8 +101,13 @@ struct WorkerRosterRequestTests {
     private static func rename(_ object: JSONValue) -> [UInt8] { JSONWriter.bytes(object) }
 
     private static func renames(_ f: WorkerFixture) throws -> [String] {
-        try f.open().query("SELECT inboxId || ' ' || profileName || ' ' || owed FROM roster_rename ORDER BY inboxId")
-            .map { try $0.string(0) }
+        let conn = try f.open()
+        return try conn.query("SELECT inboxId, profileName, owed FROM roster_rename ORDER BY inboxId").map { row in
+            let inboxId = try row.string(0)
+            let name = try conn.openedText(row.values[1], .rosterRenameProfileName, conversationId: f.recipient.conversationId,
+                                           rowId: inboxId) ?? "?"
+            return "\(inboxId) \(name) \(try row.int64(2))"
+        }
     }
 
     @Test("a member's rename is recorded for the signer, the latest name wins; a content naming another member still renames only the signer")
@@ -117,8 +122,8 @@ struct WorkerRosterRequestTests {
         #expect(try WorkerRun.deliver(hostile.payload, mode: .acceptYes, fixture: f) == .ok(messageId: hostile.messageId, duplicate: false))
         #expect(try Self.renames(f) == ["\(sam) Mallory 1"])
         // The worker never sets a name itself: the creator's daemon does, with the delta.
-        #expect(try f.open().query("SELECT name FROM member_profile WHERE inboxId = ?", [.text(other)]).map { try $0.optionalString(0) }
-                != [Optional("Mallory")])
+        #expect(try MemberRepository.profileName(conversationId: f.recipient.conversationId, inboxId: other, on: f.open())
+                != "Mallory")
         #expect(try f.open().queryOne("SELECT count(*) FROM message")?.int64(0) == 0)
     }
 

@@ -162,14 +162,15 @@ struct RelayPublishPowerCutTests {
             #expect(try alice.query("SELECT count(*) FROM message WHERE id = ?", [.text(id)])[0].int64(0) == 1,
                     "send \(id) was reported and is not on alice's disk once")
         }
-        let textsSQL = "SELECT id FROM message WHERE conversationId = ? AND CAST(content AS TEXT) LIKE ?"
-        let binds: [SQLiteValue] = [.text(trip), .text(marker + " %")]
-        let onAlice = Set(try alice.query(textsSQL, binds).map { try $0.string(0) })
+        let marked = { (device: Device) throws -> [String] in
+            try device.storedTexts(conversation: trip).filter { $0.text.hasPrefix(marker + " ") }.map(\.id)
+        }
+        let onAlice = Set(try marked(alice))
         #expect(onAlice.isSuperset(of: ids))
         try bob.waitUntil("bob has every text alice holds", timeoutMs: 120_000) {
-            Set(try bob.query(textsSQL, binds).map { try $0.string(0) }).isSuperset(of: onAlice)
+            Set(try marked(bob)).isSuperset(of: onAlice)
         }
-        let onBob = try bob.query(textsSQL, binds).map { try $0.string(0) }
+        let onBob = try marked(bob)
         #expect(onBob.count == Set(onBob).count, "a text reached bob twice")
         #expect(Set(onBob) == onAlice, "bob holds a text alice does not")
         try alice.waitUntil("alice's outbox ends delivered", timeoutMs: 120_000) {

@@ -40,8 +40,9 @@ public final class DaemonDatabase: Sendable {
     /// The keys every connection seals and opens content with (docs/adr/0052); nil only in
     /// tests of the SQL itself.
     public let contentKeys: ContentKeyring?
-    /// How many schema steps the open applied (0: the file was current).
-    public let migratedSteps: Int
+    /// Whether the open migrated a file that already had a schema (and so, from before v10,
+    /// rewrote plaintext pages that a checkpoint must overwrite: docs/adr/0052).
+    public let migratedExistingFile: Bool
 
     // MARK: Opening
 
@@ -59,7 +60,8 @@ public final class DaemonDatabase: Sendable {
         self.contentKeys = contentKeys
         let connection = try StoreConnection.open(path: directory.databasePath, profile: profile, create: true)
         connection.contentKeys = contentKeys
-        migratedSteps = try Migrator.migrate(connection)
+        let found = try SchemaCheck.userVersion(connection)
+        migratedExistingFile = try Migrator.migrate(connection) > 0 && found > 0
         writer = WriterConnection(connection)
         readers = ReaderPool(path: directory.databasePath, profile: profile, contentKeys: contentKeys)
     }

@@ -112,7 +112,7 @@ final class DaemonContext: Sendable {
         let walKeeper = WALKeeper(database: database, walPath: group.databasePath + "-wal",
                                   policy: try WALKeeper.Policy(environment: environment,
                                                                normalBusyMs: database.profile.busyTimeoutMs))
-        if database.migratedSteps > 0, !(await walKeeper.checkpointSoon()) {
+        if database.migratedExistingFile, !(await walKeeper.checkpointSoon()) {
             // The pages a migration rewrote (v10 sealed the plaintext, docs/adr/0052) leave the
             // file only when the WAL is checkpointed; the keeper keeps trying.
             DaemonLog.warning("TRUNCATE checkpoint after the migration stayed busy; the WAL keeper retries it")

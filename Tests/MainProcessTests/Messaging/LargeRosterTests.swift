@@ -1,3 +1,4 @@
+import SharedStore
 import Foundation
 import SottoCrypto
 import TestSupport
@@ -26,11 +27,9 @@ struct LargeRosterTests {
         let trip = try net.conversation(creator: creator, joiners: joiners, profileName: profileName)
 
         let roster = { (device: Device) throws -> [String] in
-            try device.query("""
-                SELECT m.inboxId || ' ' || m.role || ' ' || coalesce(p.name, '') FROM member m
-                LEFT JOIN member_profile p ON p.conversationId = m.conversationId AND p.inboxId = m.inboxId
-                WHERE m.conversationId = ? ORDER BY m.inboxId
-                """, [.text(trip)]).map { try $0.string(0) }
+            let conn = try device.keyedConnection()
+            let names = try MemberRepository.profileNames(of: trip, on: conn)
+            return try MemberRepository.members(of: trip, on: conn).map { "\($0.inboxId) \($0.role.rawValue) \(names[$0.inboxId] ?? "")" }
         }
         let expected = try roster(creator)
         #expect(expected.count == 9)

@@ -31,8 +31,9 @@ struct LongMessageTests {
 
     /// How many rows `device` stored for message `id`, and its content.
     static func stored(_ device: Device, id: String) throws -> (count: Int64, contentType: String?, content: [UInt8]?) {
-        let rows = try device.query("SELECT contentType, content FROM message WHERE id = ?", [.text(id)])
-        return (Int64(rows.count), try rows.first?.string(0), try rows.first?.blob(1))
+        let count = try device.query("SELECT count(*) FROM message WHERE id = ?", [.text(id)])[0].int64(0)
+        let row = try device.storedMessage(id: id)
+        return (count, row?.contentType, row?.content)
     }
 
     static func outboxBodies(_ device: Device) throws -> Int64 {

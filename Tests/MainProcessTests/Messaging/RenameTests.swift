@@ -12,8 +12,7 @@ import Testing
 @Suite("Messaging: rename", .serialized)
 struct RenameTests {
     static func name(_ device: Device, _ conversation: String, of inboxId: String) throws -> String? {
-        try device.query("SELECT name FROM member_profile WHERE conversationId = ? AND inboxId = ?",
-                         [.text(conversation), .text(inboxId)]).first?.optionalString(0)
+        try device.profileName(conversation: conversation, inboxId: inboxId)
     }
 
     @Test("bob renames himself, then alice (the creator) herself: every device shows both new names in read; each is one roster version")
@@ -108,15 +107,20 @@ struct RenameTests {
         try alice.waitUntil("alice renames mallory") { try Self.name(alice, trip, of: mallory.identity.inboxId) == "Bob" }
         #expect(try Self.name(alice, trip, of: bobInbox) == "bob")
         // The delta alice issued renames mallory, and nobody else.
-        let delta = try alice.query("SELECT CAST(content AS TEXT) FROM message WHERE contentType = ? ORDER BY sentAt DESC LIMIT 1",
-                                    [.text(ContentType.rosterDelta)]).first?.string(0) ?? ""
+        let deltaId = try alice.query("SELECT id FROM message WHERE contentType = ? ORDER BY sentAt DESC LIMIT 1",
+                                      [.text(ContentType.rosterDelta)]).first?.string(0) ?? ""
+        let delta = String(decoding: try alice.storedMessage(id: deltaId)?.content ?? [], as: UTF8.self)
         #expect(delta.contains(#""renamed":[{"inboxId":"\#(mallory.identity.inboxId)","profileName":"Bob"}]"#), "\(delta)")
         #expect(try RosterGapTests.version(alice, trip) == 2)
         // A flood of renames: at most one delta per minute; the latest name waits its turn.
         for index in 0..<10 { try rename(["profileName": .string("Mallory \(index)")]) }
         try alice.waitUntil("alice holds mallory's latest name, owed") {
-            try alice.query("SELECT profileName, owed FROM roster_rename").map { "\(try $0.string(0)) \(try $0.int64(1))" }
-                == ["Mallory 9 1"]
+            let conn = try alice.keyedConnection()
+            return try conn.query("SELECT inboxId, profileName, owed FROM roster_rename").map { row in
+                let name = try conn.openedText(row.values[1], .rosterRenameProfileName, conversationId: trip,
+                                               rowId: try row.string(0)) ?? "?"
+                return "\(name) \(try row.int64(2))"
+            } == ["Mallory 9 1"]
         }
         // Bob renames himself afterwards: once his rename is applied, the pass that applied it
         // had mallory's flood before it and deferred it. (Bob's device refused the delta

@@ -15,11 +15,9 @@ struct RosterGapTests {
     static let gapWaitMs: Int64 = 3_000
 
     static func roster(_ device: Device, _ conversation: String) throws -> [String] {
-        try device.query("""
-            SELECT m.inboxId || ' ' || coalesce(p.name, '') FROM member m
-            LEFT JOIN member_profile p ON p.conversationId = m.conversationId AND p.inboxId = m.inboxId
-            WHERE m.conversationId = ? ORDER BY m.inboxId
-            """, [.text(conversation)]).map { try $0.string(0) }
+        let conn = try device.keyedConnection()
+        let names = try MemberRepository.profileNames(of: conversation, on: conn)
+        return try MemberRepository.members(of: conversation, on: conn).map { "\($0.inboxId) \(names[$0.inboxId] ?? "")" }
     }
 
     static func version(_ device: Device, _ conversation: String) throws -> Int64 {
@@ -77,9 +75,11 @@ struct RosterGapTests {
         // Alice answered bob alone, with the full roster at version 3: his second full roster
         // (the first came when he joined); carol and dave got theirs when they joined.
         let fullRosters = try alice.query("""
-            SELECT o.memberInboxId, CAST(m.content AS TEXT) FROM outbox o JOIN message m ON m.id = o.messageId
+            SELECT o.memberInboxId, m.id FROM outbox o JOIN message m ON m.id = o.messageId
             WHERE m.contentType = ? ORDER BY m.sentAt
-            """, [.text(ContentType.membership)]).map { (try $0.string(0), try $0.string(1)) }
+            """, [.text(ContentType.membership)]).map {
+                (try $0.string(0), String(decoding: try alice.storedMessage(id: try $0.string(1))?.content ?? [], as: UTF8.self))
+            }
         let carolInbox = try carol.conversationIds(trip).inboxId
         let daveInbox = try dave.conversationIds(trip).inboxId
         #expect(fullRosters.map(\.0) == [bobInbox, carolInbox, daveInbox, bobInbox])

@@ -18,8 +18,7 @@ struct SenderNamesTests {
         try bob.waitUntil("bob active") { try bob.conversation(trip)?["state"] as? String == "active" }
 
         let aliceInbox = try require(try alice.conversation(trip)?["inboxId"] as? String)
-        #expect(try bob.query("SELECT name FROM member_profile WHERE conversationId = ? AND inboxId = ?",
-                              [.text(trip), .text(aliceInbox)]).first?.optionalString(0) == "Alice")
+        #expect(try bob.profileName(conversation: trip, inboxId: aliceInbox) == "Alice")
 
         // --since 0: replays what it missed before subscribing, so no race with the sends.
         let watch = try LoggedProcess.launch(try builtExecutable("sotto"), ["watch", "--since", "0"],

@@ -1,3 +1,4 @@
+import SharedStore
 import Foundation
 import RelayTransport
 import SottoCrypto
@@ -146,11 +147,13 @@ final class RelayPeers: @unchecked Sendable {
     /// Texts of the incoming text messages the worker stored on `name`, in the order it stored
     /// them (rowid), each as often as it was stored.
     func storedTexts(_ name: String, _ conversation: String) throws -> [String] {
-        try self[name].query("""
-            SELECT content FROM message WHERE conversationId = ? AND isOutgoing = 0 AND contentType = ? ORDER BY rowid
+        let conn = try self[name].keyedConnection()
+        return try conn.query("""
+            SELECT id FROM message WHERE conversationId = ? AND isOutgoing = 0 AND contentType = ? ORDER BY rowid
             """, [.text(conversation), .text(ContentType.text)])
             .map { row in
-                guard case .text(let text)? = try? MessageContent.decode(contentType: ContentType.text, content: try row.blob(0),
+                guard let content = try MessageRepository.find(id: try row.string(0), on: conn)?.content,
+                      case .text(let text)? = try? MessageContent.decode(contentType: ContentType.text, content: content,
                                                                          fallback: nil) else { return "?" }
                 return text
             }

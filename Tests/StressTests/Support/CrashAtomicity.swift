@@ -253,19 +253,21 @@ struct CrashAtomicity {
         // A second text after the restart: once bob has it, bob has everything alice will deliver.
         let sentinel = text + "-after"
         _ = try alice.json(["send", trip, sentinel])
-        let textsSQL = "SELECT count(*) FROM message WHERE conversationId = ? AND CAST(content AS TEXT) = ?"
+        let ids = { (device: Device, text: String) throws -> [String] in
+            try device.storedTexts(conversation: trip).filter { $0.text == text }.map(\.id)
+        }
         let arrived = (try? bob.waitUntil("\(label): bob has the text sent after the restart", timeoutMs: 20_000) {
-            try bob.query(textsSQL, [.text(trip), .text(sentinel)])[0].int64(0) == 1
+            try ids(bob, sentinel).count == 1
         }) != nil
         _ = try? alice.waitUntil("\(label): alice's outbox drained", timeoutMs: 10_000) {
             try alice.query("SELECT count(*) FROM outbox WHERE state NOT IN ('sent', 'delivered')")[0].int64(0) == 0
         }
-        let onAlice = try alice.query(textsSQL, [.text(trip), .text(text)])[0].int64(0)
-        let pushes = try alice.query("""
-            SELECT count(*) FROM outbox o JOIN message m ON m.id = o.messageId
-            WHERE m.conversationId = ? AND CAST(m.content AS TEXT) = ?
-            """, [.text(trip), .text(text)])[0].int64(0)
-        let onBob = try bob.query(textsSQL, [.text(trip), .text(text)])[0].int64(0)
+        let aliceIds = try ids(alice, text)
+        let onAlice = Int64(aliceIds.count)
+        let pushes = try aliceIds.reduce(Int64(0)) { sum, id in
+            sum + (try alice.query("SELECT count(*) FROM outbox WHERE messageId = ?", [.text(id)])[0].int64(0))
+        }
+        let onBob = Int64(try ids(bob, text).count)
         let expectStored = point != "send.composed"
         if !arrived || onAlice != (expectStored ? 1 : 0) || pushes != onAlice || onBob != onAlice {
             report.findings.append("\(label): arrived=\(arrived) alice=\(onAlice) pushes=\(pushes) bob=\(onBob)")

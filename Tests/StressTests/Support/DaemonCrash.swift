@@ -119,22 +119,22 @@ struct DaemonCrash {
         }
 
         // The outbox delivers every queued text to bob, once.
-        let textsSQL = "SELECT id FROM message WHERE conversationId = ? AND contentType = ? AND CAST(content AS TEXT) LIKE ?"
-        let binds: [SQLiteValue] = [.text(trip), .text(ContentType.text), .text(marker + "-%")]
-        let senderIds = Set(try alice.query(textsSQL, binds).map { try $0.string(0) })
+        let marked = { (device: Device) throws -> [(id: String, contentType: String, text: String)] in
+            try device.storedTexts(conversation: trip).filter { $0.contentType == ContentType.text && $0.text.hasPrefix(marker + "-") }
+        }
+        let senderIds = Set(try marked(alice).map(\.id))
         report.senderTexts = senderIds.count
         report.deliveredInTime = (try? bob.waitUntil("bob has every text of alice", timeoutMs: 60_000) {
-            try bob.query(textsSQL, binds).count >= senderIds.count
+            try marked(bob).count >= senderIds.count
         }) != nil
         _ = try? alice.waitUntil("alice's outbox drained", timeoutMs: 10_000) {
             try alice.query("SELECT count(*) FROM outbox WHERE state NOT IN ('sent', 'delivered')")[0].int64(0) == 0
         }
-        let receiverIds = try bob.query(textsSQL, binds).map { try $0.string(0) }
+        let receiverIds = try marked(bob).map(\.id)
         report.receiverTexts = receiverIds.count
         report.receiverMissing = senderIds.subtracting(receiverIds).count
         report.receiverExtra = Set(receiverIds).subtracting(senderIds).count
-        let receiverContents = try bob.query("SELECT CAST(content AS TEXT) FROM message WHERE conversationId = ? AND CAST(content AS TEXT) LIKE ?",
-                                             [.text(trip), .text(marker + "-%")]).map { try $0.string(0) }
+        let receiverContents = try marked(bob).map(\.text)
         report.receiverDuplicateTexts = receiverContents.count - Set(receiverContents).count
         report.outboxNotSent = Int(try alice.query("SELECT count(*) FROM outbox WHERE state NOT IN ('sent', 'delivered')")[0].int64(0))
         report.integritySender = try alice.query("PRAGMA integrity_check").map { try $0.string(0) }.joined(separator: "; ")

@@ -66,7 +66,7 @@ struct OfflineExplodeCrash {
         let text = "notice-plaintext-" + Hex.encode(SecureRandom.bytes(6))
         _ = try alice.json(["send", trip, text])
         try bob.waitUntil("\(label): bob has the text") {
-            try bob.query("SELECT count(*) FROM message WHERE CAST(content AS TEXT) = ?", [.text(text)])[0].int64(0) == 1
+            try bob.storedTexts().filter { $0.text == text }.count == 1
         }
         let onAlice = try alice.conversationIds(trip)
         let onBob = try bob.conversationIds(trip)
