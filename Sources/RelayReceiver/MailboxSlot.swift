@@ -12,6 +12,8 @@ final class MailboxSlot {
     let mailbox: Mailbox
     /// This identity's connection; nil until the slot is first opened, kept across reconnects.
     var relay: RelayConnection?
+    /// The identity's own relay user, with a signing key (docs/adr/0051); nil otherwise.
+    var user: Nkey?
     /// Its loss and return, for the log (set with `relay`).
     var link: ConnectionLossLog.Link?
     var consumer: MailboxConsumer?

@@ -27,7 +27,7 @@ struct RelaydOptions {
     /// The environment variables read (directories, relay, credentials).
     static let environmentNames = ["SOTTO_GROUP_DIR", "XDG_DATA_HOME", "HOME", "SOTTO_RUNTIME_DIR", "XDG_RUNTIME_DIR",
                                    RelayConfiguration.relayVariable, RelayConfiguration.caVariable, RelayCredentials.credsVariable,
-                                   RelayCredentials.userVariable, RelayCredentials.passwordVariable]
+                                   RelayCredentials.userVariable, RelayCredentials.passwordVariable, RelaySigningKey.variable]
 
     enum Failure: Error {
         /// Bad arguments: exit 64 (EX_USAGE).
