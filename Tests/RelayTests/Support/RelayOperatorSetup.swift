@@ -29,8 +29,13 @@ struct RelayOperatorSetup {
         let server = try NatsServer.prepare(storeDirectory: storeDirectory, extraArguments: ["-c", configPath],
                                             monitoring: monitoring)
         try server.restart()
-        try Self.run([Self.script, "streams", directory, server.url])
+        try createStreams(server)
         return server
+    }
+
+    /// `streams`: the mailbox and body streams, made by the admin on the running relay.
+    func createStreams(_ server: NatsServer) throws {
+        try Self.run([Self.script, "streams", directory, server.url])
     }
 
     /// The devices' configuration: the relay URL and the signing key.
