@@ -92,6 +92,31 @@ struct RelayMailboxOwnerTests {
         }
     }
 
+    @Test("an identity's relay key file that is garbage or readable by others: relayd says so without quoting it and leaves that mailbox alone")
+    func garbageIdentityKey() async throws {
+        try await onOwnThread {
+            guard let rig = try RelayRig.make(operatorMode: true) else { return }
+            defer { rig.tearDown() }
+            let directory = rig.fixture.group.path + "/relayd-users"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let path = directory + "/\(rig.mailbox.clientId).nk"
+            let secretLooking = Nkey.generate(.user).seedText
+            for (text, mode, why) in [(String(secretLooking.prefix(40)) + "garbage!!\n", 0o600, "not one user seed"),
+                                      (secretLooking + "\n", 0o644, "is readable by others")] {
+                try? FileManager.default.removeItem(atPath: path)
+                FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: mode])
+                try rig.startRelayd(waitForMailbox: false)
+                try waitUntil("relayd refused the key", timeout: 30) {
+                    rig.relaydOutput.contains { $0.contains("cannot use the relay key of \(rig.mailbox)") && $0.contains(why) }
+                }
+                #expect(!rig.relaydOutput.contains { $0.contains(secretLooking.prefix(20)) }, "a seed was logged")
+                #expect(!rig.relaydOutput.contains { $0.contains("identity added: \(rig.mailbox)") })
+                #expect(try String(contentsOfFile: path, encoding: .utf8) == text, "the key file was replaced")
+                rig.stopRelayd()
+            }
+        }
+    }
+
     static func consumerConfig(durable: String?, filter: String) -> String {
         let name = durable.map { #""durable_name":"\#($0)","# } ?? ""
         return #"{"stream_name":"\#(Mailbox.streamName)","config":{\#(name)"ack_policy":"explicit","deliver_policy":"all","filter_subject":"\#(filter)"}}"#
