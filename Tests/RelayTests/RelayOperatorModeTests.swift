@@ -81,4 +81,30 @@ struct RelayOperatorModeTests {
             }
         }
     }
+
+    @Test("bob leaves while his relayd is stopped: the restarted relayd finds the identity gone, drains the mailbox with the key it kept, deletes consumer and key")
+    func retireAfterRestart() async throws {
+        try await onOwnThread {
+            guard let peers = try RelayPeers.make(["alice", "bob"], operatorMode: true) else { return }
+            defer { peers.tearDown() }
+            try peers.diagnosed {
+                let trip = try peers.conversation(creator: "alice", joiner: "bob")
+                let bobMailbox = try peers.mailbox("bob", trip)
+                let owned = bobMailbox.owned(by: try peers.relayUser("bob", clientId: bobMailbox.clientId).publicKey)
+                peers.stopRelayd("bob")
+                _ = try peers.relay().publish(Array(repeating: 7, count: 64), to: bobMailbox, messageId: "left-behind-1")
+                _ = try peers["bob"].json(["leave", trip])
+                try peers["bob"].waitUntil("Trip gone on bob", timeoutMs: 60_000) { try peers["bob"].conversation(trip) == nil }
+
+                try peers.startRelayd("bob")
+                try waitUntil("relayd retired bob's mailbox", timeout: 60) {
+                    peers.relaydOutput("bob").contains { $0.contains("mailbox drained (") && $0.contains("consumer deleted: \(bobMailbox)") }
+                }
+                #expect(peers.relaydOutput("bob").contains { $0.contains("identity left the keystore while relayd was away; retiring: \(bobMailbox)") })
+                #expect(try peers.relay().consumerState(owned) == nil)
+                #expect(try peers.relay().storedCount(bobMailbox) == 0)
+                #expect(!FileManager.default.fileExists(atPath: peers["bob"].group.path + "/relayd-users/\(bobMailbox.clientId).nk"))
+            }
+        }
+    }
 }
