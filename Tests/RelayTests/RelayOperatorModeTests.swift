@@ -107,4 +107,49 @@ struct RelayOperatorModeTests {
             }
         }
     }
+
+    @Test("no relay user is shared by two identities: each relayd connection logs in as its identity's own key, all issued by the one signing key every device has")
+    func oneUserPerIdentity() async throws {
+        let problems = try await onOwnThread { () -> [String]? in
+            guard let peers = try RelayPeers.make(["alice", "bob"], observed: true, operatorMode: true,
+                                                  environment: ["SOTTO_RELAY_IDLE_MS": "60000"]) else { return nil }
+            defer { peers.tearDown() }
+            return try peers.diagnosed {
+                let trips = try (0..<3).map { _ in try peers.conversation(creator: "alice", joiner: "bob") }
+                for trip in trips { try peers.send("alice", trip, "hello") }
+                var expected: [String: String] = [:]  // clientId -> its relayd user
+                for trip in trips {
+                    for name in ["alice", "bob"] {
+                        let box = try peers.mailbox(name, trip)
+                        expected[box.clientId] = try peers.relayUser(name, clientId: box.clientId).publicKey
+                    }
+                }
+                let signer = try RelaySigningKey.load(path: peers.operatorSetup!.signingKeyPath).publicKey
+                var problems: [String] = []
+                var userOwner: [String: String] = [:]
+                let devices = try RelayLinkage.openUsers(server: peers.server).filter { !$0.name.hasPrefix("test-") }
+                for connection in devices {
+                    if connection.issuer != signer { problems.append("user \(connection.user) issued by \(connection.issuer)") }
+                    let woken = connection.subscriptions.filter { $0.hasPrefix(Mailbox.wakePrefix) }
+                        .map { String($0.dropFirst(Mailbox.wakePrefix.count)) }
+                    if woken.count > 1 { problems.append("\(connection.user) watches \(woken.count) mailboxes") }
+                    if let clientId = woken.first, expected[clientId] != connection.user {
+                        problems.append("mailbox \(clientId) watched by \(connection.user), not its identity's user")
+                    }
+                    let identity = woken.first ?? "daemon"
+                    if let other = userOwner[connection.user], other != identity || identity == "daemon" {
+                        problems.append("user \(connection.user) on two connections (\(other), \(identity))")
+                    }
+                    userOwner[connection.user] = identity
+                }
+                if Set(expected.values).count != 6 { problems.append("\(Set(expected.values).count) distinct relayd users for 6 identities") }
+                if devices.filter({ $0.subscriptions.contains { $0.hasPrefix(Mailbox.wakePrefix) } }).count != 6 {
+                    problems.append("expected 6 identity connections, saw \(devices.map(\.subscriptions))")
+                }
+                return problems
+            }
+        }
+        guard let problems else { return }
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+    }
 }
