@@ -2,7 +2,7 @@
 """What a mailbox costs nats-server in each layout docs/adr/0051 weighed, measured in one run:
 (a) a durable consumer per identity on the shared SOTTO_MAILBOXES stream (chosen), against
 (b) a stream of its own per identity with its consumer. Prints RSS, files and disk per
-mailbox for N mailboxes and the ratio b/a. Needs nats-server and python3-cryptography.
+mailbox for N mailboxes and the ratio b/a (idle CPU: the whole server, % of one core). Needs nats-server and python3-cryptography.
 
     Benchmarks/relay-mailbox-layout-cost.py [N]        # default 1000
 """
@@ -81,7 +81,7 @@ def measure(setup, layout, count):
         ticks = cpu_ticks(server.pid)
         time.sleep(10)
         idle = (cpu_ticks(server.pid) - ticks) / os.sysconf("SC_CLK_TCK") / 10 * 100
-        return {"create_s": elapsed, "rss_kb": grown / count, "files": files / count, "disk_kb": disk / count, "idle_cpu_pct": idle}
+        return {"create_ms": elapsed * 1000 / count, "rss_kb": grown / count, "files": files / count, "disk_kb": disk / count, "idle_cpu_pct": idle}
     finally:
         server.terminate()
         server.wait()
@@ -101,7 +101,7 @@ def main():
         shutil.rmtree(setup, ignore_errors=True)
     print("%d mailboxes on nats-server %s" % (count, subprocess.run(["nats-server", "--version"], capture_output=True, text=True).stdout.strip()))
     print("%-14s %12s %12s %8s" % ("per mailbox", "(a) consumer", "(b) stream", "b/a"))
-    for key in ("rss_kb", "files", "disk_kb", "create_s", "idle_cpu_pct"):
+    for key in ("rss_kb", "files", "disk_kb", "create_ms", "idle_cpu_pct"):
         a, b = results["a"][key], results["b"][key]
         print("%-14s %12.1f %12.1f %8s" % (key, a, b, "%.2f" % (b / a) if a else "-"))
 
