@@ -206,6 +206,13 @@ def streams(directory, url, replicas):
         error = answer.get("error")
         if error and error.get("err_code") != 10058:  # 10058: already in use (made before)
             sys.exit("cannot create %s: %s" % (config["name"], error.get("description")))
+        if error:
+            existing = client.request("$JS.API.STREAM.INFO." + config["name"], {}).get("config", {})
+            if "republish" in config and existing.get("republish") != config["republish"]:
+                # nats-server 2.9 cannot add a republish to a stream: without it relayd hears of
+                # a new push only at its 5-minute sweep.
+                sys.exit("%s exists without the wake republish (sotto.mb.> -> sotto.wake.>); delete it "
+                         "(it must be empty) and run streams again" % config["name"])
         print("%s: %s" % (config["name"], "created" if not error else "already there"))
 
 
