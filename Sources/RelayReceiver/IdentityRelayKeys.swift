@@ -72,7 +72,7 @@ struct IdentityRelayKeys {
         var template = Array((directory + "/.new-XXXXXX").utf8CString)
         let fd = mkstemp(&template)
         guard fd >= 0 else { return "cannot write in \(directory): \(String(cString: strerror(errno)))" }
-        let temporary = String(cString: template)
+        let temporary = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         defer { unlink(temporary) }
         let line = Array((key.seedText + "\n").utf8)
         let written = Glibc.write(fd, line, line.count)
