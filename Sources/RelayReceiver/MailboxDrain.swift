@@ -10,9 +10,6 @@ import RelayTransport
 /// ```
 enum MailboxDrain {
     static func terminateAll(relay: RelayConnection, mailbox: Mailbox, ackWaitMs: Int64) throws(RelayError) -> Int {
-        // Delivered to a fetch of an earlier process and not settled: a consumer made afresh
-        // delivers them now instead of after the ack wait (as in docs/adr/0047).
-        if let state = try relay.consumerState(mailbox), state.ackPending > 0 { try relay.deleteConsumer(mailbox) }
         let consumer = try MailboxConsumer(relay: relay, mailbox: mailbox, ackWaitMs: ackWaitMs)
         defer { consumer.close() }
         var terminated = 0
@@ -20,7 +17,15 @@ enum MailboxDrain {
             let pending = try relay.consumerState(mailbox)
             guard let pending, pending.pending > 0 || pending.ackPending > 0 else { return terminated }
             let batch = try consumer.fetch(max: 256, waitMs: 500)
-            if batch.isEmpty, pending.pending == 0 { return terminated }  // terminations in flight
+            if batch.isEmpty, pending.pending == 0 {
+                // Delivered to an earlier process and never settled: the relay gives them back
+                // only after its ack wait (deleting the consumer first would let another
+                // member's consumer claim the subject); the retirement is tried again later.
+                if terminated == 0, pending.ackPending > 0 {
+                    throw .call(operation: "drain \(mailbox)", status: "\(pending.ackPending) messages await the relay's ack wait", code: 0)
+                }
+                return terminated
+            }
             for message in batch {
                 try message.terminate()
                 terminated += 1

@@ -368,9 +368,41 @@ final class Receiver {
     /// which `MailboxConsumer` creates the same way.
     private func startAtFirstUnacked(_ slot: MailboxSlot, relay: RelayConnection) throws(RelayError) {
         guard let state = try relay.consumerState(slot.mailbox), state.ackPending > 0 else { return }
+        if perIdentity {
+            // Deleting it would leave, until it is made again, a moment in which another
+            // member's consumer may claim this subject (measured: one that keeps trying wins
+            // at once). Kept, it redelivers after its ack wait; `drain` restores the order.
+            slot.redeliveriesAwaited = state.ackPending
+            slot.notBefore = max(slot.notBefore, MonotonicClock.nowMs() + max(state.ackWaitMs, options.ackWaitMs) + 500)
+            RelaydLog.info("\(state.ackPending) messages of \(slot.mailbox) were delivered and not acked; they come back "
+                           + "after the relay's ack wait and are handed over in stream order (docs/adr/0051)")
+            return
+        }
         try relay.deleteConsumer(slot.mailbox)
         RelaydLog.info("\(state.ackPending) messages of \(slot.mailbox) were delivered and not acked; "
                        + "its consumer starts again at the first of them")
+    }
+
+    /// The messages an earlier process left unacked, redelivered by the relay after its ack
+    /// wait in no reliable order (docs/adr/0047), and whatever follows them in the same
+    /// fetches, sorted by stream sequence, at most `fetchSize` of them (the rest, if any,
+    /// come in order in the next fetches).
+    private func collectRedeliveries(_ slot: MailboxSlot, _ consumer: MailboxConsumer) throws(RelayError) -> [RelayMessage] {
+        var collected: [RelayMessage] = []
+        var redelivered: Int64 = 0
+        while redelivered < slot.redeliveriesAwaited {
+            let batch = try consumer.fetch(max: fetchSize)
+            if batch.isEmpty { break }
+            collected += batch
+            redelivered += Int64(batch.filter { $0.deliveries > 1 }.count)
+        }
+        collected.sort { $0.streamSequence < $1.streamSequence }
+        // Past one worker batch: the tail goes back to the relay at once, in order behind the
+        // head, and is collected the same way next.
+        let tail = collected.dropFirst(fetchSize)
+        for message in tail { try? message.nak(delayMs: 0) }
+        slot.redeliveriesAwaited = Int64(tail.count)
+        return Array(collected.prefix(fetchSize))
     }
 
     /// What the relay sent this slot may be lost on the way (a fetch or a settle failed, the
@@ -395,7 +427,7 @@ final class Receiver {
         while handled < turnBudget, !stopRequested() {
             let batch: [RelayMessage]
             do {
-                batch = try consumer.fetch(max: fetchSize)
+                batch = try slot.redeliveriesAwaited > 0 ? collectRedeliveries(slot, consumer) : consumer.fetch(max: fetchSize)
             } catch {
                 RelaydLog.warning("fetch from \(slot.mailbox) failed (\(error)); retrying")
                 // What the relay sent may be lost on the way; or the relay lost the consumer
@@ -413,7 +445,7 @@ final class Receiver {
             // 2.9 holds such a fetch its whole 200 ms expiry while acks are pending, measured
             // 191 ms, stalling every other mailbox). A later publish wakes the mailbox. Only
             // after a first delivery: the count leaves out redeliveries still queued.
-            if let last = batch.last, last.deliveries == 1, last.pendingAfter == 0 {
+            if let last = batch.last, last.deliveries == 1, last.pendingAfter == 0, slot.redeliveriesAwaited == 0 {
                 slot.due = false
                 return
             }

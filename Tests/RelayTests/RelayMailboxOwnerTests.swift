@@ -1,5 +1,6 @@
 import Foundation
 @testable import RelayTransport
+import Synchronization
 import SottoWire
 import TestSupport
 import Testing
@@ -114,6 +115,66 @@ struct RelayMailboxOwnerTests {
                 #expect(try String(contentsOfFile: path, encoding: .utf8) == text, "the key file was replaced")
                 rig.stopRelayd()
             }
+        }
+    }
+
+    /// docs/adr/0047 deletes and makes again a consumer left with unacked messages; a member
+    /// that keeps trying to create a consumer of its own on the victim's subject got it in that
+    /// gap at the first attempt (measured with a script against 2.9.10). With per-identity
+    /// users relayd keeps the consumer, waits the relay's ack wait and restores the order.
+    @Test("relayd killed with a batch delivered and unacked while a hostile member keeps trying to take the subject: the consumer stays the victim's, every message stored once, in order")
+    func recoveryLeavesNoGap() async throws {
+        try await onOwnThread {
+            guard let rig = try RelayRig.make(operatorMode: true), let setup = rig.operatorSetup else { return }
+            defer { rig.tearDown() }
+            var sent: [String] = []
+            for index in 0..<300 {
+                let push = try rig.fixture.sealTextForRelay("unacked \(index)")
+                try rig.publish(push)
+                sent.append(push.messageId)
+            }
+            // The worker waits on this lock, so relayd holds its first batch delivered and unacked.
+            let sqlite = try ChildProcess.launch("/usr/bin/sqlite3", [rig.fixture.group.databasePath])
+            sqlite.write("PRAGMA busy_timeout=5000;\nBEGIN IMMEDIATE;\nSELECT 'locked';\n")
+            #expect(sqlite.waitForLine(containing: "locked") != nil)
+            try rig.startPushSocket(acceptYes: true, extraEnvironment: ["SOTTO_BUSY_TIMEOUT_MS": "25000"])
+            let arguments = ["--ack-wait-ms", "4000", "--retry-min-ms", "100"]
+            try rig.startRelayd(arguments: arguments)
+            let victim = try rig.ownedMailbox()
+            try waitUntil("a batch delivered to the worker", timeout: 60) {
+                (try rig.publisher().consumerState(victim)?.ackPending ?? 0) > 0
+            }
+            rig.killRelayd()
+            for pid in Workers.running(groupDirectory: rig.fixture.group.path) { kill(pid, SIGKILL) }
+            sqlite.write("ROLLBACK;\n.quit\n")
+            #expect(sqlite.waitForExit() == 0)
+            let unacked = try #require(try rig.publisher().consumerState(victim)).ackPending
+            #expect(unacked > 0)
+
+            let hostileKey = Nkey.generate(.user)
+            let hostile = try RelayConnection.connect(try setup.deviceConfiguration(rig.server), user: hostileKey)
+            defer { hostile.close() }
+            let subject = "$JS.API.CONSUMER.DURABLE.CREATE.\(Mailbox.streamName).\(hostileKey.publicKey)"
+            let config = Self.consumerConfig(durable: hostileKey.publicKey, filter: rig.mailbox.subject)
+            let tally = Mutex((tries: 0, wins: 0, stop: false))
+            let spammer = Thread {
+                while !tally.withLock({ $0.stop }) {
+                    let answer = hostile.rawRequest(subject, config, timeoutMs: 1_000)
+                    let won = answer.reply.map { !$0.contains(#""error""#) } ?? false
+                    tally.withLock { $0.tries += 1; if won { $0.wins += 1 } }
+                }
+            }
+            spammer.start()
+            try waitUntil("the hostile member is trying", timeout: 10) { tally.withLock { $0.tries } > 10 }
+            try rig.startRelayd(arguments: arguments)
+            try waitUntil("every message stored", timeout: 120) { try rig.storedMessageIds().count >= sent.count }
+            tally.withLock { $0.stop = true }
+            let result = tally.withLock { ($0.tries, $0.wins) }
+            #expect(result.1 == 0, "the hostile member created a consumer on the victim's subject")
+            #expect(result.0 > 100, "only \(result.0) attempts")
+            #expect(try rig.storedMessageIds() == sent)
+            #expect(rig.relaydOutput.contains { $0.contains("\(unacked) messages of \(rig.mailbox) were delivered and not acked; they come back") })
+            #expect(try rig.publisher().consumerState(victim) != nil)
         }
     }
 
