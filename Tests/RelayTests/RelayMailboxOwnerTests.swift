@@ -157,7 +157,9 @@ struct RelayMailboxOwnerTests {
             let subject = "$JS.API.CONSUMER.DURABLE.CREATE.\(Mailbox.streamName).\(hostileKey.publicKey)"
             let config = Self.consumerConfig(durable: hostileKey.publicKey, filter: rig.mailbox.subject)
             let tally = Mutex((tries: 0, wins: 0, stop: false))
+            let finished = DispatchSemaphore(value: 0)
             let spammer = Thread {
+                defer { finished.signal() }
                 while !tally.withLock({ $0.stop }) {
                     let answer = hostile.rawRequest(subject, config, timeoutMs: 1_000)
                     let won = answer.reply.map { !$0.contains(#""error""#) } ?? false
@@ -165,10 +167,13 @@ struct RelayMailboxOwnerTests {
                 }
             }
             spammer.start()
+            defer {  // before the connection closes (deferred earlier, so run later)
+                tally.withLock { $0.stop = true }
+                finished.wait()
+            }
             try waitUntil("the hostile member is trying", timeout: 10) { tally.withLock { $0.tries } > 10 }
             try rig.startRelayd(arguments: arguments)
             try waitUntil("every message stored", timeout: 120) { try rig.storedMessageIds().count >= sent.count }
-            tally.withLock { $0.stop = true }
             let result = tally.withLock { ($0.tries, $0.wins) }
             #expect(result.1 == 0, "the hostile member created a consumer on the victim's subject")
             #expect(result.0 > 100, "only \(result.0) attempts")
