@@ -143,7 +143,7 @@ let package = Package(
         // What Sotto needs of NATS JetStream: relay URLs and credentials, mailboxes, consumers.
         .target(
             name: "RelayTransport",
-            dependencies: ["SottoWire", "CNats", "CNatsNUID"]),
+            dependencies: ["SottoWire", "CNats", "CNatsNUID", "CSodium"]),
         // The C client's NUIDs (inbox names) from getrandom, none shared by two connections of
         // one process (docs/adr/0044): exported, so libnats's own calls reach it.
         .target(

@@ -12,6 +12,8 @@ final class MailboxSlot {
     let mailbox: Mailbox
     /// This identity's connection; nil until the slot is first opened, kept across reconnects.
     var relay: RelayConnection?
+    /// The identity's own relay user, with a signing key (docs/adr/0051); nil otherwise.
+    var user: Nkey?
     /// Its loss and return, for the log (set with `relay`).
     var link: ConnectionLossLog.Link?
     var consumer: MailboxConsumer?
@@ -19,6 +21,10 @@ final class MailboxSlot {
     /// Something may be waiting: drain when `notBefore` has passed.
     var due = false
     var notBefore: Int64 = 0
+    /// With per-identity users (docs/adr/0051): how many messages an earlier process or
+    /// connection left delivered and unacked; the relay redelivers them after its ack wait,
+    /// and the next drain collects them all and hands them over in stream order.
+    var redeliveriesAwaited: Int64 = 0
     /// When opening the consumer failed: try again then.
     var openRetryAt: Int64 = 0
     /// First scan that did not find the identity (nil while it is in the keystore).

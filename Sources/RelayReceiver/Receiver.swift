@@ -37,6 +37,10 @@ final class Receiver {
     /// The mailboxes this device holds consumers for, on disk (docs/adr/0030), and what was
     /// last written there (nil: not known to match anything, write it at the next scan).
     private let record: MailboxRecord
+    /// Each identity's relay user, with a signing key (docs/adr/0051).
+    private let identityKeys: IdentityRelayKeys
+    /// Identities whose key file was refused, logged once each.
+    private var refusedKeys: Set<String> = []
     private var recorded: Set<Mailbox>?
     /// Mailboxes an earlier run recorded, not yet compared with the keystore (the first scan does).
     private var fromRecord: Set<Mailbox> = []
@@ -59,6 +63,7 @@ final class Receiver {
         watcher = KeystoreWatcher(directory: options.group.keystorePath)
         delivery = PushSocketHandoff(socketPath: options.runtime.pushSocketPath)
         record = MailboxRecord(groupDirectory: options.group.path)
+        identityKeys = IdentityRelayKeys(groupDirectory: options.group.path)
         loadRecord()
     }
 
@@ -138,7 +143,8 @@ final class Receiver {
         do throws(RelayError) {
             let connection = try RelayConnection.connect(options.relay)
             defer { connection.close() }
-            logStreamCheck(try connection.ensureStream(MailboxStream(maxAgeMs: options.mailboxMaxAgeMs)))
+            // With per-identity users the streams are the operator's (no user may create one).
+            if !perIdentity { logStreamCheck(try connection.ensureStream(MailboxStream(maxAgeMs: options.mailboxMaxAgeMs))) }
             relayReachable = true
             RelaydLog.info("relay connected: \(options.relay.url)\(connectFailures > 0 ? " after \(connectFailures) failed attempts" : "")")
             connectFailures = 0
@@ -160,7 +166,7 @@ final class Receiver {
         let link = ConnectionLossLog.Link()
         let (queue, losses, mailbox) = (self.queue, self.losses, slot.mailbox)
         do throws(RelayError) {
-            slot.relay = try RelayConnection.connect(options.relay, options: Self.identityConnection) { event in
+            slot.relay = try RelayConnection.connect(options.relay, options: Self.identityConnection, user: slot.user) { event in
                 switch event {
                 case .disconnected: losses.lost(link)
                 case .reconnected:
@@ -267,12 +273,13 @@ final class Receiver {
             if let slot = slots[mailbox] {
                 slot.missingSince = nil
             } else {
-                slots[mailbox] = MailboxSlot(mailbox: mailbox)
+                guard let slot = makeSlot(mailbox, create: true) else { continue }
+                slots[mailbox] = slot
                 RelaydLog.info("identity added: \(mailbox)")
             }
         }
         for mailbox in fromRecord where slots[mailbox] == nil {
-            let slot = MailboxSlot(mailbox: mailbox)
+            guard let slot = makeSlot(mailbox, create: false) else { continue }
             slot.missingSince = now
             slots[mailbox] = slot
             RelaydLog.info("identity left the keystore while relayd was away; retiring: \(mailbox)")
@@ -290,6 +297,27 @@ final class Receiver {
         saveRecordIfChanged()
     }
 
+    private var perIdentity: Bool { options.relay.credentials.isPerIdentity }
+
+    /// A slot for `mailbox`; with per-identity users, its consumer named by the identity's
+    /// relay key (made now with `create`). nil when that key is refused: the identity's
+    /// mailbox is left alone (a new key would not own its consumer).
+    private func makeSlot(_ mailbox: Mailbox, create: Bool) -> MailboxSlot? {
+        guard perIdentity else { return MailboxSlot(mailbox: mailbox) }
+        switch identityKeys.key(for: mailbox.clientId, create: create) {
+        case .key(let user):
+            refusedKeys.remove(mailbox.clientId)
+            let slot = MailboxSlot(mailbox: mailbox.owned(by: user.publicKey))
+            slot.user = user
+            return slot
+        case .refused(let why):
+            if refusedKeys.insert(mailbox.clientId).inserted {
+                RelaydLog.error("cannot use the relay key of \(mailbox) (\(why)); its mailbox is not touched")
+            }
+            return nil
+        }
+    }
+
     /// The identity left the keystore (an explode or an inbox deletion): its consumer and
     /// whatever its mailbox still holds are deleted, so no ciphertext for it stays on the relay.
     private func retire(_ slot: MailboxSlot) {
@@ -298,12 +326,20 @@ final class Receiver {
         do {
             // Purge first: a crash between the two leaves an empty consumer, never ciphertext;
             // the mailbox record brings a restarted relayd back to it (docs/adr/0029, 0030).
-            try relay.purge(slot.mailbox)
+            // A per-identity user may not purge (no user may touch another's subject): it
+            // terminates whatever its own consumer still holds instead (docs/adr/0051).
+            let drained = perIdentity ? try MailboxDrain.terminateAll(relay: relay, mailbox: slot.mailbox, ackWaitMs: options.ackWaitMs) : 0
+            if !perIdentity { try relay.purge(slot.mailbox) }
             CrashPoint.reach("relayd.retire.purged")
             try relay.deleteConsumer(slot.mailbox)
             slot.disconnect(losses)
             slots[slot.mailbox] = nil
-            RelaydLog.info("identity gone: consumer deleted and mailbox purged: \(slot.mailbox)")
+            if perIdentity {
+                identityKeys.remove(slot.mailbox.clientId)
+                RelaydLog.info("identity gone: mailbox drained (\(drained) terminated) and consumer deleted: \(slot.mailbox)")
+            } else {
+                RelaydLog.info("identity gone: consumer deleted and mailbox purged: \(slot.mailbox)")
+            }
         } catch {
             RelaydLog.warning("identity gone, relay cleanup failed (\(error)); will retry: \(slot.mailbox)")
         }
@@ -320,7 +356,7 @@ final class Receiver {
             slot.close()
             slot.openRetryAt = now + 1_000
             RelaydLog.warning("cannot open \(slot.mailbox) (\(error)); retrying")
-            _ = try? relay.ensureStream(MailboxStream(maxAgeMs: options.mailboxMaxAgeMs))  // a relay that lost its store has no stream either
+            if !perIdentity { _ = try? relay.ensureStream(MailboxStream(maxAgeMs: options.mailboxMaxAgeMs)) }  // a relay that lost its store has no stream either
         }
     }
 
@@ -332,9 +368,41 @@ final class Receiver {
     /// which `MailboxConsumer` creates the same way.
     private func startAtFirstUnacked(_ slot: MailboxSlot, relay: RelayConnection) throws(RelayError) {
         guard let state = try relay.consumerState(slot.mailbox), state.ackPending > 0 else { return }
+        if perIdentity {
+            // Deleting it would leave, until it is made again, a moment in which another
+            // member's consumer may claim this subject (measured: one that keeps trying wins
+            // at once). Kept, it redelivers after its ack wait; `drain` restores the order.
+            slot.redeliveriesAwaited = state.ackPending
+            slot.notBefore = max(slot.notBefore, MonotonicClock.nowMs() + max(state.ackWaitMs, options.ackWaitMs) + 500)
+            RelaydLog.info("\(state.ackPending) messages of \(slot.mailbox) were delivered and not acked; they come back "
+                           + "after the relay's ack wait and are handed over in stream order (docs/adr/0051)")
+            return
+        }
         try relay.deleteConsumer(slot.mailbox)
         RelaydLog.info("\(state.ackPending) messages of \(slot.mailbox) were delivered and not acked; "
                        + "its consumer starts again at the first of them")
+    }
+
+    /// The messages an earlier process left unacked, redelivered by the relay after its ack
+    /// wait in no reliable order (docs/adr/0047), and whatever follows them in the same
+    /// fetches, sorted by stream sequence, at most `fetchSize` of them (the rest, if any,
+    /// come in order in the next fetches).
+    private func collectRedeliveries(_ slot: MailboxSlot, _ consumer: MailboxConsumer) throws(RelayError) -> [RelayMessage] {
+        var collected: [RelayMessage] = []
+        var redelivered: Int64 = 0
+        while redelivered < slot.redeliveriesAwaited {
+            let batch = try consumer.fetch(max: fetchSize)
+            if batch.isEmpty { break }
+            collected += batch
+            redelivered += Int64(batch.filter { $0.deliveries > 1 }.count)
+        }
+        collected.sort { $0.streamSequence < $1.streamSequence }
+        // Past one worker batch: the tail goes back to the relay at once, in order behind the
+        // head, and is collected the same way next.
+        let tail = collected.dropFirst(fetchSize)
+        for message in tail { try? message.nak(delayMs: 0) }
+        slot.redeliveriesAwaited = Int64(tail.count)
+        return Array(collected.prefix(fetchSize))
     }
 
     /// What the relay sent this slot may be lost on the way (a fetch or a settle failed, the
@@ -359,7 +427,7 @@ final class Receiver {
         while handled < turnBudget, !stopRequested() {
             let batch: [RelayMessage]
             do {
-                batch = try consumer.fetch(max: fetchSize)
+                batch = try slot.redeliveriesAwaited > 0 ? collectRedeliveries(slot, consumer) : consumer.fetch(max: fetchSize)
             } catch {
                 RelaydLog.warning("fetch from \(slot.mailbox) failed (\(error)); retrying")
                 // What the relay sent may be lost on the way; or the relay lost the consumer
@@ -377,7 +445,7 @@ final class Receiver {
             // 2.9 holds such a fetch its whole 200 ms expiry while acks are pending, measured
             // 191 ms, stalling every other mailbox). A later publish wakes the mailbox. Only
             // after a first delivery: the count leaves out redeliveries still queued.
-            if let last = batch.last, last.deliveries == 1, last.pendingAfter == 0 {
+            if let last = batch.last, last.deliveries == 1, last.pendingAfter == 0, slot.redeliveriesAwaited == 0 {
                 slot.due = false
                 return
             }

@@ -27,7 +27,7 @@ struct RelaydOptions {
     /// The environment variables read (directories, relay, credentials).
     static let environmentNames = ["SOTTO_GROUP_DIR", "XDG_DATA_HOME", "HOME", "SOTTO_RUNTIME_DIR", "XDG_RUNTIME_DIR",
                                    RelayConfiguration.relayVariable, RelayConfiguration.caVariable, RelayCredentials.credsVariable,
-                                   RelayCredentials.userVariable, RelayCredentials.passwordVariable]
+                                   RelayCredentials.userVariable, RelayCredentials.passwordVariable, RelaySigningKey.variable]
 
     enum Failure: Error {
         /// Bad arguments: exit 64 (EX_USAGE).
@@ -47,7 +47,8 @@ struct RelaydOptions {
         remote sender would; acks the relay only after the device stored it.
 
         Environment: SOTTO_RELAY (the relay, unless --relay), SOTTO_RELAY_CREDS (a NATS
-        .creds file) or SOTTO_RELAY_USER + SOTTO_RELAY_PASSWORD, SOTTO_RELAY_CA (a PEM
+        .creds file) or SOTTO_RELAY_USER + SOTTO_RELAY_PASSWORD, or SOTTO_RELAY_SIGNING_KEY
+        (the relay's key for per-identity users, docs/relay.md), SOTTO_RELAY_CA (a PEM
         file of the CA a tls:// relay's certificate comes from), SOTTO_GROUP_DIR,
         SOTTO_RUNTIME_DIR. Exit status 78: malformed relay URL, credentials or CA file.
 

@@ -13,4 +13,10 @@ enum InboxPrefix {
         var generator = SystemRandomNumberGenerator()
         return "_INBOX." + String((0..<randomCharacters).map { _ in alphabet.randomElement(using: &generator)! })
     }
+
+    /// `_INBOX.<user's public nkey>`: with a signing key (docs/adr/0051) a user may subscribe
+    /// only under its own key; the key belongs to one identity, so it links nothing.
+    static func ofUser(_ publicKey: String) -> String {
+        "_INBOX." + publicKey
+    }
 }

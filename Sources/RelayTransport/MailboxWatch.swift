@@ -30,7 +30,10 @@ public final class MailboxWatch {
         self.handler = handler
         let box = Unmanaged.passUnretained(handler as AnyObject).toOpaque()
         var sub: OpaquePointer?
-        let status = natsConnection_Subscribe(&sub, relay.connection, mailbox.subject, { _, _, message, closure in
+        // With per-identity users the mailbox subject is not theirs to subscribe to: the
+        // operator's stream republishes a headers-only notice of each push (docs/adr/0051).
+        let subject = relay.userPublicKey == nil ? mailbox.subject : mailbox.wakeSubject
+        let status = natsConnection_Subscribe(&sub, relay.connection, subject, { _, _, message, closure in
             defer { natsMsg_Destroy(message) }
             guard let closure, let message, let subject = natsMsg_GetSubject(message),
                   let box = Mailbox(subject: String(cString: subject)),

@@ -26,6 +26,8 @@ public struct ConsumerState: Sendable, Equatable {
     public let ackPending: Int64
     /// Delivered more than once.
     public let redelivered: Int64
+    /// How long the relay waits for an ack before it redelivers (the consumer's own setting).
+    public var ackWaitMs: Int64 = 0
 }
 
 // MARK: - The mailbox stream (docs/adr/0026)
@@ -297,8 +299,10 @@ extension RelayConnection {
         try NatsCall.check(status, "consumer info for \(mailbox)", jsError: jsError)
         guard let info else { return nil }
         defer { jsConsumerInfo_Destroy(info) }
-        return ConsumerState(pending: info.pointee.NumPending, ackPending: info.pointee.NumAckPending,
-                             redelivered: info.pointee.NumRedelivered)
+        var state = ConsumerState(pending: info.pointee.NumPending, ackPending: info.pointee.NumAckPending,
+                                  redelivered: info.pointee.NumRedelivered)
+        state.ackWaitMs = (info.pointee.Config?.pointee.AckWait ?? 0) / 1_000_000
+        return state
     }
 
     /// Deletes the mailbox's durable consumer; one that does not exist is not an error.

@@ -46,20 +46,28 @@ public final class RelayConnection: @unchecked Sendable {
     let jetStream: OpaquePointer
     let apiWaitMs: Int64
     private let events: EventBox
+    /// The user this connection logs in as (and again at each reconnect) with a signing key.
+    private let login: UserLogin?
     private let closed = Mutex(false)
 
-    private init(connection: OpaquePointer, jetStream: OpaquePointer, apiWaitMs: Int64, events: EventBox) {
+    private init(connection: OpaquePointer, jetStream: OpaquePointer, apiWaitMs: Int64, events: EventBox, login: UserLogin?) {
         self.connection = connection
         self.jetStream = jetStream
         self.apiWaitMs = apiWaitMs
         self.events = events
+        self.login = login
     }
+
+    /// The public nkey of the user this connection logged in as (nil without a signing key).
+    public var userPublicKey: String? { login?.user.publicKey }
 
     deinit { close() }
 
     /// Connects once (a relay that is down throws `.call`; the caller retries with its own
     /// backoff). Credentials files are checked again here: they may have changed since start.
-    public static func connect(_ config: RelayConfiguration, options: Options = Options(),
+    /// With a signing key (docs/adr/0051) it logs in as `user`, an identity's own nkey, with a
+    /// JWT minted for it now; without `user`, as a fresh nkey used by this connection only.
+    public static func connect(_ config: RelayConfiguration, options: Options = Options(), user: Nkey? = nil,
                                onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws(RelayError) -> RelayConnection {
         guard inboxNamesArePrivate else {
             throw .call(operation: "connect", status: "this build's NATS client names inboxes with a prefix shared by "
@@ -82,10 +90,36 @@ public final class RelayConnection: @unchecked Sendable {
         if let name = options.name { try NatsCall.check(natsOptions_SetName(opts, name), "client name") }
         // The client's default `_INBOX.` is the same for every connection; a random prefix
         // per connection says nothing the relay could compare (docs/adr/0044).
-        try NatsCall.check(natsOptions_SetCustomInboxPrefix(opts, InboxPrefix.random()), "inbox prefix")
+        var login: UserLogin?
+        if case .signingKey(let key) = config.credentials {
+            // Reply subjects under the user's own key: the only ones its permissions let it
+            // subscribe to, and as private to one identity as the user itself.
+            let user = user ?? Nkey.generate(.user)
+            login = UserLogin(user: user, jwt: key.userJWT(for: user))
+            try NatsCall.check(natsOptions_SetCustomInboxPrefix(opts, InboxPrefix.ofUser(user.publicKey)), "inbox prefix")
+        } else {
+            try NatsCall.check(natsOptions_SetCustomInboxPrefix(opts, InboxPrefix.random()), "inbox prefix")
+        }
         if config.url.isTLS { try secure(opts, config) }
         switch config.credentials {
         case .none: break
+        case .signingKey:
+            // The login outlives the options: the connection holds it (reconnects sign again).
+            let box = Unmanaged.passUnretained(login!).toOpaque()
+            try NatsCall.check(natsOptions_SetUserCredentialsCallbacks(opts, { jwt, _, closure in
+                guard let jwt, let closure else { return NATS_ERR }
+                jwt.pointee = strdup(Unmanaged<UserLogin>.fromOpaque(closure).takeUnretainedValue().jwt)
+                return NATS_OK
+            }, box, { _, signature, length, nonce, closure in
+                guard let signature, let length, let nonce, let closure else { return NATS_ERR }
+                let login = Unmanaged<UserLogin>.fromOpaque(closure).takeUnretainedValue()
+                let signed = login.user.sign(Array(String(cString: nonce).utf8))
+                guard let buffer = malloc(signed.count)?.assumingMemoryBound(to: UInt8.self) else { return NATS_NO_MEMORY }
+                buffer.initialize(from: signed, count: signed.count)
+                signature.pointee = buffer
+                length.pointee = Int32(signed.count)
+                return NATS_OK
+            }, box), "user credentials")
         case .userPassword(let user, let password):
             try NatsCall.check(natsOptions_SetUserInfo(opts, user, password), "user and password")
         case .credsFile(let path):
@@ -137,7 +171,7 @@ public final class RelayConnection: @unchecked Sendable {
             natsConnection_Destroy(nc)
             throw NatsCall.error(status, "JetStream context")
         }
-        return RelayConnection(connection: nc, jetStream: js, apiWaitMs: options.apiWaitMs, events: events)
+        return RelayConnection(connection: nc, jetStream: js, apiWaitMs: options.apiWaitMs, events: events, login: login)
     }
 
     /// TLS for a `tls://` relay: its certificate must chain to the system's CAs or to one in
@@ -173,6 +207,17 @@ public final class RelayConnection: @unchecked Sendable {
         jsCtx_Destroy(jetStream)
         natsConnection_Close(connection)
         natsConnection_Destroy(connection)
+    }
+}
+
+/// One identity's login for the C client's credential callbacks: its nkey (to sign the
+/// server's nonce) and the user JWT minted for it.
+final class UserLogin: Sendable {
+    let user: Nkey
+    let jwt: String
+    init(user: Nkey, jwt: String) {
+        self.user = user
+        self.jwt = jwt
     }
 }
 

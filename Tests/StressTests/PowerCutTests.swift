@@ -40,6 +40,12 @@ struct PowerCutTests {
         try await check(.send, .all)
     }
 
+    @Test("Killed at each named step of a leave and of a removal, the power cut with it: the leaver holds the conversation whole or not at all and the others agree; a removal is on the creator's disk with its pushes or not at all, and the removed device deletes the conversation once")
+    func leaveAndRemoveSurvivePowerCut() async throws {
+        try await check(.leave, .all)
+        try await check(.remove, .all)
+    }
+
     private func check(_ operation: CrashAtomicity.Operation, _ cut: PowerCutFileSystem.Cut) async throws {
         let profile = StressProfile.current
         let report = try await onDedicatedThread {

@@ -4,7 +4,8 @@ import SottoWire
 
 /// One unix socket that stands for any number of members' devices in a benchmark: it reads
 /// each push, its LF and the body the push names (docs/protocol/bodies.md §5), and acks ok at
-/// once. What it costs the sender is the writing and the reading, nothing else.
+/// once, or after `ackDelayMs` (a real device's worker takes a few ms from spawn to durable
+/// ack). What it costs the sender is the writing, the reading and that wait, nothing else.
 ///
 /// ```swift
 /// let sink = AckingPushSink(path: dir.path + "/sink.sock")
@@ -12,10 +13,12 @@ import SottoWire
 /// ```
 public final class AckingPushSink: @unchecked Sendable {
     public let path: String
+    public let ackDelayMs: Int
     private let listener: Int32
 
-    public init(path: String) {
+    public init(path: String, ackDelayMs: Int = 0) {
         self.path = path
+        self.ackDelayMs = ackDelayMs
         listener = UnixSocket.bind(path, type: Int32(SOCK_STREAM.rawValue))
         guard listener >= 0, listen(listener, 64) == 0 else { fatalError("sink: cannot listen on \(path)") }
         Thread { [self] in serve() }.start()
@@ -38,6 +41,7 @@ public final class AckingPushSink: @unchecked Sendable {
                     needed = lf + 1 + Int(hint?.length ?? 0)
                 }
             }
+            if ackDelayMs > 0 { usleep(useconds_t(ackDelayMs * 1_000)) }  // the stand-in worker's work, not a synchronisation
             _ = UnixSocket.sendAll(fd, ack)
             close(fd)
         }

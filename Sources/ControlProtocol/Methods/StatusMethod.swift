@@ -57,13 +57,16 @@ public struct StatusResult: WireCodable {
     /// Notices of deleted conversations still waiting for members (docs/adr/0034); nil when
     /// the database could not be read.
     public var outlivingNotices: OutlivingNoticeFigures?
+    /// Bytes SQLite holds in the daemon now (page caches, statements; docs/adr/0053).
+    public var sqliteHeap: SQLiteHeapFigures?
 
     public init(pid: Int64, version: String, groupDirectory: String, runtimeDirectory: String, conversations: Int64,
                 awakeCount: Int, awake: [String], protectedAwake: [String], sleepingCount: Int, capacity: Int,
                 wakeReasons: [String: Int64], unusedInboxReady: Bool, unusedInboxHits: Int, unusedInboxMisses: Int,
                 lastSeq: Int64, walBytes: Int64, checkpoints: CheckpointCounts, uptimeMs: Int64,
                 damagedIdentities: [DamagedIdentity], databaseDamaged: String? = nil, masterKey: String? = nil, control: ControlFigures? = nil,
-                openInClient: [String: Int64] = [:], outlivingNotices: OutlivingNoticeFigures? = nil) {
+                openInClient: [String: Int64] = [:], outlivingNotices: OutlivingNoticeFigures? = nil,
+                sqliteHeap: SQLiteHeapFigures? = nil) {
         self.pid = pid
         self.version = version
         self.groupDirectory = groupDirectory
@@ -88,6 +91,7 @@ public struct StatusResult: WireCodable {
         self.masterKey = masterKey
         self.control = control
         self.outlivingNotices = outlivingNotices
+        self.sqliteHeap = sqliteHeap
     }
 
     public init(json: JSONValue) throws(WireError) {
@@ -106,7 +110,8 @@ public struct StatusResult: WireCodable {
             databaseDamaged: try fields.optionalString("databaseDamaged"), masterKey: try fields.optionalString("masterKey"),
             control: try fields.optionalDecode("control"),
             openInClient: try fields.optionalIntegerMap("openInClient") ?? [:],
-            outlivingNotices: try fields.optionalDecode("outlivingNotices"))
+            outlivingNotices: try fields.optionalDecode("outlivingNotices"),
+            sqliteHeap: try fields.optionalDecode("sqliteHeap"))
     }
 
     public var json: JSONValue {
@@ -135,6 +140,7 @@ public struct StatusResult: WireCodable {
         out["masterKey"] = masterKey.map(JSONValue.string)
         out["control"] = control?.json
         out["outlivingNotices"] = outlivingNotices?.json
+        out["sqliteHeap"] = sqliteHeap?.json
         return out.json
     }
 
@@ -167,6 +173,41 @@ public struct StatusResult: WireCodable {
             WireField("control", .object(ControlFigures.self), optional: true, "the control socket's figures"),
             WireField("outlivingNotices", .object(OutlivingNoticeFigures.self), optional: true,
                       "notices of deleted conversations (explodes) still waiting for members who were not reached; absent when the database cannot be read"),
+            WireField("sqliteHeap", .object(SQLiteHeapFigures.self), optional: true,
+                      "what SQLite's page caches and statements hold in the daemon"),
+        ]
+    }
+}
+
+/// SQLite's heap in the daemon: what its page caches and statements hold now, and the most
+/// they held at once (docs/adr/0053).
+///
+/// ```swift
+/// status.sqliteHeap?.usedBytes    // e.g. 3_145_728
+/// ```
+public struct SQLiteHeapFigures: WireCodable {
+    public var usedBytes: Int64
+    public var highwaterBytes: Int64
+
+    public init(usedBytes: Int64, highwaterBytes: Int64) {
+        self.usedBytes = usedBytes
+        self.highwaterBytes = highwaterBytes
+    }
+
+    public init(json: JSONValue) throws(WireError) {
+        let fields = try WireFields(json)
+        self.init(usedBytes: try fields.int("usedBytes", minimum: 0), highwaterBytes: try fields.int("highwaterBytes", minimum: 0))
+    }
+
+    public var json: JSONValue {
+        ["usedBytes": .int(usedBytes), "highwaterBytes": .int(highwaterBytes)]
+    }
+
+    public static var schemaName: String { "SQLiteHeapFigures" }
+    public static var fields: [WireField] {
+        [
+            WireField("usedBytes", .integer(minimum: 0), "bytes SQLite holds now"),
+            WireField("highwaterBytes", .integer(minimum: 0), "the most SQLite held at once since start"),
         ]
     }
 }

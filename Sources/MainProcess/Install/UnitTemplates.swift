@@ -154,8 +154,8 @@ enum UnitTemplates {
         [Service]
         Type=exec
         ExecStart=%h/.local/bin/sotto-relayd
-        # SOTTO_RELAY=nats://HOST:PORT (or tls://), and SOTTO_RELAY_CREDS=/path/user.creds or
-        # SOTTO_RELAY_USER / SOTTO_RELAY_PASSWORD.
+        # SOTTO_RELAY=nats://HOST:PORT (or tls://), and SOTTO_RELAY_CREDS=/path/user.creds,
+        # SOTTO_RELAY_USER / SOTTO_RELAY_PASSWORD, or SOTTO_RELAY_SIGNING_KEY=/path/device-signing.key.
         EnvironmentFile=%h/.config/sotto/relay.env
         Environment=SOTTO_GROUP_DIR=%h/.local/share/sotto
         Environment=SOTTO_RUNTIME_DIR=%t/sotto

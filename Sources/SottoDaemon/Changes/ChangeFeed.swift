@@ -18,7 +18,7 @@ import SharedStore
 /// let feed = ChangeFeed(database: db, startingAt: 0) { changes in await service.apply(changes) }
 /// let subscription = await feed.subscribe(since: 120, conversationId: nil)   // replays 121…, then live
 /// await feed.catchUp()                 // after a commit: applied and delivered when this returns
-/// await feed.catchUp(through: 130)     // a worker's datagram: nothing to do if already there
+/// feed.requestCatchUp()                // a commit or a worker's datagram: returns at once, coalesced
 /// ```
 actor ChangeFeed {
     typealias Consumer = @Sendable ([DBChange]) async -> Void
@@ -29,6 +29,8 @@ actor ChangeFeed {
     private(set) var lastSeq: Int64
     private var subscribers = FeedSubscribers()
     private var passes = CatchUpPasses()
+    /// Catch-ups asked for without waiting (``requestCatchUp()``), coalesced: one pending at most.
+    private nonisolated let requests = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     private static let batchSize = 500
     private static let ownPid = Int64(getpid())
 
@@ -66,6 +68,22 @@ actor ChangeFeed {
             await drain()
             passes.finish(covering, reached: lastSeq)
         }
+    }
+
+    /// Asks for a catch-up and returns at once (a commit, a worker's datagram). Requests that
+    /// arrive while one runs become one more catch-up after it: a burst of commits costs no
+    /// task each (docs/adr/0053; a task per commit was the first suspect of the soak's growth).
+    nonisolated func requestCatchUp() {
+        requests.continuation.yield()
+    }
+
+    /// Serves ``requestCatchUp()`` until ``stopServingRequests()`` (the change-feed service runs it).
+    nonisolated func serveRequests() async {
+        for await _ in requests.stream { await catchUp() }
+    }
+
+    nonisolated func stopServingRequests() {
+        requests.continuation.finish()
     }
 
     /// Reads change_log after `lastSeq` until it reads nothing: the consumer's own writes

@@ -6,7 +6,7 @@ import Synchronization
 /// Firing must not block the writer: the action only starts a catch-up.
 ///
 /// ```swift
-/// database.commits.onCommit { Task { await feed.catchUp() } }
+/// database.commits.onCommit { feed.requestCatchUp() }
 /// try await database.write { conn in … }   // → the action runs once, after the commit
 /// ```
 public final class CommitSignal: Sendable {

@@ -7,9 +7,7 @@ import SottoWire
 /// from `change_log`, so a lost or forged datagram costs at most a read.
 ///
 /// ```swift
-/// let listener = try EventsSocketListener.bind(path: runtime.eventsSocketPath) { seq in
-///     Task { await feed.catchUp() }
-/// }
+/// let listener = try EventsSocketListener.bind(path: runtime.eventsSocketPath) { _ in feed.requestCatchUp() }
 /// listener.start()
 /// ```
 final class EventsSocketListener: @unchecked Sendable {

@@ -10,9 +10,9 @@
 /// ```
 public actor ConversationStore {
     /// The newest messages an awake conversation keeps in memory (about 1.2 KB each, and up to
-    /// twice the cap before the dropped ones are compacted: at most ~48 MB for 20 awake
+    /// 1.125 × the cap before the dropped ones are compacted: at most ~27 MB for 20 awake
     /// conversations, against ~480 MB at 10,000); a read deeper than this goes to the
-    /// database (docs/adr/0050).
+    /// database (docs/adr/0050, 0053).
     public static let defaultCap = 1_000
 
     public nonisolated let conversationId: String

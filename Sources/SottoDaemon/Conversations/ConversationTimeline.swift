@@ -6,8 +6,9 @@
 /// Costs: appending the newest message is O(1) amortised; an out-of-order message is a binary
 /// search plus one array insert; lookups by id are a hash lookup plus a binary search (the
 /// index maps id → send time, so inserts never rewrite it). Dropping the oldest message beyond
-/// the cap advances a head offset; the array is compacted once the dead prefix outgrows the
-/// live part, so memory stays within twice the cap.
+/// the cap advances a head offset; the array is compacted once the dead prefix reaches an
+/// eighth of the live part (at least 32), so memory stays within 1.125 × the cap plus 32
+/// messages, and each drop moves 8 messages on average (docs/adr/0053).
 ///
 /// ```swift
 /// var timeline = ConversationTimeline(conversationId: "c1", cap: 10_000)
@@ -52,6 +53,8 @@ public struct ConversationTimeline {
     // MARK: Reading
 
     var count: Int { items.count - head }
+    /// Messages held in memory: the window and the dropped ones not yet compacted away.
+    var heldCount: Int { items.count }
     var messages: ArraySlice<TimelineMessage> { items[head...] }
 
     func message(id: String) -> TimelineMessage? {
@@ -179,7 +182,7 @@ public struct ConversationTimeline {
     }
 
     private mutating func compactIfWorthIt() {
-        if head >= 1_024, head >= count {
+        if head >= 32, head * 8 >= count {
             items.removeFirst(head)
             head = 0
         }

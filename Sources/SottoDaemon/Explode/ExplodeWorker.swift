@@ -86,15 +86,7 @@ actor ExplodeWorker: Service {
     /// Sweeps until the daemon's graceful shutdown (a sweep under way finishes); sleeps
     /// until signalled or until the next expiresAt.
     func run() async {
-        await withGracefulShutdownHandler {
-            while !Task.isShuttingDownGracefully, !Task.isCancelled {
-                let next = await sweep()
-                guard !Task.isShuttingDownGracefully else { return }
-                await wakeSignal.sleep(until: next, atMostMs: Self.idleSweepMs, atLeastMs: 1)
-            }
-        } onGracefulShutdown: { [wakeSignal] in
-            wakeSignal.finish()
-        }
+        await wakeSignal.serve(atMostMs: Self.idleSweepMs) { await self.sweep() }
     }
 
     /// Deletes every inbox with a conversation whose expiresAt has passed, and every inbox

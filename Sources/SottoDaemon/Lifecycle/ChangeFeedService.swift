@@ -1,8 +1,8 @@
 import ServiceLifecycle
 
 /// How the change feed learns of commits while the daemon serves: the workers' datagrams on
-/// `events.sock` (each one a catch-up through its seq), the daemon's own commits (wired at
-/// start-up), and under them the safety-net poll (``SafetyNetPoll``), so a lost datagram
+/// `events.sock` and the daemon's own commits (wired at start-up), each a catch-up request
+/// that this service serves, coalesced (``ChangeFeed/requestCatchUp()``), and under them the safety-net poll (``SafetyNetPoll``), so a lost datagram
 /// costs at most its interval. On a graceful shutdown (after the outbox and the
 /// expired-conversations worker stopped writing) it stops listening, catches up one last
 /// time and ends every subscription.
@@ -18,6 +18,7 @@ struct ChangeFeedService: Service {
     func run() async throws {
         events.start()
         let pause = WakeSignal()
+        async let requested: Void = feed.serveRequests()
         await withGracefulShutdownHandler {
             while !Task.isShuttingDownGracefully, !Task.isCancelled {
                 // Off: a catch-up a day, which costs nothing.
@@ -25,9 +26,12 @@ struct ChangeFeedService: Service {
                 guard !Task.isShuttingDownGracefully else { break }
                 await feed.catchUp()
             }
-        } onGracefulShutdown: {
+        } onGracefulShutdown: { [feed] in
             pause.finish()
+            feed.stopServingRequests()
         }
+        feed.stopServingRequests()  // also when cancelled rather than shut down
+        await requested
         events.stop()
         await feed.catchUp()
         await feed.finishAll()

@@ -9,7 +9,7 @@ import ServiceLifecycle
 /// 1. `systemd`: `STOPPING=1` (systemd knows at once), the watchdog pings end.
 /// 2. `control`: stop accepting control clients and close every connection; a request
 ///    that already committed (a `send`) has kicked the outbox, which still runs.
-/// 3. `inbox-rebalance`: a pass under way finishes (it writes nothing).
+/// 3. `memory-trim` and `inbox-rebalance`: a pass under way finishes (they write nothing).
 /// 4. `unused-inbox`: a refill under way finishes.
 /// 5. `outbox`: the push in flight gets its ack (or its deadline) and is recorded as sent,
 ///    failed or pending; nothing new starts. A restart delivers what is pending.
@@ -47,6 +47,7 @@ struct DaemonServices {
             ("outbox", context.outbox),
             ("unused-inbox", UnusedInboxRefill(cache: context.unusedInboxes)),
             ("inbox-rebalance", InboxRebalancer(lifecycle: context.lifecycle, schedule: rebalance)),
+            ("memory-trim", MemoryTrimmer(feed: context.feed)),
             ("control", ControlServerService(server: control)),
             ("systemd", SystemdService(notifier: notifier) { await context.statusLine() }),
         ]

@@ -1,3 +1,4 @@
+import ServiceLifecycle
 import SottoWire
 import Synchronization
 
@@ -75,6 +76,26 @@ final class WakeSignal: Sendable {
             }
         } onCancel: {
             endSleep { _ in }
+        }
+    }
+
+    /// The loop of a background worker that owns this signal: runs `pass` until the daemon's
+    /// graceful shutdown (a pass under way finishes; the task's cancellation ends it too), and
+    /// between passes sleeps until woken or until the deadline `pass` returns (Unix ms, nil
+    /// for none), at most `atMostMs` and at least `atLeastMs`.
+    ///
+    /// ```swift
+    /// func run() async { await wakeSignal.serve(atMostMs: 60_000) { await self.sweep() } }
+    /// ```
+    func serve(atMostMs: Int64, atLeastMs: Int64 = 1, _ pass: @Sendable () async -> Int64?) async {
+        await withGracefulShutdownHandler {
+            while !Task.isShuttingDownGracefully, !Task.isCancelled {
+                let next = await pass()
+                guard !Task.isShuttingDownGracefully else { return }
+                await sleep(until: next, atMostMs: atMostMs, atLeastMs: atLeastMs)
+            }
+        } onGracefulShutdown: { [self] in
+            finish()
         }
     }
 

@@ -52,15 +52,7 @@ actor RosterRequests: Service {
     nonisolated func kick() { wakeSignal.wake() }
 
     func run() async {
-        await withGracefulShutdownHandler {
-            while !Task.isShuttingDownGracefully, !Task.isCancelled {
-                let next = await pass()
-                guard !Task.isShuttingDownGracefully else { return }
-                await wakeSignal.sleep(until: next, atMostMs: 60_000, atLeastMs: 1)
-            }
-        } onGracefulShutdown: { [wakeSignal] in
-            wakeSignal.finish()
-        }
+        await wakeSignal.serve(atMostMs: 60_000) { await self.pass() }
     }
 
     /// Asks for what is due and answers what is owed; returns when the next deadline is.

@@ -16,7 +16,8 @@ import SottoWire
 /// is deleted with the last of the message's pushes that leaves pending.
 /// A pass takes up to 1,024 due pushes: a relay's are published a window of 256 at a time
 /// without a round trip each, and each window (or 64 direct pushes) is recorded in one
-/// transaction (docs/adr/0041).
+/// transaction (docs/adr/0041). Direct pushes go to up to 8 endpoints at once, each
+/// endpoint's in order.
 /// The same pass delivers the notices that outlive their conversation (an explode whose
 /// conversation is deleted here, docs/adr/0034; `OutboxSender+OutlivingNotices.swift`), with
 /// the same code and backoff, until each is delivered or older than `noticeMaxAgeMs`.
@@ -95,6 +96,8 @@ actor OutboxSender: Service {
     static let passLimit = 1_024
     /// Direct pushes (one connection each) recorded together, at most this many at a time.
     static let directRecordEvery = 64
+    /// Endpoints a pass delivers to at once (docs/adr/0041).
+    static let directLanes = 8
 
     private func deliverDueOutbox(now: Int64) async -> Int64? {
         guard let due = try? database.read({ conn in try OutboxRepository.due(now: now, limit: Self.passLimit, on: conn) }) else {
@@ -140,17 +143,64 @@ actor OutboxSender: Service {
                 await record(Array(zip(window, outcomes)))
             }
         }
+        await deliverDirect(direct)
+        return try? database.read { conn in try OutboxRepository.nextPendingAttempt(on: conn) } ?? nil
+    }
+
+    /// Direct pushes go out on up to `directLanes` endpoints at once, one connection per push;
+    /// an endpoint's pushes stay in their order, one after the other, and once one of them
+    /// must be retried the rest of that endpoint's wait for the retry rather than overtake it.
+    private func deliverDirect(_ pushes: [DuePush]) async {
+        var lanes: [[DuePush]] = []
+        var laneOfEndpoint: [String: Int] = [:]
+        for push in pushes {
+            if let lane = laneOfEndpoint[push.item.endpoint] {
+                lanes[lane].append(push)
+            } else {
+                laneOfEndpoint[push.item.endpoint] = lanes.count
+                lanes.append([push])
+            }
+        }
         var done: [(DuePush, PushAttempt)] = []
-        for push in direct {
-            if Task.isShuttingDownGracefully { break }
-            done.append((push, await attempt(push.attempt)))
-            if done.count >= Self.directRecordEvery {
-                await record(done)
-                done = []
+        await withTaskGroup(of: [(DuePush, PushAttempt)].self) { group in
+            var next = 0
+            while next < min(lanes.count, Self.directLanes) {
+                let lane = lanes[next]
+                group.addTask { await self.deliverLane(lane) }
+                next += 1
+            }
+            for await finished in group {
+                done += finished
+                if done.count >= Self.directRecordEvery {
+                    await record(done)
+                    done = []
+                }
+                if next < lanes.count, !Task.isShuttingDownGracefully {
+                    let lane = lanes[next]
+                    group.addTask { await self.deliverLane(lane) }
+                    next += 1
+                }
             }
         }
         await record(done)
-        return try? database.read { conn in try OutboxRepository.nextPendingAttempt(on: conn) } ?? nil
+    }
+
+    /// One endpoint's pushes of a pass, in order.
+    private func deliverLane(_ lane: [DuePush]) async -> [(DuePush, PushAttempt)] {
+        var outcomes: [(DuePush, PushAttempt)] = []
+        var waiting: String?
+        for push in lane {
+            if Task.isShuttingDownGracefully { break }
+            if let waiting {
+                let at = WallClock.nowMs() + PushAttempt.backoffMs(afterAttempts: push.item.attempts)
+                outcomes.append((push, .retry(at: at, reason: "waits for an earlier push to this member: \(waiting)")))
+                continue
+            }
+            let outcome = await attempt(push.attempt)
+            if case .retry(_, let reason) = outcome { waiting = reason }
+            outcomes.append((push, outcome))
+        }
+        return outcomes
     }
 
     /// One due outbox row, its body and its sender.
@@ -238,7 +288,7 @@ actor OutboxSender: Service {
             }.value
             return Self.attempt(from: result, attempts: push.attempts)
         }
-        let result = await Task.detached { PushDelivery.deliver(push.payload, body: push.body, to: push.endpoint) }.value
+        let result = await BlockingDelivery.run { PushDelivery.deliver(push.payload, body: push.body, to: push.endpoint) }
         CrashPoint.reach("outbox.delivered")  // acked by the member, not yet recorded here
         switch result {
         case .acked(let ack) where ack.ok:

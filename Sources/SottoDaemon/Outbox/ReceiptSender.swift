@@ -37,14 +37,9 @@ actor ReceiptSender: Service {
     nonisolated func kick() { wakeSignal.wake() }
 
     func run() async {
-        await withGracefulShutdownHandler {
-            while !Task.isShuttingDownGracefully, !Task.isCancelled {
-                await sendDue()
-                guard !Task.isShuttingDownGracefully else { return }
-                await wakeSignal.sleep(until: nil, atMostMs: 60_000, atLeastMs: 1)
-            }
-        } onGracefulShutdown: { [wakeSignal] in
-            wakeSignal.finish()
+        await wakeSignal.serve(atMostMs: 60_000) {
+            await self.sendDue()
+            return nil
         }
     }
 

@@ -7,7 +7,9 @@ import Synchronization
 /// conversations; opened on the first push and closed after `idleMs` without one (the outbox
 /// calls `closeIdle`), so a thousand conversations do not hold a thousand connections. The C
 /// client reconnects a lost one by itself. This device's own credentials go only to its own
-/// relay (`SOTTO_RELAY`); any other relay a member uses is reached without credentials. A
+/// relay (`SOTTO_RELAY`); any other relay a member uses is reached without credentials. With
+/// the relay's signing key every connection logs in as a user of its own, made for it
+/// (docs/adr/0051): nothing a relay sees is the same for two of the device's conversations. A
 /// connect that failed is not tried again for `connectRetryMs` (for any sender): the
 /// outbox's next push to that relay fails at once instead of waiting out another connect
 /// timeout. Blocking: call it off the actor executor.
@@ -95,8 +97,12 @@ final class RelayConnections: Sendable {
                 }
             }
             do throws(RelayError) {
-                try connection.ensureStream()  // a relay no receiver has used yet has no stream
-                try connection.ensureBodyStream()
+                // A relay with per-identity users (docs/adr/0051) has its operator's streams
+                // and lets no user make one; each connection here logs in as a fresh user.
+                if !config.credentials.isPerIdentity {
+                    try connection.ensureStream()  // a relay no receiver has used yet has no stream
+                    try connection.ensureBodyStream()
+                }
             } catch {
                 connection.close()
                 throw error

@@ -203,7 +203,8 @@ final class DaemonContext: Sendable {
             databaseDamaged: database.damageMarker.reason().map { DatabaseDamage.message(group: group, cause: $0) },
             masterKey: MasterKeyStartup.statusText(keystore.masterKeySource, keystore: keystore.directory),
             openInClient: await openClients(snapshot.protectedBy[.openInClient] ?? []),
-            outlivingNotices: notices.map { OutlivingNoticeFigures(waiting: $0.notices, members: $0.members) })
+            outlivingNotices: notices.map { OutlivingNoticeFigures(waiting: $0.notices, members: $0.members) },
+            sqliteHeap: SQLiteHeapFigures(usedBytes: SQLiteHeap.usedBytes, highwaterBytes: SQLiteHeap.highwaterBytes))
     }
 
     /// The inboxes the lifecycle manager protects as open in a client, with how many clients

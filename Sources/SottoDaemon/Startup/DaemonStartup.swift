@@ -110,15 +110,11 @@ struct DaemonStartup {
         // Every commit reaches the feed without a poll: the daemon's own through the database's
         // commit signal, a worker's through its datagram (catch up through its seq).
         let feed = context.feed
-        context.database.commits.onCommit { Task { await feed.catchUp() } }
+        context.database.commits.onCommit { feed.requestCatchUp() }
         let events: EventsSocketListener
         let control: ControlServer
         do {
-            events = try EventsSocketListener.bind(path: runtime.eventsSocketPath) { seq in
-                Task {
-                    if let seq { await feed.catchUp(through: seq) } else { await feed.catchUp() }
-                }
-            }
+            events = try EventsSocketListener.bind(path: runtime.eventsSocketPath) { _ in feed.requestCatchUp() }
             let controlStats = ControlStats()
             do {
                 control = try ControlServer.listen(path: runtime.controlSocketPath, limits: controlLimits, stats: controlStats,

@@ -120,6 +120,31 @@ struct ChangeFeedOrderTests {
         #expect(await feed.lastSeq == seq)
     }
 
+    @Test("catch-ups requested while a pass applies wait as one, not as a task each, and every commit is applied")
+    func requestedCatchUpsCoalesce() async throws {
+        let (fixture, db) = try Self.database()
+        defer { withExtendedLifetime(fixture) {} }
+        let recorder = Recorder()
+        let feed = ChangeFeed(database: db, startingAt: 0) { await recorder.apply($0) }
+        let serving = Task { await feed.serveRequests() }
+        let first = try await Self.commit(db, conversation: "c1")
+        await recorder.closeGate()
+        feed.requestCatchUp()
+        try await Self.eventually("the served pass is applying #\(first)") { await recorder.entered == [first] }
+        var last = first
+        for _ in 0..<100 {
+            last = try await Self.commit(db, conversation: "c1")
+            feed.requestCatchUp()
+        }
+        // A task per request (the old wiring) would wait here 100 times over.
+        #expect(await feed.waitingCatchUps == 0)
+        await recorder.openGate()
+        try await Self.eventually("every commit applied") { await recorder.applied.last == last }
+        #expect(await recorder.applied == Array(first...last))
+        feed.stopServingRequests()
+        await serving.value
+    }
+
     @Test("a one-conversation subscriber gets only that conversation's changes, live and replayed")
     func oneConversation() async throws {
         let (fixture, db) = try Self.database()

@@ -124,6 +124,19 @@ struct ConversationStoreTests {
         #expect(await store.message(id: "m1") == nil)
     }
 
+    /// The soak's second half grew by the dropped messages still held (docs/adr/0053): they
+    /// must be let go soon after they leave the window, not once as many as the cap piled up.
+    @Test func droppedMessagesAreLetGoSoon() throws {
+        var timeline = try ConversationTimeline(conversationId: "c1", cap: 1_000)
+        var mostHeld = 0
+        for i in 0..<5_000 {
+            _ = try timeline.append(message(String(format: "m%05d", i), at: Int64(i)))
+            mostHeld = max(mostHeld, timeline.heldCount)
+        }
+        #expect(timeline.count == 1_000)
+        #expect(mostHeld <= 1_000 + 1_000 / 8 + 32, "held \(mostHeld) messages for a window of 1,000")
+    }
+
     @Test func longRunsPastTheCapStayConsistent() async throws {
         let store = try ConversationStore(conversationId: "c1", cap: 10)
         for i in 0..<5_000 { try await store.append(message(String(format: "m%05d", i), at: Int64(i))) }

@@ -43,8 +43,11 @@ struct RosterGapTests {
             WHERE m.contentType = ? AND o.memberInboxId = ?
             """, [.text(ContentType.rosterDelta), .text(bobInbox)]).map { try $0.string(0) }
         #expect(lost.count == 1)
+        // With alice's daemon stopped: a pass in flight would record its retry over the update.
+        alice.stopDaemon()
         _ = try alice.query("UPDATE outbox SET state = 'failed', lastError = 'given up by the test' WHERE memberInboxId = ?",
                             [.text(bobInbox)])
+        try alice.startDaemon()
         try bob.startPushSocket()
         #expect(try Self.version(bob, trip) == 1)
 

@@ -65,6 +65,17 @@ struct RelayLinkage {
         }
     }
 
+    /// The connections open now with the user each logged in as (`/connz?auth=1`): (client name,
+    /// user, the key that issued the user's JWT, subscriptions).
+    static func openUsers(server: NatsServer) throws -> [(name: String, user: String, issuer: String, subscriptions: [String])] {
+        guard let port = server.monitorPort else { throw RelayRigFailure("the server has no monitoring port") }
+        let connz = try NatsMonitor(port: port).json("/connz?subs=1&auth=1&limit=100000")
+        return (connz["connections"] as? [[String: Any]] ?? []).map {
+            ($0["name"] as? String ?? "", $0["authorized_user"] as? String ?? "", $0["issuer_key"] as? String ?? "",
+             $0["subscriptions_list"] as? [String] ?? [])
+        }
+    }
+
     /// `[TRC] 127.0.0.1:PORT - cid:N - "name" - <<- [SUB subject sid]` and `[PUB|HPUB subject reply? …]`.
     private mutating func read(trace lines: [String]) {
         for line in lines where line.contains("[TRC]") && (line.contains("<<- [") || line.contains("<<- MSG_PAYLOAD: [")) {

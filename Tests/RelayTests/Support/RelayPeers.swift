@@ -19,9 +19,14 @@ final class RelayPeers: @unchecked Sendable {
     private(set) var devices: [String: Device] = [:]
     private var relayds: [String: RelaydRuns] = [:]
     private var inspector: RelayConnection?
+    /// The relay login every device's daemon and relayd get (credential variables).
+    private var login: [String: String] = [:]
 
-    /// How the tests' own inspecting connection logs in (the devices' credentials).
+    /// How the tests' own inspecting connection logs in (the devices' credentials; in
+    /// operator mode the operator's admin user).
     let credentials: RelayCredentials
+    /// The relay in operator mode (docs/adr/0051); nil: an open relay or a shared user.
+    private(set) var operatorSetup: RelayOperatorSetup?
 
     private init(tmp: TemporaryDirectory, server: NatsServer, credentials: RelayCredentials) {
         self.tmp = tmp
@@ -34,8 +39,11 @@ final class RelayPeers: @unchecked Sendable {
     /// `user`/`password`: the relay requires them, and every device is given them.
     /// `observed`: the relay also serves its monitoring port and traces every client's protocol
     /// (`-V`), for `RelayLinkage`. `environment`: added to every device's daemon and CLI.
+    /// `operatorMode`: the relay is set up by `scripts/relay-operator.py` and every device gets
+    /// its signing key (per-identity users; the server is then always started).
     static func make(_ names: [String], startServer: Bool = true, user: String? = nil,
-                     password: String? = nil, observed: Bool = false, environment: [String: String] = [:]) throws -> RelayPeers? {
+                     password: String? = nil, observed: Bool = false, operatorMode: Bool = false,
+                     environment: [String: String] = [:]) throws -> RelayPeers? {
         guard NatsServer.isInstalled else {
             print(NatsServer.skipMessage)
             return nil
@@ -49,10 +57,19 @@ final class RelayPeers: @unchecked Sendable {
             serverArguments = ["--user", user, "--pass", password]
             credentials = .userPassword(user: user, password: password)
         }
+        let setup = try operatorMode ? RelayOperatorSetup.make(directory: tmp.path + "/relay-operator") : nil
+        if let setup {
+            login = [RelaySigningKey.variable: setup.signingKeyPath]
+            serverArguments = ["-c", setup.configPath]
+            credentials = .credsFile(path: setup.adminCredsPath)
+        }
         let server = try NatsServer.prepare(storeDirectory: tmp.path + "/jetstream",
                                             extraArguments: serverArguments + (observed ? ["-V"] : []), monitoring: observed)
-        if startServer { try server.restart() }
+        if startServer || setup != nil { try server.restart() }
+        try setup?.createStreams(server)
         let peers = RelayPeers(tmp: tmp, server: server, credentials: credentials)
+        peers.operatorSetup = setup
+        peers.login = login
         do {
             for name in names {
                 peers.devices[name] = try Device.start(name, in: tmp.path,
@@ -76,6 +93,7 @@ final class RelayPeers: @unchecked Sendable {
     func startRelayd(_ name: String, waitForRelay: Bool = true) throws {
         let device = self[name]
         let environment = device.environment.merging(["SOTTO_RELAY": server.url, "PATH": "/usr/bin:/bin"]) { $1 }
+            .merging(login) { $1 }
         let runs = relayds[name, default: RelaydRuns()]
         relayds[name] = runs
         let process = try runs.launch(["--ack-wait-ms", "3000", "--retry-min-ms", "200"], environment: environment)
@@ -157,6 +175,14 @@ final class RelayPeers: @unchecked Sendable {
                                                                          fallback: nil) else { return "?" }
                 return text
             }
+    }
+
+    /// `name`'s relay user for its identity in `conversation`, as its relayd keeps it
+    /// (`relayd-users/<clientId>.nk`; operator mode only).
+    func relayUser(_ name: String, clientId: String) throws -> Nkey {
+        let path = self[name].group.path + "/relayd-users/\(clientId).nk"
+        return try Nkey(seed: try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+                        kind: .user)
     }
 
     /// The mailbox of `name`'s identity in `conversation` (its clientId's subject).

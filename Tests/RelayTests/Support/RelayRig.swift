@@ -18,6 +18,8 @@ final class RelayRig: @unchecked Sendable {
     let fixture: WorkerFixture
     let server: NatsServer
     let mailbox: Mailbox
+    /// A relay in operator mode, devices with its signing key (docs/adr/0051); nil: an open relay.
+    let operatorSetup: RelayOperatorSetup?
     private let relaydRuns = RelaydRuns()
     var relayd: LoggedProcess? { relaydRuns.current }
     private var pushSocket: PushSocketServer?
@@ -25,9 +27,10 @@ final class RelayRig: @unchecked Sendable {
 
     var pushSocketPath: String { fixture.runtimeDirectory + "/push.sock" }
 
-    private init(fixture: WorkerFixture, server: NatsServer) throws {
+    private init(fixture: WorkerFixture, server: NatsServer, operatorSetup: RelayOperatorSetup? = nil) throws {
         self.fixture = fixture
         self.server = server
+        self.operatorSetup = operatorSetup
         mailbox = try Mailbox(clientId: fixture.recipient.clientId)
     }
 
@@ -35,13 +38,20 @@ final class RelayRig: @unchecked Sendable {
     /// `startServer: false` leaves the relay down (started later with `server.restart()`).
     /// `groupIn`: the device's group directory goes there (the power-cut file system); the
     /// relay's own store never does.
-    static func make(startServer: Bool = true, groupIn: String? = nil) throws -> RelayRig? {
+    /// `operatorMode`: the relay is set up with `scripts/relay-operator.py` and relayd logs in
+    /// with per-identity users minted with its signing key (the server is then always started).
+    static func make(startServer: Bool = true, groupIn: String? = nil, operatorMode: Bool = false) throws -> RelayRig? {
         guard NatsServer.isInstalled else {
             print(NatsServer.skipMessage)
             return nil
         }
         guard let vectors = try Vectors.load() else { throw RelayRigFailure("vectors file not found: set SOTTO_VECTORS") }
         let fixture = try WorkerFixture(vectors: vectors, groupIn: groupIn)
+        if operatorMode {
+            let setup = try RelayOperatorSetup.make(directory: fixture.tmp.path + "/relay-operator")
+            let server = try setup.startServer(storeDirectory: fixture.tmp.path + "/jetstream")
+            return try RelayRig(fixture: fixture, server: server, operatorSetup: setup)
+        }
         let server = try NatsServer.prepare(storeDirectory: fixture.tmp.path + "/jetstream")
         if startServer { try server.restart() }
         return try RelayRig(fixture: fixture, server: server)
@@ -69,6 +79,7 @@ final class RelayRig: @unchecked Sendable {
 
     var relaydEnvironment: [String: String] {
         fixture.environment.merging(["SOTTO_RELAY": server.url, "PATH": "/usr/bin:/bin"]) { $1 }
+            .merging(operatorSetup.map { [RelaySigningKey.variable: $0.signingKeyPath] } ?? [:]) { $1 }
     }
 
     /// Starts sotto-relayd and waits until it has opened the recipient's mailbox (the relay
@@ -81,7 +92,7 @@ final class RelayRig: @unchecked Sendable {
             throw RelayRigFailure("sotto-relayd did not start: \(process.output.suffix(8))")
         }
         if waitForMailbox {
-            try waitUntil("the consumer exists", timeout: 30) { try self.publisher().consumerState(self.mailbox) != nil }
+            try waitUntil("the consumer exists", timeout: 30) { try self.publisher().consumerState(self.ownedMailbox()) != nil }
         }
     }
 
@@ -95,10 +106,20 @@ final class RelayRig: @unchecked Sendable {
 
     // MARK: - The senders
 
-    /// A connection for publishing and inspecting the relay (reconnects by itself).
+    /// The recipient's mailbox as its consumer is named: in operator mode by the public key of
+    /// the relay user relayd made for the identity (`relayd-users/<clientId>.nk`).
+    func ownedMailbox() throws -> Mailbox {
+        guard operatorSetup != nil else { return mailbox }
+        let path = fixture.group.path + "/relayd-users/\(mailbox.clientId).nk"
+        let seed = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        return mailbox.owned(by: try Nkey(seed: seed, kind: .user).publicKey)
+    }
+
+    /// A connection for publishing and inspecting the relay (reconnects by itself): in
+    /// operator mode the operator's admin user, which may look at every consumer.
     func publisher() throws -> RelayConnection {
         if let publisherConnection { return publisherConnection }
-        let connection = try RelayConnection.testPublisher(server.url)
+        let connection = try operatorSetup.map { try $0.adminConnection(server) } ?? RelayConnection.testPublisher(server.url)
         try connection.ensureStream()
         publisherConnection = connection
         return connection

@@ -15,7 +15,7 @@ import TestSupport
 /// ```
 struct CrashAtomicity {
     enum Operation: String, Sendable {
-        case explode, join, send
+        case explode, join, send, leave, remove
     }
 
     let profile: StressProfile
@@ -29,6 +29,10 @@ struct CrashAtomicity {
                                 "keystore.identityWiped", "explode.keysWiped"]
     static let joinPoints = ["join.decided", "join.committed", "outbox.delivered"]
     static let sendPoints = ["send.composed", "send.committed", "outbox.delivered"]
+    /// A leave commits its message and the conversation's end, then deletes as explode does.
+    static let leavePoints = ["send.composed", "leave.committed", "explode.rowsCommitted", "keystore.identityWiped",
+                              "explode.keysWiped"]
+    static let removePoints = ["send.composed", "send.committed", "outbox.delivered"]
 
     /// The named steps a run visits: every one under the full profile (three times), the ones
     /// between two commits and around a delivery in the short one.
@@ -38,6 +42,8 @@ struct CrashAtomicity {
         case .explode: return Self.explodePoints
         case .join: return full ? Self.joinPoints : ["join.decided", "join.committed"]
         case .send: return full ? Self.sendPoints : ["send.committed", "outbox.delivered"]
+        case .leave: return Self.leavePoints
+        case .remove: return Self.removePoints
         }
     }
 
@@ -101,6 +107,8 @@ struct CrashAtomicity {
                 case .explode: try explodeRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
                 case .join: try joinRound(alice: alice, bob: bob, point: point, power: power, report: &report)
                 case .send: try sendRound(alice: alice, bob: bob, point: point, power: power, report: &report)
+                case .leave: try leaveRound(alice: alice, bob: bob, point: point, power: power, report: &report)
+                case .remove: try removeRound(alice: alice, bob: bob, point: point, power: power, report: &report)
                 }
             }
         }
@@ -271,6 +279,78 @@ struct CrashAtomicity {
         let expectStored = point != "send.composed"
         if !arrived || onAlice != (expectStored ? 1 : 0) || pushes != onAlice || onBob != onAlice {
             report.findings.append("\(label): arrived=\(arrived) alice=\(onAlice) pushes=\(pushes) bob=\(onBob)")
+        }
+    }
+
+    // MARK: - Leave and remove
+
+    /// Alice, a member of bob's conversation, leaves. Committed (the leave's message and its
+    /// end time), the restart finishes it: alice holds nothing, bob drops her once. Not
+    /// committed: both keep it whole.
+    private func leaveRound(alice: Device, bob: Device, point: String, power: PowerCutFileSystem?,
+                            report: inout Report) throws {
+        report.rounds += 1
+        let label = "leave@\(point)"
+        let trip = try DaemonCrash.conversation(creator: bob, joiner: alice)
+        let ids = try Ids(alice: alice, bob: bob, conversationId: trip)
+        alice.stopDaemon()
+        try alice.startDaemon(environment: [CrashPoint.variable: point])
+        _ = try alice.cli(["leave", trip, "--json"])
+        guard try waitForDeath(alice, label, &report) else { return }
+        report.namedKills += 1
+        try cutPower(alice, power, &report)
+        try checkPush(alice, ids, holding: try holding(alice, ids), label: "\(label) before restart", report: &report)
+
+        try alice.startDaemon()
+        let committed = try explodeCommitted(alice, ids)
+        let expected: Holding = committed ? .gone : .whole
+        let settled = (try? alice.waitUntil("\(label): alice settles", timeoutMs: 20_000) { try holding(alice, ids) == expected }) != nil
+        let after = try holding(alice, ids)
+        if !settled { report.findings.append("\(label): alice \(after) after restart, expected \(expected)") }
+        try checkPush(alice, ids, holding: after, label: "\(label) after restart", report: &report)
+        let leftovers = try keystoreLeftovers(alice)
+        if !leftovers.isEmpty { report.findings.append("\(label): keystore leftovers \(leftovers)") }
+        let bobMembers = { try bob.query("SELECT count(*) FROM member WHERE conversationId = ?", [.text(trip)])[0].int64(0) }
+        if committed {
+            let dropped = (try? bob.waitUntil("\(label): bob drops alice", timeoutMs: 20_000) { try bobMembers() == 1 }) != nil
+            if !dropped { report.findings.append("\(label): bob still lists alice after her leave committed") }
+            let leaves = try bob.query("SELECT count(*) FROM message WHERE conversationId = ? AND contentType = ?",
+                                       [.text(trip), .text(ContentType.leave)])[0].int64(0)
+            if leaves > 1 { report.findings.append("\(label): bob stored alice's leave \(leaves) times") }
+        } else if try bobMembers() != 2 {
+            report.findings.append("\(label): nothing committed on alice, yet bob lists \(try bobMembers()) members")
+        }
+    }
+
+    /// Alice, the creator, removes bob. Committed: alice lists only herself and bob deletes
+    /// the conversation, told once. Not committed: both keep two members.
+    private func removeRound(alice: Device, bob: Device, point: String, power: PowerCutFileSystem?,
+                             report: inout Report) throws {
+        report.rounds += 1
+        let label = "remove@\(point)"
+        let trip = try DaemonCrash.conversation(creator: alice, joiner: bob)
+        let bobInbox = try bob.query("SELECT inboxId FROM conversation WHERE id = ?", [.text(trip)])[0].string(0)
+        alice.stopDaemon()
+        try alice.startDaemon(environment: [CrashPoint.variable: point])
+        _ = try alice.cli(["remove", trip, bobInbox, "--json"])
+        guard try waitForDeath(alice, label, &report) else { return }
+        report.namedKills += 1
+        try cutPower(alice, power, &report)
+        try alice.startDaemon()
+
+        let aliceMembers = try alice.query("SELECT count(*) FROM member WHERE conversationId = ?", [.text(trip)])[0].int64(0)
+        let removals = try alice.query("SELECT count(*) FROM message WHERE conversationId = ? AND contentType = ? AND isOutgoing = 1",
+                                       [.text(trip), .text(ContentType.remove)])[0].int64(0)
+        let committed = removals == 1
+        if removals > 1 || aliceMembers != (committed ? 1 : 2) {
+            report.findings.append("\(label): alice has \(aliceMembers) members and \(removals) removals")
+        }
+        let bobHas = { try bob.query("SELECT count(*) FROM conversation WHERE id = ?", [.text(trip)])[0].int64(0) }
+        if committed {
+            let deleted = (try? bob.waitUntil("\(label): bob deletes the conversation", timeoutMs: 20_000) { try bobHas() == 0 }) != nil
+            if !deleted { report.findings.append("\(label): alice's removal committed, bob still has the conversation") }
+        } else if try bobHas() != 1 {
+            report.findings.append("\(label): nothing committed on alice, yet bob lost the conversation")
         }
     }
 

@@ -31,6 +31,9 @@ struct Soak {
         var curve: [(Double, Int64)] = []
         /// (RssAnon kB, RssFile kB) at the end of each idle window, in step with `curve`.
         var parts: [(Int64, Int64)] = []
+        /// SQLite's heap in the daemon (kB, from `sotto status`), in step with `curve`: its part
+        /// of RssAnon (docs/adr/0053).
+        var sqliteKB: [Int64] = []
 
         /// How much private memory (RssAnon) grew over the second half of the rounds: from the
         /// sample after round ⌈n/2⌉ to the last. RssFile is left out: it is the database and
@@ -64,9 +67,12 @@ struct Soak {
         /// The RSS curves, one line per device (minute:MB anon+file).
         var curveLines: [String] {
             devices.map { device in
-                "STRESS soak-rss \(device.name) (min:MB anon+file): " + zip(device.curve, device.parts).map {
-                    String(format: "%.1f:%.1f(%.1f+%.1f)", $0.0.0, Double($0.0.1) / 1024,
-                           Double($0.1.0) / 1024, Double($0.1.1) / 1024)
+                "STRESS soak-rss \(device.name) (min:MB anon+file, sqlite): " + device.curve.indices.map { index in
+                    let (minute, rss) = device.curve[index]
+                    let (anon, file) = device.parts[index]
+                    let sqlite = index < device.sqliteKB.count ? Double(device.sqliteKB[index]) / 1024 : -1
+                    return String(format: "%.1f:%.1f(%.1f+%.1f, %.1f)", minute, Double(rss) / 1024,
+                                  Double(anon) / 1024, Double(file) / 1024, sqlite)
                 }.joined(separator: " ")
             }
         }
@@ -179,7 +185,12 @@ struct Soak {
             last = try pids.map { try ProcessUsage.sample(pid: $0) }
         }
         let minutes = Date().timeIntervalSince(startedAt) / 60
+        let sqliteKB = devices.map { device -> Int64 in
+            let heap = (try? device.json(["status"]))?["sqliteHeap"] as? [String: Any]
+            return ((heap?["usedBytes"] as? NSNumber)?.int64Value ?? -1024) / 1024
+        }
         for index in figures.indices {
+            figures[index].sqliteKB.append(sqliteKB[index])
             figures[index].curve.append((minutes, last[index].rssKB))
             figures[index].parts.append((last[index].rssAnonKB, last[index].rssFileKB))
             figures[index].threads = last[index].threads

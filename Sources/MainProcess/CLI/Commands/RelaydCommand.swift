@@ -15,8 +15,9 @@ struct RelaydCommand: ParsableCommand {
         discussion: """
             Replaces this process with sotto-relayd from the same directory. It holds one
             durable consumer per identity on the relay named by SOTTO_RELAY
-            (nats://HOST:PORT or tls://HOST:PORT; credentials in SOTTO_RELAY_CREDS or
-            SOTTO_RELAY_USER/SOTTO_RELAY_PASSWORD) and hands each message to push.sock.
+            (nats://HOST:PORT or tls://HOST:PORT; credentials in SOTTO_RELAY_CREDS,
+            SOTTO_RELAY_USER/SOTTO_RELAY_PASSWORD or SOTTO_RELAY_SIGNING_KEY) and hands
+            each message to push.sock.
             Arguments after `relayd` go to sotto-relayd (try `sotto relayd --help`).
 
             Exit status: that of sotto-relayd (78: malformed relay URL or credentials,

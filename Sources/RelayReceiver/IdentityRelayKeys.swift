@@ -1,0 +1,87 @@
+import Glibc
+import RelayTransport
+
+/// Each identity's relay user key (an nkey, docs/adr/0051), kept by sotto-relayd in the group
+/// directory (`relayd-users/<clientId>.nk`, mode 0600, one `SU…` seed line): random, made the
+/// first time relayd holds the identity's mailbox, deleted once the mailbox is retired. It
+/// names the identity's consumer on the relay and is the only user that may fetch from, ack
+/// or delete it. relayd still opens no identity: the key grants access to the mailbox only.
+///
+/// ```swift
+/// let keys = IdentityRelayKeys(groupDirectory: group.path)
+/// switch keys.key(for: clientId, create: true) { case .key(let user): …; case .refused(let why): … }
+/// keys.remove(clientId)
+/// ```
+struct IdentityRelayKeys {
+    enum Lookup {
+        case key(Nkey)
+        /// Absent (with `create: false`), unreadable, or not exactly a user seed: the reason,
+        /// never the file's content.
+        case refused(String)
+    }
+
+    static let directoryName = "relayd-users"
+    let directory: String
+
+    init(groupDirectory: String) {
+        directory = groupDirectory + "/" + Self.directoryName
+    }
+
+    func path(of clientId: String) -> String { directory + "/" + clientId + ".nk" }
+
+    /// The identity's key; with `create`, a new one when it has none. A file that is there but
+    /// wrong is never replaced: the consumer on the relay is named by the key it held.
+    func key(for clientId: String, create: Bool) -> Lookup {
+        let file = path(of: clientId)
+        if access(file, F_OK) != 0 {
+            guard create else { return .refused("\(file) does not exist") }
+            if let why = write(Nkey.generate(.user), to: file) { return .refused(why) }
+        }
+        return read(file)
+    }
+
+    func remove(_ clientId: String) {
+        unlink(path(of: clientId))
+    }
+
+    private func read(_ file: String) -> Lookup {
+        var info = stat()
+        guard lstat(file, &info) == 0 else { return .refused("cannot read \(file): \(String(cString: strerror(errno)))") }
+        guard info.st_mode & S_IFMT == S_IFREG else { return .refused("\(file) is not a regular file") }
+        guard info.st_mode & 0o077 == 0 else { return .refused("\(file) is readable by others") }
+        guard info.st_size == 59 || info.st_size == 58 else { return .refused("\(file) is \(info.st_size) bytes, not one user seed") }
+        let fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return .refused("cannot open \(file): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 60)
+        let count = Glibc.read(fd, &bytes, bytes.count)
+        guard count == 58 || (count == 59 && bytes[58] == 0x0a) else { return .refused("\(file) is not one user seed") }
+        do throws(RelayError) {
+            return .key(try Nkey(seed: String(decoding: bytes[0..<58], as: UTF8.self), kind: .user))
+        } catch {
+            return .refused("\(file) is not a user seed")
+        }
+    }
+
+    /// Writes `key` to `file` all or nothing: a private temporary file, synced, then linked to
+    /// its name (a key already there wins). nil on success, else the reason.
+    private func write(_ key: Nkey, to file: String) -> String? {
+        if mkdir(directory, 0o700) != 0, errno != EEXIST {
+            return "cannot create \(directory): \(String(cString: strerror(errno)))"
+        }
+        var template = Array((directory + "/.new-XXXXXX").utf8CString)
+        let fd = mkstemp(&template)
+        guard fd >= 0 else { return "cannot write in \(directory): \(String(cString: strerror(errno)))" }
+        let temporary = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        defer { unlink(temporary) }
+        let line = Array((key.seedText + "\n").utf8)
+        let written = Glibc.write(fd, line, line.count)
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == line.count, synced else { return "cannot write \(file): \(String(cString: strerror(errno)))" }
+        if link(temporary, file) != 0, errno != EEXIST { return "cannot create \(file): \(String(cString: strerror(errno)))" }
+        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 { fsync(dir); close(dir) }
+        return nil
+    }
+}

@@ -1,0 +1,46 @@
+import CNats
+@testable import RelayTransport
+
+extension RelayConnection {
+    /// Test only: what the relay answered a raw request (a JetStream API call a hostile client
+    /// makes by hand), or nil with the connection's last error (a permission violation is
+    /// reported asynchronously by the server: `-ERR 'Permissions Violation for Publish to …'`).
+    func rawRequest(_ subject: String, _ payload: String = "", timeoutMs: Int64 = 1_500) -> (reply: String?, lastError: String) {
+        var reply: OpaquePointer?
+        let status = natsConnection_RequestString(&reply, connection, subject, payload, timeoutMs)
+        defer { if let reply { natsMsg_Destroy(reply) } }
+        if status == NATS_OK, let reply {
+            let count = Int(natsMsg_GetDataLength(reply))
+            let text = count > 0 ? String(cString: natsMsg_GetData(reply)) : ""
+            return (text, lastError)
+        }
+        return (nil, lastError)
+    }
+
+    /// Test only: publishes without waiting for anything (an ack forged by hand), then flushes.
+    func rawPublish(_ subject: String, _ payload: String = "") {
+        _ = natsConnection_PublishString(connection, subject, payload)
+        _ = natsConnection_FlushTimeout(connection, 1_000)
+    }
+
+    /// Test only: subscribes to `subject` and returns whether a message arrives within
+    /// `timeoutMs` (a refused subscription never gets one; the refusal is in `lastError`).
+    func rawSubscribeReceives(_ subject: String, within timeoutMs: Int64, after publish: () throws -> Void) rethrows -> Bool {
+        var subscription: OpaquePointer?
+        guard natsConnection_SubscribeSync(&subscription, connection, subject) == NATS_OK, let subscription else { return false }
+        defer { natsSubscription_Destroy(subscription) }
+        _ = natsConnection_FlushTimeout(connection, 1_000)
+        try publish()
+        var message: OpaquePointer?
+        let status = natsSubscription_NextMsg(&message, subscription, timeoutMs)
+        if let message { natsMsg_Destroy(message) }
+        return status == NATS_OK
+    }
+
+    /// The text of the connection's last error ("" when none).
+    var lastError: String {
+        var text: UnsafePointer<CChar>?
+        _ = natsConnection_GetLastError(connection, &text)
+        return text.map { String(cString: $0) } ?? ""
+    }
+}
