@@ -17,7 +17,7 @@ import SottoWire
 /// A pass takes up to 1,024 due pushes: a relay's are published a window of 256 at a time
 /// without a round trip each, and each window (or 64 direct pushes) is recorded in one
 /// transaction (docs/adr/0041). Direct pushes go to up to 8 endpoints at once, each
-/// endpoint's in order.
+/// endpoint's one after the other.
 /// The same pass delivers the notices that outlive their conversation (an explode whose
 /// conversation is deleted here, docs/adr/0034; `OutboxSender+OutlivingNotices.swift`), with
 /// the same code and backoff, until each is delivered or older than `noticeMaxAgeMs`.
@@ -148,8 +148,9 @@ actor OutboxSender: Service {
     }
 
     /// Direct pushes go out on up to `directLanes` endpoints at once, one connection per push;
-    /// an endpoint's pushes stay in their order, one after the other, and once one of them
-    /// must be retried the rest of that endpoint's wait for the retry rather than overtake it.
+    /// an endpoint's pushes go one after the other, in their order. A push that must be
+    /// retried does not hold back the others (as before the lanes: one member's device may
+    /// serve many members, and a test's one socket serves 997).
     private func deliverDirect(_ pushes: [DuePush]) async {
         var lanes: [[DuePush]] = []
         var laneOfEndpoint: [String: Int] = [:]
@@ -188,17 +189,9 @@ actor OutboxSender: Service {
     /// One endpoint's pushes of a pass, in order.
     private func deliverLane(_ lane: [DuePush]) async -> [(DuePush, PushAttempt)] {
         var outcomes: [(DuePush, PushAttempt)] = []
-        var waiting: String?
         for push in lane {
             if Task.isShuttingDownGracefully { break }
-            if let waiting {
-                let at = WallClock.nowMs() + PushAttempt.backoffMs(afterAttempts: push.item.attempts)
-                outcomes.append((push, .retry(at: at, reason: "waits for an earlier push to this member: \(waiting)")))
-                continue
-            }
-            let outcome = await attempt(push.attempt)
-            if case .retry(_, let reason) = outcome { waiting = reason }
-            outcomes.append((push, outcome))
+            outcomes.append((push, await attempt(push.attempt)))
         }
         return outcomes
     }
