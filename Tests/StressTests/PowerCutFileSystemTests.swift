@@ -35,6 +35,36 @@ struct PowerCutFileSystemTests {
         try disk.unmount()
     }
 
+    /// A worker acks before its last close, and systemd-socket-activate does not wait for its
+    /// children: the unmount of a power cycle must wait for such a late user, not fail EBUSY.
+    @Test("A process still holding a file under the mount is named as its user; the unmount waits until it is gone")
+    func unmountWaitsForTheLastUser() throws {
+        let tmp = try TemporaryDirectory(prefix: "sotto-pcfs")
+        let disk = try PowerCutFileSystem.mount(in: tmp.path)
+        defer { disk.abandon() }
+        try Files.write(disk.mountpoint + "/held", Array("x".utf8), sync: true)
+        let holder = try LoggedProcess.launch("/usr/bin/tail", ["-f", disk.mountpoint + "/held"], environment: [:])
+        try poll("tail opened the file") { MountUsers.holders(under: disk.mountpoint).contains { $0.hasPrefix("\(holder.pid) ") } }
+        #expect(throws: MountUsers.StillInUse.self) { try MountUsers.waitUntilNone(under: disk.mountpoint, timeout: 0.2) }
+        let unmounted = Locked<String?>(nil)
+        let unmounting = Thread { unmounted.update { $0 = (try? disk.unmount()) ?? "failed" } }
+        unmounting.start()
+        holder.signal(SIGTERM)
+        _ = holder.waitForExit()
+        try poll("the unmount finished") { unmounted.value != nil }
+        #expect(unmounted.value == "", "unmounted without a cut: \(unmounted.value ?? "nil")")
+    }
+
+    private struct TimedOut: Error { let what: String }
+
+    private func poll(_ what: String, timeout: TimeInterval = 60, _ condition: () -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            guard Date() < deadline else { throw TimedOut(what: what) }
+            usleep(10_000)
+        }
+    }
+
     @Test("What fsync and fsyncdir made durable survives every kind of cut")
     func syncedSurvivesEveryCut() throws {
         for cut in [PowerCutFileSystem.Cut.all, .subset(seed: 5, keepPercent: 0), .torn(seed: 9)] {

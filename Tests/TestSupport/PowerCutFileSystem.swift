@@ -134,13 +134,17 @@ public final class PowerCutFileSystem: @unchecked Sendable {
 
     // MARK: - Unmounting
 
-    /// Unmounts (every process using it must have exited), waits for the file system to apply
+    /// Unmounts once every process using it has exited, waits for the file system to apply
     /// an armed cut and exit, and returns its "cut: …" summary (empty without a cut).
     @discardableResult
     public func unmount() throws -> String {
         guard mounted else { return "" }
+        // A worker's last close can still be on its way after its ack (MountUsers).
+        try MountUsers.waitUntilNone(under: mountpoint, timeout: 30)
         let result = try ChildProcess.run("/usr/bin/fusermount3", ["-u", mountpoint])
-        guard result.status == 0 else { throw Failure(description: "fusermount3 -u: \(result.stderr)") }
+        guard result.status == 0 else {
+            throw Failure(description: "fusermount3 -u: \(result.stderr) (users: \(MountUsers.holders(under: mountpoint)))")
+        }
         mounted = false
         let status = process.waitForExit()
         guard status == 0 else { throw Failure(description: "sotto-powercut-fs exited \(status): \(process.output.suffix(5))") }
