@@ -76,4 +76,47 @@ struct RelaySendingBodyTests {
             #expect(try peers.storedTexts("bob", trip) == [Self.text])
         }
     }
+    /// A relay that loses a body (its server replaced or wiped, which also forgets the
+    /// 10-minute duplicate window; or the 30-day age limit, long past it) while a push that
+    /// names it waits for a retry: the retry's pass publishes the body again. Remembered as
+    /// published for the daemon's whole run, it would relay a push bob's relayd must refuse.
+    @Test("the relay is wiped while a push waits for its retry, its body already published: the retry publishes the body again, and bob gets the text whole")
+    func lostBodyIsPublishedAgain() throws {
+        guard let peers = try RelayPeers.make(["alice", "bob"]) else { return }
+        defer { peers.tearDown() }
+        try peers.diagnosed {
+            let trip = try peers.conversation(creator: "alice", joiner: "bob")
+            // Without the mailbox stream the relay takes alice's body but not her push (and no
+            // relayd is there to make the stream again).
+            peers.stopRelayd("alice")
+            peers.stopRelayd("bob")
+            let deleted = try peers.relay().rawRequest("$JS.API.STREAM.DELETE.\(Mailbox.streamName)")
+            #expect(deleted.reply?.contains("\"success\":true") == true, "\(deleted)")
+
+            let id = try peers.send("alice", trip, Self.text)
+            try peers["alice"].waitUntil("a failed attempt is recorded", timeoutMs: 30_000) {
+                try peers.outboxStates("alice", messageId: id).first?.lastError != nil
+            }
+            #expect(try peers.outboxStates("alice", messageId: id).map(\.state) == ["pending"])
+            let bodyId = try Self.bodyId(peers, id)
+            #expect(try peers.relay().hasBody(id: bodyId), "the body went first")
+
+            // The relay's server is replaced by an empty one on the same address; its operator
+            // (here the test) makes the streams again.
+            peers.server.stop()
+            try FileManager.default.removeItem(atPath: peers.server.storeDirectory)
+            try peers.server.restart()
+            _ = try peers.relay().ensureStream()
+            try peers.relay().ensureBodyStream()
+            #expect(try !peers.relay().hasBody(id: bodyId))
+
+            try peers["alice"].waitUntil("relayed", timeoutMs: 60_000) {
+                try peers.outboxStates("alice", messageId: id).map(\.state) == ["relayed"]
+            }
+            #expect(try peers.relay().hasBody(id: bodyId), "the retry published the body again")
+            try peers.startRelayd("bob")
+            try peers["bob"].waitUntil("bob stored it", timeoutMs: 60_000) { try peers.storedTexts("bob", trip).count >= 1 }
+            #expect(try peers.storedTexts("bob", trip) == [Self.text])
+        }
+    }
 }

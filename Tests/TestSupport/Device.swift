@@ -70,7 +70,10 @@ public final class Device: @unchecked Sendable {
     /// `extra` adds to this run of the daemon only (e.g. `SOTTO_CRASH_AT`), not to the CLI.
     public func startDaemon(environment extra: [String: String] = [:]) throws {
         let process = try launchDaemon(environment: extra)
-        try waitUntil("\(name)'s daemon answers status", timeoutMs: 30_000) {
+        // Alone a daemon answers in about 0.2 s. The bound is for a daemon that never will:
+        // one that exits fails at once, and a full suite on 2 cores once kept a live one
+        // from answering for over 30 s (CI of 2026-11-25), so a live one gets 2 minutes.
+        try waitUntil("\(name)'s daemon answers status", timeoutMs: 120_000) {
             guard process.isRunning else { throw Failure(message: "\(name)'s daemon exited: \(self.daemonLog)") }
             return try self.cli(["status"]).status == 0
         }

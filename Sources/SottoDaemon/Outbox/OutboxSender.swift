@@ -82,6 +82,7 @@ actor OutboxSender: Service {
     @discardableResult
     func deliverDue() async -> Int64? {
         let now = WallClock.nowMs()
+        relays.forgetPublishedBodies()
         let nextPush = await deliverDueOutbox(now: now)
         let nextNotice = await deliverDueNotices(now: now)
         // After the pass: what it used is fresh, what it did not use may be closed.

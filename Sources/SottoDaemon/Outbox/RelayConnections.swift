@@ -39,8 +39,8 @@ final class RelayConnections: Sendable {
         var open: [String: Held] = [:]
         var failed: [String: (untilMs: Int64, error: RelayError)] = [:]
         var closed = false
-        /// "<relay URL> <body id>" of the bodies published in this run: a body goes to a relay
-        /// once, not once per member (docs/protocol/bodies.md §6).
+        /// "<relay URL> <body id>" of the bodies published in this outbox pass: a body goes to
+        /// a relay once per pass, not once per member (docs/protocol/bodies.md §6).
         var publishedBodies: Set<String> = []
     }
 
@@ -126,7 +126,14 @@ final class RelayConnections: Sendable {
         return kept
     }
 
-    /// Whether this run already published `bodyId` to `url`.
+    /// A new outbox pass: what earlier passes published is not trusted to be there still (the
+    /// relay may have lost it, or been replaced, while a push waited for its retry), so each
+    /// pass publishes its bodies again; the relay refuses a second copy of one it holds.
+    func forgetPublishedBodies() {
+        state.withLock { $0.publishedBodies = [] }
+    }
+
+    /// Whether this pass already published `bodyId` to `url`.
     func hasPublished(bodyId: String, to url: RelayURL) -> Bool {
         state.withLock { $0.publishedBodies.contains("\(url) \(bodyId)") }
     }

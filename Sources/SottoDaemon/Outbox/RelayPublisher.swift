@@ -38,7 +38,7 @@ enum RelayPublisher {
     }
 
     /// Puts a sealed body on the member's relay before the first push that references it
-    /// (docs/protocol/bodies.md §6): once per relay and body in a run, and a body the relay
+    /// (docs/protocol/bodies.md §6): once per relay and body in an outbox pass, and a body the relay
     /// already holds (published before a restart) is not stored twice.
     static func publishBody(sealed: [UInt8], bodyId: String, to endpoint: String, as sender: RelaySender,
                             via relays: RelayConnections) -> Outcome {
