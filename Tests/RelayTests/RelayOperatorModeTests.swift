@@ -14,97 +14,72 @@ import Testing
 struct RelayOperatorModeTests {
     @Test("per-identity users: join and send end delivered, catch-up after relayd was away, each consumer named by its identity's own key")
     func sendAndCatchUp() async throws {
-        try await onOwnThread {
-            guard let peers = try RelayPeers.make(["alice", "bob"], operatorMode: true) else { return }
-            defer { peers.tearDown() }
-            try peers.diagnosed {
-                let trip = try peers.conversation(creator: "alice", joiner: "bob")
-                let sent = try peers.send("alice", trip, "through an operator-mode relay")
-                try peers["alice"].waitUntil("bob's receipt came back", timeoutMs: 60_000) {
-                    try peers.outboxStates("alice", messageId: sent).map(\.state) == ["delivered"]
-                }
-
-                // Each mailbox's consumer is named by its own identity's relay user, not by clientId.
-                let relay = try peers.relay()
-                var owners: Set<String> = []
-                for name in ["alice", "bob"] {
-                    let mailbox = try peers.mailbox(name, trip)
-                    let user = try peers.relayUser(name, clientId: mailbox.clientId)
-                    #expect(try relay.consumerState(mailbox.owned(by: user.publicKey)) != nil, "\(name)'s consumer")
-                    #expect(try relay.consumerState(mailbox) == nil, "\(name) has no consumer named by its clientId")
-                    owners.insert(user.publicKey)
-                }
-                #expect(owners.count == 2)
-
-                peers.stopRelayd("bob")
-                var queued: [String] = []
-                for index in 0..<5 { queued.append(try peers.send("alice", trip, "queued \(index)")) }
-                try peers["alice"].waitUntil("all relayed", timeoutMs: 60_000) {
-                    try queued.allSatisfy { try peers.outboxStates("alice", messageId: $0).map(\.state) == ["relayed"] }
-                }
-                try peers.startRelayd("bob")
-                try peers["alice"].waitUntil("all delivered", timeoutMs: 60_000) {
-                    try queued.allSatisfy { try peers.outboxStates("alice", messageId: $0).map(\.state) == ["delivered"] }
-                }
-                #expect(try peers.storedTexts("bob", trip) == ["through an operator-mode relay"] + (0..<5).map { "queued \($0)" })
+        try await withTrip { peers, trip in
+            let sent = try peers.send("alice", trip, "through an operator-mode relay")
+            try peers["alice"].waitUntil("bob's receipt came back", timeoutMs: 60_000) {
+                try peers.outboxStates("alice", messageId: sent).map(\.state) == ["delivered"]
             }
+
+            // Each mailbox's consumer is named by its own identity's relay user, not by clientId.
+            let relay = try peers.relay()
+            var owners: Set<String> = []
+            for name in ["alice", "bob"] {
+                let mailbox = try peers.mailbox(name, trip)
+                let user = try peers.relayUser(name, clientId: mailbox.clientId)
+                #expect(try relay.consumerState(mailbox.owned(by: user.publicKey)) != nil, "\(name)'s consumer")
+                #expect(try relay.consumerState(mailbox) == nil, "\(name) has no consumer named by its clientId")
+                owners.insert(user.publicKey)
+            }
+            #expect(owners.count == 2)
+
+            peers.stopRelayd("bob")
+            var queued: [String] = []
+            for index in 0..<5 { queued.append(try peers.send("alice", trip, "queued \(index)")) }
+            try peers["alice"].waitUntil("all relayed", timeoutMs: 60_000) {
+                try queued.allSatisfy { try peers.outboxStates("alice", messageId: $0).map(\.state) == ["relayed"] }
+            }
+            try peers.startRelayd("bob")
+            try peers["alice"].waitUntil("all delivered", timeoutMs: 60_000) {
+                try queued.allSatisfy { try peers.outboxStates("alice", messageId: $0).map(\.state) == ["delivered"] }
+            }
+            #expect(try peers.storedTexts("bob", trip) == ["through an operator-mode relay"] + (0..<5).map { "queued \($0)" })
         }
     }
 
     @Test("explode with bob offline: on his return the conversation goes, and relayd drains his mailbox through its own consumer, then deletes it and its key")
     func explodeOfflineMemberRetiresByDraining() async throws {
-        try await onOwnThread {
-            guard let peers = try RelayPeers.make(["alice", "bob"], operatorMode: true) else { return }
-            defer { peers.tearDown() }
-            try peers.diagnosed {
-                let trip = try peers.conversation(creator: "alice", joiner: "bob")
-                let bobMailbox = try peers.mailbox("bob", trip)
-                let bobUser = try peers.relayUser("bob", clientId: bobMailbox.clientId)
-                let owned = bobMailbox.owned(by: bobUser.publicKey)
-                peers.stopRelayd("bob")
-                _ = try peers["alice"].json(["explode", trip])
-                try peers["alice"].waitUntil("the explode relayed", timeoutMs: 60_000) {
-                    try peers.relay().storedCount(bobMailbox) >= 1
-                }
-                try peers.startRelayd("bob")
-                try peers["bob"].waitUntil("Trip deleted on bob", timeoutMs: 90_000) { try peers["bob"].conversation(trip) == nil }
-                // Within relayd's 10 s before it retires the mailbox: one more push it cannot hand
-                // over (the push socket is down), so the retirement has something to drain.
-                peers["bob"].stopPushSocket()
-                _ = try peers.relay().publish(Array(repeating: 7, count: 64), to: bobMailbox, messageId: "stranded-1")
-                try waitUntil("relayd retired bob's mailbox", timeout: 60) {
-                    peers.relaydOutput("bob").contains { $0.contains("mailbox drained (") && $0.contains("consumer deleted: \(bobMailbox)") }
-                }
-                #expect(try peers.relay().consumerState(owned) == nil)
-                #expect(try peers.relay().storedCount(bobMailbox) == 0)
-                #expect(!FileManager.default.fileExists(atPath: peers["bob"].group.path + "/relayd-users/\(bobMailbox.clientId).nk"))
+        try await withTrip { peers, trip in
+            let bobMailbox = try peers.mailbox("bob", trip)
+            let bobUser = try peers.relayUser("bob", clientId: bobMailbox.clientId)
+            let owned = bobMailbox.owned(by: bobUser.publicKey)
+            peers.stopRelayd("bob")
+            _ = try peers["alice"].json(["explode", trip])
+            try peers["alice"].waitUntil("the explode relayed", timeoutMs: 60_000) {
+                try peers.relay().storedCount(bobMailbox) >= 1
             }
+            try peers.startRelayd("bob")
+            try peers["bob"].waitUntil("Trip deleted on bob", timeoutMs: 90_000) { try peers["bob"].conversation(trip) == nil }
+            // Within relayd's 10 s before it retires the mailbox: one more push it cannot hand
+            // over (the push socket is down), so the retirement has something to drain.
+            peers["bob"].stopPushSocket()
+            _ = try peers.relay().publish(Array(repeating: 7, count: 64), to: bobMailbox, messageId: "stranded-1")
+            try expectRetired(peers, bobMailbox, owned)
         }
     }
 
     @Test("bob leaves while his relayd is stopped: the restarted relayd finds the identity gone, drains the mailbox with the key it kept, deletes consumer and key")
     func retireAfterRestart() async throws {
-        try await onOwnThread {
-            guard let peers = try RelayPeers.make(["alice", "bob"], operatorMode: true) else { return }
-            defer { peers.tearDown() }
-            try peers.diagnosed {
-                let trip = try peers.conversation(creator: "alice", joiner: "bob")
-                let bobMailbox = try peers.mailbox("bob", trip)
-                let owned = bobMailbox.owned(by: try peers.relayUser("bob", clientId: bobMailbox.clientId).publicKey)
-                peers.stopRelayd("bob")
-                _ = try peers.relay().publish(Array(repeating: 7, count: 64), to: bobMailbox, messageId: "left-behind-1")
-                _ = try peers["bob"].json(["leave", trip])
-                try peers["bob"].waitUntil("Trip gone on bob", timeoutMs: 60_000) { try peers["bob"].conversation(trip) == nil }
+        try await withTrip { peers, trip in
+            let bobMailbox = try peers.mailbox("bob", trip)
+            let owned = bobMailbox.owned(by: try peers.relayUser("bob", clientId: bobMailbox.clientId).publicKey)
+            peers.stopRelayd("bob")
+            _ = try peers.relay().publish(Array(repeating: 7, count: 64), to: bobMailbox, messageId: "left-behind-1")
+            _ = try peers["bob"].json(["leave", trip])
+            try peers["bob"].waitUntil("Trip gone on bob", timeoutMs: 60_000) { try peers["bob"].conversation(trip) == nil }
 
-                try peers.startRelayd("bob")
-                try waitUntil("relayd retired bob's mailbox", timeout: 60) {
-                    peers.relaydOutput("bob").contains { $0.contains("mailbox drained (") && $0.contains("consumer deleted: \(bobMailbox)") }
-                }
-                #expect(peers.relaydOutput("bob").contains { $0.contains("identity left the keystore while relayd was away; retiring: \(bobMailbox)") })
-                #expect(try peers.relay().consumerState(owned) == nil)
-                #expect(try peers.relay().storedCount(bobMailbox) == 0)
-                #expect(!FileManager.default.fileExists(atPath: peers["bob"].group.path + "/relayd-users/\(bobMailbox.clientId).nk"))
-            }
+            try peers.startRelayd("bob")
+            try expectRetired(peers, bobMailbox, owned)
+            #expect(peers.relaydOutput("bob").contains { $0.contains("identity left the keystore while relayd was away; retiring: \(bobMailbox)") })
         }
     }
 
@@ -151,5 +126,26 @@ struct RelayOperatorModeTests {
         }
         guard let problems else { return }
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+    }
+
+    // MARK: - Set-up
+
+    /// alice and bob on an operator-mode relay, bob joined to alice's conversation `trip`.
+    private func withTrip(_ body: @escaping @Sendable (RelayPeers, String) throws -> Void) async throws {
+        try await onOwnThread {
+            guard let peers = try RelayPeers.make(["alice", "bob"], operatorMode: true) else { return }
+            defer { peers.tearDown() }
+            try peers.diagnosed { try body(peers, try peers.conversation(creator: "alice", joiner: "bob")) }
+        }
+    }
+
+    /// relayd retired bob's mailbox: drained, its consumer deleted, and bob's relay key for it gone.
+    private func expectRetired(_ peers: RelayPeers, _ bobMailbox: Mailbox, _ owned: Mailbox) throws {
+        try waitUntil("relayd retired bob's mailbox", timeout: 60) {
+            peers.relaydOutput("bob").contains { $0.contains("mailbox drained (") && $0.contains("consumer deleted: \(bobMailbox)") }
+        }
+        #expect(try peers.relay().consumerState(owned) == nil)
+        #expect(try peers.relay().storedCount(bobMailbox) == 0)
+        #expect(!FileManager.default.fileExists(atPath: peers["bob"].group.path + "/relayd-users/\(bobMailbox.clientId).nk"))
     }
 }
