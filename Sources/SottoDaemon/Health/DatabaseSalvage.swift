@@ -18,10 +18,18 @@ public enum DatabaseSalvage {
     public struct Report {
         let keptAt: String
         let tables: [RowSalvage.TableResult]
+        /// The rebuilt file's version when the damaged one was older than this build's.
+        let olderVersion: Int64?
 
         public var summary: String {
             var lines = tables.map { result in
                 "\(result.table): \(result.rows) rows kept" + (result.damaged.map { "; damaged pages skipped (\($0))" } ?? "")
+            }
+            if let olderVersion {
+                lines.append("rebuilt at schema version \(olderVersion), as the damaged file was; starting sotto migrates it to \(Schema.currentVersion)")
+                if olderVersion < ContentSealingMigration.version {
+                    lines.append("the damaged file holds its content in clear, as its version did: delete it once sotto shows everything")
+                }
             }
             lines.append("the damaged file is kept at \(keptAt); start sotto again")
             return lines.joined(separator: "\n")
@@ -41,8 +49,12 @@ public enum DatabaseSalvage {
                 throw Failure(description: "cannot move \(path + suffix) aside: errno \(errno)")
             }
         }
+        // An older file is rebuilt at its own version: the daemon's next start migrates it
+        // with its keys, so content from before v10 is sealed there (docs/adr/0052), not
+        // copied in clear into cells that must be sealed.
         let fresh = try StoreConnection.open(path: path, profile: .worker, create: true)
-        try Migrator.migrate(fresh)
+        let version = Self.schemaVersion(of: kept, on: fresh)
+        try Migrator.migrate(fresh, upTo: version ?? Schema.currentVersion)
         let results: [RowSalvage.TableResult]
         do {
             results = try RowSalvage.copyReadableRows(from: kept, into: fresh)
@@ -52,6 +64,16 @@ public enum DatabaseSalvage {
             throw error
         }
         DamageMarker(databasePath: path).clear()
-        return Report(keptAt: kept, tables: results)
+        let atOlder = version.flatMap { $0 < Schema.currentVersion ? $0 : nil }
+        return Report(keptAt: kept, tables: results, olderVersion: atOlder)
+    }
+
+    /// The damaged file's schema version, read through `conn` (attached, as the copy reads
+    /// it, so its WAL counts), nil when its header cannot be read: the copy then fails with
+    /// that reason.
+    static func schemaVersion(of path: String, on conn: SQLiteConnection) -> Int64? {
+        guard (try? conn.execute("ATTACH DATABASE \(SQLQuote.literal(path)) AS damaged")) != nil else { return nil }
+        defer { try? conn.execute("DETACH DATABASE damaged") }
+        return try? conn.queryOne("PRAGMA damaged.user_version")?.int64(0)
     }
 }

@@ -17,11 +17,38 @@ struct ContentSealingMigrationTests {
           arguments: ["migrate.sealing.conversationSealed", "migrate.sealing.allSealed", ""])
     func migrate(crashAt: String) throws {
         let tmp = try TemporaryDirectory(prefix: "seal")
-        let device = try Device.start("dana", in: tmp.path)
+        let (device, conversationId, name, profile, texts) = try Self.v9Install(in: tmp.path)
         defer { device.stop() }
-        device.stopDaemon()
 
-        // What a v9 install holds: an identity in the keystore and its conversation in clear.
+        if !crashAt.isEmpty {
+            try device.launchDaemon(environment: [CrashPoint.variable: crashAt])
+            #expect(try device.diedAtCrashPoint(crashAt, timeoutMs: 60_000))
+            // The old state, whole: still v9, still in clear.
+            #expect(try device.query("PRAGMA user_version")[0].int64(0) == 9)
+            #expect(try device.query("SELECT count(*) FROM message WHERE CAST(content AS TEXT) LIKE 'v9-text-%'")[0].int64(0) == 5)
+        }
+        try device.startDaemon()
+        #expect(try device.query("PRAGMA user_version")[0].int64(0) == Schema.currentVersion)
+        let read = try device.cli(["read", conversationId, "--limit", "50"])
+        for text in texts { #expect(read.stdout.contains(text), "\(text) not in: \(read.stdout) \(read.stderr)") }
+        #expect(try device.conversation(conversationId)?["name"] as? String == name)
+
+        device.stopDaemon()   // its checkpoint
+        for needle in texts + [name, profile] {
+            let files = FileSearch.files(containing: Array(needle.utf8), under: device.group.path)
+            #expect(files == [], "\(needle) left in clear")
+        }
+        try device.startDaemon()
+    }
+
+    /// What a v9 install holds: an identity in the keystore and its conversation in clear; its
+    /// daemon stopped.
+    static func v9Install(in parent: String) throws
+        -> (device: Device, conversationId: String, name: String, profile: String, texts: [String]) {
+        let device = try Device.start("dana", in: parent)
+        device.stopDaemon()
+        var handedOver = false
+        defer { if !handedOver { device.stop() } }
         let me = Identity.generate()
         try Keystore(directory: device.group.keystorePath, environment: [:]).save(me)
         let conversationId = Hex.encode(SecureRandom.bytes(16))
@@ -48,14 +75,22 @@ struct ContentSealingMigrationTests {
         }
         // The scan finds a v9 file's plaintext: it can fail.
         #expect(try device.groupFilesContain(Array(texts[0].utf8)))
+        handedOver = true
+        return (device, conversationId, name, profile, texts)
+    }
 
-        if !crashAt.isEmpty {
-            try device.launchDaemon(environment: [CrashPoint.variable: crashAt])
-            #expect(try device.diedAtCrashPoint(crashAt, timeoutMs: 60_000))
-            // The old state, whole: still v9, still in clear.
-            #expect(try device.query("PRAGMA user_version")[0].int64(0) == 9)
-            #expect(try device.query("SELECT count(*) FROM message WHERE CAST(content AS TEXT) LIKE 'v9-text-%'")[0].int64(0) == 5)
-        }
+    @Test("sotto repair of a v9 file rebuilds it at v9, saying so; the next start seals it: read shows all, and only the kept damaged file holds plaintext")
+    func repairOfAV9File() throws {
+        let tmp = try TemporaryDirectory(prefix: "seal")
+        let (device, conversationId, name, profile, texts) = try Self.v9Install(in: tmp.path)
+        defer { device.stop() }
+
+        let repair = try device.cli(["repair"])
+        #expect(repair.status == 0, "\(repair.stdout) \(repair.stderr)")
+        #expect(repair.stdout.contains("rebuilt at schema version 9"), "\(repair.stdout)")
+        #expect(repair.stdout.contains("in clear"), "\(repair.stdout)")
+        #expect(try device.query("PRAGMA user_version")[0].int64(0) == 9)
+
         try device.startDaemon()
         #expect(try device.query("PRAGMA user_version")[0].int64(0) == Schema.currentVersion)
         let read = try device.cli(["read", conversationId, "--limit", "50"])
@@ -65,6 +100,7 @@ struct ContentSealingMigrationTests {
         device.stopDaemon()   // its checkpoint
         for needle in texts + [name, profile] {
             let files = FileSearch.files(containing: Array(needle.utf8), under: device.group.path)
+                .filter { !($0 as NSString).lastPathComponent.hasPrefix("damaged-") }
             #expect(files == [], "\(needle) left in clear")
         }
         try device.startDaemon()

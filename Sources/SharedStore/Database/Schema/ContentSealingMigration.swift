@@ -13,6 +13,10 @@ import SottoWire
 /// try Migrator.migrate(conn)          // v9 → v10 seals what it can
 /// ```
 public enum ContentSealingMigration {
+    /// Its step in ``Schema``, and the version a file has once the step ran.
+    public static let stepId = "v10-content-sealed"
+    public static let version = Int64((Schema.migrations.firstIndex { $0.id == stepId } ?? Schema.migrations.count) + 1)
+
     @Sendable
     public static func run(_ conn: SQLiteConnection) throws(StoreError) {
         guard let keys = conn.contentKeys else { return }

@@ -31,7 +31,7 @@ public enum Schema {
         Step(id: "v8-roster-version", sql: v8),
         Step(id: "v9-roster-requests", sql: v9),
         // docs/adr/0052: content sealed per conversation; no table changes, only values.
-        Step(id: "v10-content-sealed", sql: "", rewrite: ContentSealingMigration.run),
+        Step(id: ContentSealingMigration.stepId, sql: "", rewrite: ContentSealingMigration.run),
     ]
 
     /// The version this build reads and writes.
