@@ -3,13 +3,15 @@
 # namespace, with what PID 1 would have made at boot made here instead
 # (docs/platform-notes.md, "A real systemd --user manager in a test").
 #
-#   systemd-user-sandbox.sh start HOME_DIR UID
+#   systemd-user-sandbox.sh start HOME_DIR UID [CREDENTIALS_DIR]
 #       Needs root. Prints "SKIP: reason" and exits 77 when the namespace cannot be made.
 #       Otherwise prints "READY pid=PID" once the user's manager answers on its private
 #       socket, then waits until its stdin closes (the test is done, or died), stops the
 #       manager, ends what is left in the user's cgroup by PID and removes the cgroup dirs.
 #       HOME_DIR (owned by UID) is bind-mounted as /home/sotto-test; /run, /tmp, /home and
-#       the journal are private tmpfs mounts.
+#       the journal are private tmpfs mounts. CREDENTIALS_DIR: files the manager receives as
+#       its own credentials, as PID 1 hands them to user@UID.service for its
+#       LoadCredential(Encrypted)= lines (in /run/credentials/user@UID.service, owned by UID).
 #   systemd-user-sandbox.sh user PID UID CMD...   CMD as the test user inside PID's namespace
 #   systemd-user-sandbox.sh root PID CMD...       CMD as root inside PID's namespace
 set -u
@@ -41,13 +43,16 @@ start)
     done
     [ -d /sys/fs/cgroup/systemd ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || { echo "SKIP: no cgroup file system"; exit 77; }
     unshare -m true 2>/dev/null || { echo "SKIP: unshare -m is not permitted here"; exit 77; }
-    exec unshare -m --propagation private --fork -- "$self" inside "$2" "$3" ;;
+    exec unshare -m --propagation private --fork -- "$self" inside "$2" "$3" "${4:-}" ;;
 inside) ;;
 *)
     echo "usage: $0 start HOME_DIR UID | user PID UID CMD... | root PID CMD..." >&2; exit 2 ;;
 esac
 
-home_source=$2 uid=$3
+home_source=$2 uid=$3 manager_credentials=${4:-}
+# Read before /tmp and /run become private tmpfs mounts below.
+credentials_tar=""
+[ -n "$manager_credentials" ] && credentials_tar=$(tar -C "$manager_credentials" -cf - . | base64 -w0)
 slice_parent=user.slice/user-$uid.slice
 slice=$slice_parent/user@$uid.service
 manager="" journald=""
@@ -151,11 +156,20 @@ for h in $hierarchies; do
     chown -R "$uid:$uid" /sys/fs/cgroup/$h/$slice
 done
 
+# The manager's own credentials, where PID 1 would decrypt them for user@UID.service.
+credentials_env=""
+if [ -n "$manager_credentials" ]; then
+    credentials=/run/credentials/user@$uid.service
+    mkdir -p "$credentials" && echo "$credentials_tar" | base64 -d | tar -C "$credentials" -xf - || fail "credentials"
+    chown -R "$uid:$uid" "$credentials" && chmod 0400 "$credentials"/* && chmod 0500 "$credentials"
+    credentials_env="CREDENTIALS_DIRECTORY=$credentials"
+fi
+
 (
     for h in $hierarchies; do
         [ -d /sys/fs/cgroup/$h/$slice ] && echo $BASHPID >/sys/fs/cgroup/$h/$slice/cgroup.procs
     done
-    user_env "$uid" /lib/systemd/systemd --user
+    user_env "$uid" $credentials_env /lib/systemd/systemd --user
 ) </dev/null >/dev/null 2>&1 &
 manager=$!
 poll 60 test -S /run/user/$uid/systemd/private || fail "the user manager did not start"

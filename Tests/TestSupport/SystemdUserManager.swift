@@ -44,10 +44,12 @@ public final class SystemdUserManager: @unchecked Sendable {
     }
 
     /// Starts the manager; nil (and `skipReason`) when this machine cannot make the sandbox.
-    public static func start(uid: UInt32) throws -> (manager: SystemdUserManager?, skipReason: String?) {
+    /// `managerCredentials`: a directory whose files the manager receives as its own
+    /// credentials, as PID 1 hands them to user@UID.service.
+    public static func start(uid: UInt32, managerCredentials: String? = nil) throws -> (manager: SystemdUserManager?, skipReason: String?) {
         oneAtATime.wait()
         do {
-            let started = try launch(uid: uid)
+            let started = try launch(uid: uid, managerCredentials: managerCredentials)
             if started.manager == nil { oneAtATime.signal() }
             return started
         } catch {
@@ -56,10 +58,10 @@ public final class SystemdUserManager: @unchecked Sendable {
         }
     }
 
-    private static func launch(uid: UInt32) throws -> (manager: SystemdUserManager?, skipReason: String?) {
+    private static func launch(uid: UInt32, managerCredentials: String?) throws -> (manager: SystemdUserManager?, skipReason: String?) {
         let home = try TemporaryDirectory(prefix: "sotto-home")
         guard chown(home.path, uid, uid) == 0 else { throw Failure(description: "chown \(home.path): errno \(errno)") }
-        let process = try LoggedProcess.launch(script, ["start", home.path, String(uid)],
+        let process = try LoggedProcess.launch(script, ["start", home.path, String(uid)] + (managerCredentials.map { [$0] } ?? []),
                                                environment: ProcessInfo.processInfo.environment)
         // The script waits up to 30 s for journald and 60 s for the manager (a loaded machine).
         let ready = process.waitForLine(containing: "READY pid=", timeout: 100)

@@ -18,6 +18,11 @@ extension Keystore {
         return try parseMasterKey(bytes, source: masterKeyName)
     }
 
+    /// Whether `other` is this keystore's master key (a key file left from an earlier mode).
+    public func masterKeyIsEqual(to other: SecretBytes) -> Bool {
+        masterKey.isEqual(to: other)
+    }
+
     /// Takes `master.key` out of the namespace (a rename, so no reader sees it half-zeroed),
     /// then overwrites it with zeros, fsyncs and unlinks it. A kill in between leaves a
     /// `.deleted-*` file that the daemon's next `sweepLeftovers` wipes. False: there was none.

@@ -12,13 +12,16 @@ import SottoWire
 /// new install there) and copies it into the kernel keyring, where the sandboxed worker
 /// reads it. While the Secret Service is locked or absent the daemon waits, saying why in
 /// `<runtime>/keyring-wait` and systemd's STATUS=; it never makes a new key over sealed
-/// identities. `SOTTO_KEY_STORE=file`: `keystore/master.key`, as asked.
+/// identities. `SOTTO_KEY_STORE=credential`: the systemd credential `sotto-keystore-key` the
+/// unit received (docs/adr/0054: a headless machine; the worker's unit receives it too); an
+/// old `master.key` holding the same key is wiped, one holding another is refused.
+/// `SOTTO_KEY_STORE=file`: `keystore/master.key`, as asked.
 ///
 /// ```swift
 /// let keystore = try await MasterKeyStartup(group: group, runtime: runtime, environment: env).openKeystore()
 /// ```
 struct MasterKeyStartup {
-    enum Mode: String { case keyring, file }
+    enum Mode: String { case keyring, credential, file }
 
     /// Start-up cannot go on: a garbage entry, a key file that disagrees with the keyring,
     /// sealed identities without their key. Nothing was changed.
@@ -33,7 +36,7 @@ struct MasterKeyStartup {
     static func mode(_ environment: [String: String]) throws(Refusal) -> Mode {
         guard let text = environment["SOTTO_KEY_STORE"], !text.isEmpty else { return .keyring }
         guard let mode = Mode(rawValue: text) else {
-            throw Refusal(description: "SOTTO_KEY_STORE=\(text): expected keyring or file")
+            throw Refusal(description: "SOTTO_KEY_STORE=\(text): expected keyring, credential or file")
         }
         return mode
     }
@@ -45,7 +48,7 @@ struct MasterKeyStartup {
             return "in a key file, \(keystore)/master.key (SOTTO_KEY_STORE=file): anyone who can read the group "
                 + "directory or a copy of it can open every identity"
         case .credential:
-            return "from the systemd credential \(Keystore.credentialName)"
+            return "from the systemd credential \(Keystore.credentialName) (SOTTO_KEY_STORE=credential)"
         case .kernelKeyring:
             return "in the Secret Service; the worker reads it from the kernel keyring"
         }
@@ -56,6 +59,8 @@ struct MasterKeyStartup {
         switch try Self.mode(environment) {
         case .file:
             return try Keystore(directory: directory, environment: environment, createIfMissing: true)
+        case .credential:
+            return try keystoreFromCredential(directory: directory)
         case .keyring:
             let key = try await keyFromSecretService(directory: directory, notifier: notifier)
             if let old = try Keystore.keyFileKey(directory: directory), !old.isEqual(to: key) {
@@ -74,6 +79,35 @@ struct MasterKeyStartup {
             }
             return try Keystore(directory: directory, masterKey: key, source: .kernelKeyring)
         }
+    }
+
+    /// The credential's key, never a key file: none is made, and an old one goes once it is
+    /// known to hold the same key (a move from `--key-store file`).
+    private func keystoreFromCredential(directory: String) throws -> Keystore {
+        guard let credentials = environment["CREDENTIALS_DIRECTORY"], !credentials.isEmpty else {
+            throw Refusal(description: "SOTTO_KEY_STORE=credential, but this process received no credentials "
+                + "($CREDENTIALS_DIRECTORY is not set): sotto.service needs LoadCredential=\(Keystore.credentialName) "
+                + "(sotto install --user --key-store credential) and your service manager the credential itself "
+                + "(docs/adr/0054)")
+        }
+        let keystore: Keystore
+        do {
+            keystore = try Keystore(directory: directory, environment: environment, createIfMissing: true)
+        } catch {
+            throw Refusal(description: "the systemd credential \(credentials)/\(Keystore.credentialName): \(error) "
+                + "(docs/adr/0054 has the administrator's step that gives it to your service manager)")
+        }
+        if let old = try Keystore.keyFileKey(directory: directory) {
+            guard keystore.masterKeyIsEqual(to: old) else {
+                throw Refusal(description: "\(directory)/master.key holds another key than the systemd credential "
+                    + "\(Keystore.credentialName); nothing was changed. Keep the one that opens your identities: "
+                    + "`sotto key export` with SOTTO_KEY_STORE=file shows the file's, then remove the other")
+            }
+            if try Keystore.wipeKeyFile(directory: directory) {
+                DaemonLog.info("master key: \(directory)/master.key held the credential's key; the file was overwritten and removed")
+            }
+        }
+        return keystore
     }
 
     private func keyFromSecretService(directory: String, notifier: SystemdNotifier?) async throws -> SecretBytes {

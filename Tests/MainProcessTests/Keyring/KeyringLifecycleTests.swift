@@ -109,7 +109,7 @@ struct KeyringLifecycleTests {
         let bogus = try ChildProcess.run(try builtExecutable("sotto"), ["daemon"], environment: keyring.environment.merging([
             "SOTTO_GROUP_DIR": group, "SOTTO_RUNTIME_DIR": tmp.path + "/alice/run", "SOTTO_KEY_STORE": "keychain",
         ]) { $1 })
-        #expect(bogus.status == 78 && bogus.stderr.contains("expected keyring or file"), "exit \(bogus.status): \(bogus.stderr)")
+        #expect(bogus.status == 78 && bogus.stderr.contains("expected keyring, credential or file"), "exit \(bogus.status): \(bogus.stderr)")
         #expect(!FileManager.default.fileExists(atPath: group), "the group directory was created")
         for wrong in ["00112233", String(repeating: "zz", count: 32), String(repeating: "ab", count: 33)] {
             try keyring.store(group: group, secret: wrong)

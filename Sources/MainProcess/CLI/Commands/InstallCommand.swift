@@ -41,16 +41,17 @@ struct InstallCommand: ParsableCommand {
     var noEnable = false
 
     @Option(name: .long, help: ArgumentHelp(
-        "Where the daemon keeps the master key: keyring (the Secret Service, the default) or file "
-            + "(keystore/master.key, for a machine without a Secret Service; sotto status then says so). "
+        "Where the daemon keeps the master key: keyring (the Secret Service, the default), credential "
+            + "(the systemd credential sotto-keystore-key of your service manager, for a headless machine: "
+            + "docs/adr/0054) or file (keystore/master.key; sotto status then says so). "
             + "Kept across upgrades until given again.",
-        valueName: "keyring|file"))
+        valueName: "keyring|credential|file"))
     var keyStore: String?
 
     func validate() throws {
         guard user else { throw ValidationError("only per-user installation is supported: pass --user") }
-        if let keyStore, !["keyring", "file"].contains(keyStore) {
-            throw ValidationError("--key-store \(keyStore): expected keyring or file")
+        if let keyStore, !KeyStoreDropIn.modes.contains(keyStore) {
+            throw ValidationError("--key-store \(keyStore): expected keyring, credential or file")
         }
     }
 

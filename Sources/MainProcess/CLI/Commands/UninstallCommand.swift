@@ -56,9 +56,9 @@ struct UninstallCommand: ParsableCommand {
         for name in UnitInstaller.allUnitNames {
             remove(paths.unitDirectory.appendingPathComponent(name), &problems)
         }
-        // The drop-in `install --key-store file` wrote; the directory only when nothing else is in it.
-        let keyStore = KeyStoreDropIn(unitDirectory: paths.unitDirectory).path
-        if fileManager.fileExists(atPath: keyStore.path) {
+        // The drop-ins `install --key-store file|credential` wrote; each directory only when nothing else is in it.
+        let dropIns = KeyStoreDropIn(unitDirectory: paths.unitDirectory)
+        for keyStore in [dropIns.daemonDropIn, dropIns.workerDropIn] where fileManager.fileExists(atPath: keyStore.path) {
             remove(keyStore, &problems)
             rmdir(keyStore.deletingLastPathComponent().path)
         }
