@@ -25,6 +25,15 @@ public enum RowSalvage {
         case store(StoreError)
     }
 
+    /// The damaged file's schema version, read through `conn` (attached, as the copy reads
+    /// it, so its WAL counts), nil when its header cannot be read: the copy then fails with
+    /// that reason.
+    public static func schemaVersion(of path: String, on conn: SQLiteConnection) -> Int64? {
+        guard (try? conn.execute("ATTACH DATABASE \(SQLQuote.literal(path)) AS damaged")) != nil else { return nil }
+        defer { try? conn.execute("DETACH DATABASE damaged") }
+        return try? conn.queryOne("PRAGMA damaged.user_version")?.int64(0)
+    }
+
     public static func copyReadableRows(from damagedPath: String,
                                         into fresh: SQLiteConnection) throws(Failure) -> [TableResult] {
         do {

@@ -53,7 +53,7 @@ public enum DatabaseSalvage {
         // with its keys, so content from before v10 is sealed there (docs/adr/0052), not
         // copied in clear into cells that must be sealed.
         let fresh = try StoreConnection.open(path: path, profile: .worker, create: true)
-        let version = Self.schemaVersion(of: kept, on: fresh)
+        let version = RowSalvage.schemaVersion(of: kept, on: fresh)
         try Migrator.migrate(fresh, upTo: version ?? Schema.currentVersion)
         let results: [RowSalvage.TableResult]
         do {
@@ -66,14 +66,5 @@ public enum DatabaseSalvage {
         DamageMarker(databasePath: path).clear()
         let atOlder = version.flatMap { $0 < Schema.currentVersion ? $0 : nil }
         return Report(keptAt: kept, tables: results, olderVersion: atOlder)
-    }
-
-    /// The damaged file's schema version, read through `conn` (attached, as the copy reads
-    /// it, so its WAL counts), nil when its header cannot be read: the copy then fails with
-    /// that reason.
-    static func schemaVersion(of path: String, on conn: SQLiteConnection) -> Int64? {
-        guard (try? conn.execute("ATTACH DATABASE \(SQLQuote.literal(path)) AS damaged")) != nil else { return nil }
-        defer { try? conn.execute("DETACH DATABASE damaged") }
-        return try? conn.queryOne("PRAGMA damaged.user_version")?.int64(0)
     }
 }
