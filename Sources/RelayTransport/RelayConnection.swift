@@ -32,6 +32,12 @@ public final class RelayConnection: @unchecked Sendable {
         public var name: String?
         public var connectTimeoutMs: Int64 = 2_000
         public var reconnectWaitMs: Int64 = 500
+        /// Up to this much more before each reconnect, drawn at random per attempt and
+        /// connection. One identity's connections (docs/adr/0044) spread over it after a
+        /// relay restart instead of coming back together, within 100 ms (nats.c's default),
+        /// which tied them to one device (issue #19 goal 4).
+        public var reconnectJitterMs: Int64 = Self.identityReconnectJitterMs
+        public static let identityReconnectJitterMs: Int64 = 5_000
         /// How long a JetStream API call (publish ack, consumer create, ack sync) may take.
         public var apiWaitMs: Int64 = 5_000
         /// A connection that holds one identity's mailbox (sotto-relayd keeps one per identity,
@@ -138,6 +144,7 @@ public final class RelayConnection: @unchecked Sendable {
         try NatsCall.check(natsOptions_UseGlobalMessageDelivery(opts, true), "global message delivery")
         try NatsCall.check(natsOptions_SetMaxReconnect(opts, -1), "reconnect")  // forever, once connected
         try NatsCall.check(natsOptions_SetReconnectWait(opts, options.reconnectWaitMs), "reconnect wait")
+        try NatsCall.check(natsOptions_SetReconnectJitter(opts, options.reconnectJitterMs, options.reconnectJitterMs), "reconnect jitter")
         try NatsCall.check(natsOptions_SetDisconnectedCB(opts, { _, closure in
             guard let closure else { return }
             Unmanaged<EventBox>.fromOpaque(closure).takeUnretainedValue().handler(.disconnected)
