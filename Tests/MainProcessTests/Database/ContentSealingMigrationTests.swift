@@ -27,18 +27,7 @@ struct ContentSealingMigrationTests {
             #expect(try device.query("PRAGMA user_version")[0].int64(0) == 9)
             #expect(try device.query("SELECT count(*) FROM message WHERE CAST(content AS TEXT) LIKE 'v9-text-%'")[0].int64(0) == 5)
         }
-        try device.startDaemon()
-        #expect(try device.query("PRAGMA user_version")[0].int64(0) == Schema.currentVersion)
-        let read = try device.cli(["read", conversationId, "--limit", "50"])
-        for text in texts { #expect(read.stdout.contains(text), "\(text) not in: \(read.stdout) \(read.stderr)") }
-        #expect(try device.conversation(conversationId)?["name"] as? String == name)
-
-        device.stopDaemon()   // its checkpoint
-        for needle in texts + [name, profile] {
-            let files = FileSearch.files(containing: Array(needle.utf8), under: device.group.path)
-            #expect(files == [], "\(needle) left in clear")
-        }
-        try device.startDaemon()
+        try Self.expectSealedOnStart(device, conversationId, name: name, profile: profile, texts: texts)
     }
 
     /// What a v9 install holds: an identity in the keystore and its conversation in clear; its
@@ -91,6 +80,14 @@ struct ContentSealingMigrationTests {
         #expect(repair.stdout.contains("in clear"), "\(repair.stdout)")
         #expect(try device.query("PRAGMA user_version")[0].int64(0) == 9)
 
+        try Self.expectSealedOnStart(device, conversationId, name: name, profile: profile, texts: texts,
+                                     except: "damaged-")
+    }
+
+    /// The daemon starts, migrates to the current version, and shows every text and the name;
+    /// after its checkpoint no file (but those named `except…`) holds any of them in clear.
+    static func expectSealedOnStart(_ device: Device, _ conversationId: String, name: String, profile: String,
+                                    texts: [String], except keptPrefix: String? = nil) throws {
         try device.startDaemon()
         #expect(try device.query("PRAGMA user_version")[0].int64(0) == Schema.currentVersion)
         let read = try device.cli(["read", conversationId, "--limit", "50"])
@@ -100,7 +97,7 @@ struct ContentSealingMigrationTests {
         device.stopDaemon()   // its checkpoint
         for needle in texts + [name, profile] {
             let files = FileSearch.files(containing: Array(needle.utf8), under: device.group.path)
-                .filter { !($0 as NSString).lastPathComponent.hasPrefix("damaged-") }
+                .filter { file in keptPrefix.map { !(file as NSString).lastPathComponent.hasPrefix($0) } ?? true }
             #expect(files == [], "\(needle) left in clear")
         }
         try device.startDaemon()
