@@ -61,7 +61,7 @@ public final class SecretServiceSession: @unchecked Sendable {
         let bus = try LoggedProcess.launch("/usr/bin/dbus-daemon", [
             "--config-file=" + config, "--nofork", "--print-address=1",
         ], environment: ProcessInfo.processInfo.environment)
-        guard bus.waitForLine(containing: "unix:path=", timeout: 10),
+        guard bus.waitForLine(containing: "unix:path=", timeout: 60),
               let address = bus.output.first(where: { $0.hasPrefix("unix:path=") }) else {
             bus.signal(SIGKILL)
             _ = bus.waitForExit()
@@ -95,7 +95,12 @@ public final class SecretServiceSession: @unchecked Sendable {
         ], environment: ProcessInfo.processInfo.environment.merging(toolEnvironment) { $1 }
             .merging(["SOTTO_TEST_KEYRING_PASSWORD": Self.password]) { $1 })
         keyring = child
-        try waitUntil("gnome-keyring-daemon owns org.freedesktop.secrets") { self.serviceHasOwner() }
+        // Alone it owns the name within a second; a full suite on 2 cores once took it past
+        // 10 s (CI of 2026-11-25). One that exits fails at once, with what it printed.
+        try waitUntil("gnome-keyring-daemon owns org.freedesktop.secrets", timeoutMs: 120_000) {
+            guard child.isRunning else { throw Device.Failure(message: "gnome-keyring-daemon exited: \(child.output.suffix(5))") }
+            return self.serviceHasOwner()
+        }
     }
 
     private func serviceHasOwner() -> Bool {
@@ -163,9 +168,9 @@ public final class SecretServiceSession: @unchecked Sendable {
         }
     }
 
-    private func waitUntil(_ what: String, timeoutMs: Int64 = 10_000, _ condition: () -> Bool) throws {
+    private func waitUntil(_ what: String, timeoutMs: Int64 = 10_000, _ condition: () throws -> Bool) throws {
         let deadline = WallClock.nowMs() + timeoutMs
-        while !condition() {
+        while try !condition() {
             if WallClock.nowMs() > deadline { throw Device.Failure(message: "timed out waiting for: \(what)") }
             usleep(20_000)
         }
