@@ -55,11 +55,11 @@ public struct SubscribeParams: ControlRequest {
 /// ```
 public struct SubscribeResult: WireCodable {
     public var lastSeq: Int64
-    public var gap: FeedGap?
+    public var gap: ChangeGap?
     /// The conversation the subscription is limited to (the full id of `conversation`).
     public var conversationId: String?
 
-    public init(lastSeq: Int64, gap: FeedGap? = nil, conversationId: String? = nil) {
+    public init(lastSeq: Int64, gap: ChangeGap? = nil, conversationId: String? = nil) {
         self.lastSeq = lastSeq
         self.gap = gap
         self.conversationId = conversationId
@@ -83,7 +83,7 @@ public struct SubscribeResult: WireCodable {
     public static var fields: [WireField] {
         [
             WireField("lastSeq", .integer(minimum: 0), "the feed's position: replayed changes go up to it"),
-            WireField("gap", .object(FeedGap.self), optional: true, "changes the replay could not read (a damaged database page)"),
+            WireField("gap", .object(ChangeGap.self), optional: true, "changes the replay could not read (a damaged database page)"),
             WireField("conversationId", .string, optional: true, "the conversation the subscription is limited to"),
         ]
     }
@@ -94,7 +94,7 @@ public struct SubscribeResult: WireCodable {
 /// ```swift
 /// "changes after #\(gap.afterSeq) before \(gap.resumedAtSeq.map { "#\($0)" } ?? "the end") cannot be read"
 /// ```
-public struct FeedGap: WireCodable {
+public struct ChangeGap: WireCodable {
     /// The last change delivered before the gap.
     public var afterSeq: Int64
     /// The first change delivered after it; nil when nothing after it could be read.
@@ -125,7 +125,7 @@ public struct FeedGap: WireCodable {
         return out.json
     }
 
-    public static var schemaName: String { "FeedGap" }
+    public static var schemaName: String { "ChangeGap" }
     public static var fields: [WireField] {
         [
             WireField("afterSeq", .integer(minimum: 0), "the last change delivered before the gap"),

@@ -3,9 +3,10 @@ import Foundation
 import SharedStore
 
 /// The one path every committed change takes through the daemon (docs/adr/0022):
-/// a commit (a worker's or the daemon's own) → the feed reads `change_log` once → the
-/// consumer applies it (conversation stores, inbox wake-ups) → then subscribers get it, with
-/// its seq, in seq order, with no gap and no duplicate.
+/// a commit (a worker's or the daemon's own) → the feed reads `change_log`, and what each
+/// change is about, once (``FeedChange``) → the consumer applies it (conversation stores,
+/// inbox wake-ups) → then subscribers get its notification, with its seq, in seq order, with
+/// no gap and no duplicate.
 ///
 /// Catch-ups are single-flight: whoever asks while one runs waits until the feed reached the
 /// newest seq committed when it asked (at the latest, until a pass that started after it
@@ -15,13 +16,13 @@ import SharedStore
 /// actor against `lastSeq`, which moves only after a batch is applied and delivered.
 ///
 /// ```swift
-/// let feed = ChangeFeed(database: db, startingAt: 0) { changes in await service.apply(changes) }
+/// let feed = ChangeFeed(database: db, startingAt: 0) { changes in await service.apply(changes) }  // [FeedChange]
 /// let subscription = await feed.subscribe(since: 120, conversationId: nil)   // replays 121…, then live
 /// await feed.catchUp()                 // after a commit: applied and delivered when this returns
 /// feed.requestCatchUp()                // a commit or a worker's datagram: returns at once, coalesced
 /// ```
 actor ChangeFeed {
-    typealias Consumer = @Sendable ([DBChange]) async -> Void
+    typealias Consumer = @Sendable ([FeedChange]) async -> Void
 
     private let database: DaemonDatabase
     private let consumer: Consumer
@@ -31,12 +32,15 @@ actor ChangeFeed {
     private var passes = CatchUpPasses()
     /// Catch-ups asked for without waiting (``requestCatchUp()``), coalesced: one pending at most.
     private nonisolated let requests = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    /// What a subscriber told of a gap should do about it (the damaged database's remedy).
+    private let damageRemedy: String
     private static let batchSize = 500
-    private static let ownPid = Int64(getpid())
 
-    init(database: DaemonDatabase, startingAt seq: Int64, consumer: @escaping Consumer) {
+    init(database: DaemonDatabase, startingAt seq: Int64, damageRemedy: String = "",
+         consumer: @escaping Consumer) {
         self.database = database
         self.lastSeq = seq
+        self.damageRemedy = damageRemedy
         self.consumer = consumer
     }
 
@@ -91,9 +95,11 @@ actor ChangeFeed {
     private func drain() async {
         while true {
             let from = lastSeq
-            let batch: [DBChange]
+            let batch: [FeedChange]
             do {
-                batch = try database.read { conn in try ChangeLogRepository.since(seq: from, limit: Self.batchSize, on: conn) }
+                batch = try database.read { conn in
+                    FeedChange.read(try ChangeLogRepository.since(seq: from, limit: Self.batchSize, on: conn), on: conn)
+                }
             } catch {
                 DaemonLog.warning("change feed read failed: \(error)")
                 return
@@ -102,7 +108,7 @@ actor ChangeFeed {
             await consumer(batch)
             // Applied: now subscribers may hear of it (and whoever reads on hearing finds it).
             lastSeq = last.seq
-            for change in batch { subscribers.deliver(change) }
+            for change in batch { subscribers.deliver(change.notification) }
             passes.reached(lastSeq)
         }
     }
@@ -114,25 +120,28 @@ actor ChangeFeed {
     /// `conversationId`, only that conversation's changes. A replay that meets a damaged page
     /// reads on from the newest change downwards, so only the damaged page's changes are
     /// missing, and says where they are (`gap`).
-    func subscribe(since: Int64?, conversationId: String? = nil) -> (id: UUID, stream: AsyncStream<DBChange>, gap: ChangeGap?) {
-        let (stream, continuation) = AsyncStream<DBChange>.makeStream(bufferingPolicy: .bufferingOldest(FeedSubscribers.buffer))
-        let wanted: (DBChange) -> Bool = { conversationId == nil || $0.conversationId == conversationId }
+    func subscribe(since: Int64?, conversationId: String? = nil)
+        -> (id: UUID, stream: AsyncStream<ChangeNotification>, gap: ChangeGap?) {
+        let (stream, continuation) = AsyncStream<ChangeNotification>.makeStream(bufferingPolicy: .bufferingOldest(FeedSubscribers.buffer))
+        let wanted: (ChangeNotification) -> Bool = { conversationId == nil || $0.conversationId == conversationId }
         var gap: ChangeGap?
         if let since, since < lastSeq {
             var cursor = since
             while cursor < lastSeq {
                 let from = cursor
-                let batch: [DBChange]
+                let batch: [FeedChange]
                 do {
-                    batch = try database.read { conn in try ChangeLogRepository.since(seq: from, limit: Self.batchSize, on: conn) }
+                    batch = try database.read { conn in
+                        FeedChange.read(try ChangeLogRepository.since(seq: from, limit: Self.batchSize, on: conn), on: conn)
+                    }
                 } catch {
                     let (readable, found) = replayAroundDamage(after: from, upTo: lastSeq, error: error)
-                    for change in readable where wanted(change) { continuation.yield(change) }
+                    for change in readable where wanted(change.notification) { continuation.yield(change.notification) }
                     gap = found
                     break
                 }
                 guard let last = batch.last else { break }
-                for change in batch where change.seq <= lastSeq && wanted(change) { continuation.yield(change) }
+                for change in batch where change.seq <= lastSeq && wanted(change.notification) { continuation.yield(change.notification) }
                 cursor = last.seq
             }
         }
@@ -146,14 +155,16 @@ actor ChangeFeed {
     /// Reads on, on a connection of its own (a read whose transaction met damage fails whole,
     /// even for the rows read before it): forward up to the damaged page, then backward from
     /// the newest change down to it. Returns what it read and where the gap is.
-    private func replayAroundDamage(after from: Int64, upTo: Int64, error: any Error) -> ([DBChange], ChangeGap) {
+    private func replayAroundDamage(after from: Int64, upTo: Int64, error: any Error) -> ([FeedChange], ChangeGap) {
         let conn = try? StoreConnection.open(path: database.path, profile: .worker)
+        conn?.contentKeys = database.contentKeys
         let head = conn.map { ChangeLogRepository.readable(after: from, upTo: upTo, newestFirst: false, on: $0).changes } ?? []
         let gapStart = head.last?.seq ?? from
         let tail = conn.map { ChangeLogRepository.readable(after: gapStart, upTo: upTo, newestFirst: true, on: $0).changes } ?? []
         DaemonLog.error("change feed replay: changes after #\(gapStart)" + (tail.first.map { " before #\($0.seq)" } ?? "")
                         + " cannot be read: \(error)")
-        return (head + tail, ChangeGap(afterSeq: gapStart, resumedAtSeq: tail.first?.seq, reason: "\(error)"))
+        let readable = conn.map { FeedChange.read(head + tail, on: $0) } ?? []
+        return (readable, ChangeGap(afterSeq: gapStart, resumedAtSeq: tail.first?.seq, reason: "\(error)", remedy: damageRemedy))
     }
 
     /// Streams changes to one client connection as `change` notification lines until it
@@ -165,10 +176,9 @@ actor ChangeFeed {
         if let previous = subscribers.connection(key) { unsubscribe(previous) }
         let (id, stream, gap) = subscribe(since: since, conversationId: conversationId)
         subscribers.bind(key, to: id)
-        let database = self.database
         Task.detached {
             for await change in stream {
-                guard send(ChangeNotification.line(change, database: database)) else { break }
+                guard send(JSONRPC.notificationLine(change)) else { break }
             }
         }
         return (lastSeq, gap)

@@ -1,5 +1,5 @@
+import ControlProtocol
 import Foundation
-import SharedStore
 
 /// The daemon's one registry of change subscribers: each a stream with an optional
 /// conversation filter, optionally bound to the client connection that asked for it. Not
@@ -8,14 +8,14 @@ import SharedStore
 /// ```swift
 /// var subscribers = FeedSubscribers()
 /// let id = subscribers.add(continuation, conversationId: "c1")   // or nil: every change
-/// subscribers.deliver(change)                                    // only c1's reach it
+/// subscribers.deliver(change.notification)                       // only c1's reach it
 /// ```
 struct FeedSubscribers {
     /// A subscriber that falls this far behind is dropped (it can resubscribe with `since`).
     static let buffer = 10_000
 
     private struct Entry {
-        let continuation: AsyncStream<DBChange>.Continuation
+        let continuation: AsyncStream<ChangeNotification>.Continuation
         let conversationId: String?
         var connection: ObjectIdentifier?
     }
@@ -25,7 +25,7 @@ struct FeedSubscribers {
 
     var count: Int { entries.count }
 
-    mutating func add(_ continuation: AsyncStream<DBChange>.Continuation, conversationId: String?) -> UUID {
+    mutating func add(_ continuation: AsyncStream<ChangeNotification>.Continuation, conversationId: String?) -> UUID {
         let id = UUID()
         entries[id] = Entry(continuation: continuation, conversationId: conversationId)
         return id
@@ -47,8 +47,8 @@ struct FeedSubscribers {
         entry.continuation.finish()
     }
 
-    /// Hands one applied change to every subscriber that wants it.
-    mutating func deliver(_ change: DBChange) {
+    /// Hands one applied change, built once in the feed's pass, to every subscriber that wants it.
+    mutating func deliver(_ change: ChangeNotification) {
         for (id, entry) in entries where entry.conversationId == nil || entry.conversationId == change.conversationId {
             if case .dropped = entry.continuation.yield(change) {
                 DaemonLog.warning("subscriber fell \(Self.buffer) changes behind; dropped")

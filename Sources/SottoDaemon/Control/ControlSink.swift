@@ -4,8 +4,8 @@
 /// `ControlConnection` is the socket's; a test or another transport can bring its own.
 ///
 /// ```swift
-/// func deliver(_ change: DBChange, to sink: any ControlSink) -> Bool {
-///     sink.send(JSONRPC.notificationLine(method: "change", params: change.rpcObject))
+/// func deliver(_ change: ChangeNotification, to sink: any ControlSink) -> Bool {
+///     sink.send(JSONRPC.notificationLine(change))
 /// }
 /// ```
 protocol ControlSink: AnyObject, Sendable {

@@ -94,16 +94,9 @@ struct RPCDispatcher: ControlRequestHandler {
             }
         case .readMessages:
             return try await answer(request, as: ReadMessagesParams.self) { params in
-                let messages = try await service.readMessages(params.conversation, limit: params.limit)
-                let names = try messages.first.map { first in
-                    try daemon.database.read { conn in try MemberRepository.profileNames(of: first.conversationId, on: conn) }
-                } ?? [:]
-                let outgoing = messages.filter(\.isOutgoing).map(\.id)
-                let deliveries = outgoing.isEmpty ? [:] : try daemon.database.read { conn in
-                    try OutboxRepository.deliveries(messageIds: outgoing, on: conn)
-                }
-                return MessageList(messages: messages.map {
-                    MessageInfo($0, senderName: names[$0.senderInboxId], deliveries: deliveries[$0.id])
+                let page = try await service.readMessages(params.conversation, limit: params.limit)
+                return MessageList(messages: page.messages.map {
+                    MessageInfo($0, senderName: page.senderNames[$0.senderInboxId], deliveries: page.deliveries[$0.id])
                 })
             }
         case .sendMessage:
@@ -189,10 +182,7 @@ struct RPCDispatcher: ControlRequestHandler {
                 // subscribes anew or goes; a client that went while this ran is closed here.
                 await daemon.openConversations.open(conversation?.inboxId, client: connection.serial)
                 if connection.isClosed { await daemon.openConversations.close(client: connection.serial) }
-                return SubscribeResult(lastSeq: lastSeq, gap: gap.map {
-                    FeedGap(afterSeq: $0.afterSeq, resumedAtSeq: $0.resumedAtSeq, reason: $0.reason,
-                            remedy: DatabaseDamage.remedy(group: daemon.group))
-                }, conversationId: conversationId)
+                return SubscribeResult(lastSeq: lastSeq, gap: gap, conversationId: conversationId)
             }
         }
     }
@@ -201,8 +191,7 @@ struct RPCDispatcher: ControlRequestHandler {
 
     /// Which identity could not be opened, by clientId, and what to do; else the plain fact.
     private func activationFailure(inboxId: String, errorType: String) -> String {
-        let clientId = try? daemon.database.read { conn in try InboxRepository.find(inboxId: inboxId, on: conn)?.clientId }
-        if let clientId = clientId ?? nil, let damaged = daemon.damagedIdentities.first(where: { $0.clientId == clientId }) {
+        if let clientId = daemon.service.clientId(ofInbox: inboxId), let damaged = daemon.damagedIdentities.first(where: { $0.clientId == clientId }) {
             return "the identity of this conversation (clientId \(clientId)) cannot be opened (\(damaged.reason)); restore "
                 + "\(daemon.keystore.directory)/\(clientId).identity from a backup and restart sotto"
         }

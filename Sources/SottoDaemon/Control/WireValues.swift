@@ -51,7 +51,7 @@ extension MessageDelivery {
 }
 
 extension ChangeNotification {
-    /// A change_log row; the message members are filled in by `ChangeNotification.applied` (Changes/ChangeNotification.swift).
+    /// A change_log row; the message members are filled in by `FeedChange.read` (Changes/FeedChange.swift).
     init(_ change: DBChange) {
         self.init(seq: change.seq, kind: change.kind, writerPid: change.writerPid, createdAtMs: change.createdAt,
                   conversationId: change.conversationId, entityId: change.entityId)

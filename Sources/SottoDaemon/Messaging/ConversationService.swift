@@ -114,11 +114,12 @@ actor ConversationService {
 
     /// The latest `limit` messages, oldest first, from the in-memory store (the inbox is
     /// woken for it), or from the database when they reach past what the store keeps
-    /// (`ConversationStore.cap`); marks them read.
-    func readMessages(_ reference: String, limit: Int) async throws -> [TimelineMessage] {
+    /// (`ConversationStore.cap`); marks them read. With the senders' profile names and, for
+    /// outgoing messages, where each member's push is.
+    func readMessages(_ reference: String, limit: Int) async throws -> MessagePage {
         let conversation = try conversation(reference)
         _ = try await lifecycle.wake(conversation.inboxId, reason: .userInteraction)
-        guard let store = await stores.store(for: conversation.id) else { return [] }
+        guard let store = await stores.store(for: conversation.id) else { return MessagePage(messages: []) }
         var messages = await store.messages.suffix(max(0, limit))
         if messages.count < limit, messages.count >= store.cap {
             messages = try database.read { conn in
@@ -137,7 +138,17 @@ actor ConversationService {
                 DaemonLog.warning("read receipt for conversation \(conversation.id.prefix(12)) not saved: \(error)")
             }
         }
-        return Array(messages)
+        let outgoing = messages.filter(\.isOutgoing).map(\.id)
+        return try database.read { conn in
+            MessagePage(messages: Array(messages),
+                        senderNames: messages.isEmpty ? [:] : try MemberRepository.profileNames(of: conversation.id, on: conn),
+                        deliveries: outgoing.isEmpty ? [:] : try OutboxRepository.deliveries(messageIds: outgoing, on: conn))
+        }
+    }
+
+    /// The clientId of an inbox's identity, for an error message that names it.
+    nonisolated func clientId(ofInbox inboxId: String) -> String? {
+        (try? database.read { conn in try InboxRepository.find(inboxId: inboxId, on: conn)?.clientId }) ?? nil
     }
 
     /// Signs once, seals per member (by reference when it does not fit one push:
@@ -291,7 +302,7 @@ actor ConversationService {
     /// conversation's store; a message for a sleeping inbox wakes it (pushNotification).
     /// Kinds that need nothing here (an inbox or conversation created, a read marker) do not
     /// queue on this actor: a request waiting for the feed would otherwise wait for its turn.
-    nonisolated func apply(_ changes: [DBChange]) async {
+    nonisolated func apply(_ changes: [FeedChange]) async {
         let relevant = changes.filter { change in
             switch change.knownKind {
             case .messageInserted, .messageStatusChanged, .membersChanged, .conversationExpiresChanged, .joinRequestReceived:
@@ -303,32 +314,29 @@ actor ConversationService {
         if !relevant.isEmpty { await applyRelevant(relevant) }
     }
 
-    private func applyRelevant(_ changes: [DBChange]) async {
+    /// Applies what the feed read once for each change (``FeedChange``): nothing is read back here.
+    private func applyRelevant(_ changes: [FeedChange]) async {
         for change in changes {
             guard let conversationId = change.conversationId else { continue }
             switch change.knownKind {
             case .messageInserted, .messageStatusChanged:
-                guard let messageId = change.entityId,
-                      let row = try? database.read({ conn in try MessageRepository.find(id: messageId, on: conn) }) else { continue }
+                guard let message = change.message else { continue }
                 if let store = await stores.store(for: conversationId) {
                     if change.knownKind == .messageInserted {
-                        _ = try? await store.append(TimelineMessage(row))
+                        _ = try? await store.append(message)
                     } else {
-                        try? await store.upsertByID(TimelineMessage(row))
+                        try? await store.upsertByID(message)
                     }
                 }
-                guard let conversation = try? database.read({ conn in try ConversationRepository.find(id: conversationId, on: conn) })
-                else { continue }
-                if change.knownKind == .messageInserted, !row.isOutgoing,
-                   await lifecycle.state(of: conversation.inboxId) != .awake {
-                    _ = try? await lifecycle.wake(conversation.inboxId, reason: .pushNotification)
+                guard let inboxId = change.inboxId else { continue }
+                if change.knownKind == .messageInserted, !message.isOutgoing, await lifecycle.state(of: inboxId) != .awake {
+                    _ = try? await lifecycle.wake(inboxId, reason: .pushNotification)
                 }
-                await lifecycle.recordActivity(conversation.inboxId, at: change.createdAt)
+                await lifecycle.recordActivity(inboxId, at: change.change.createdAt)
             case .membersChanged, .conversationExpiresChanged:
                 // The worker stored the membership / explode_settings message as a timeline row.
-                if let messageId = change.entityId, let store = await stores.store(for: conversationId),
-                   let row = try? database.read({ conn in try MessageRepository.find(id: messageId, on: conn) }) {
-                    try? await store.upsertByID(TimelineMessage(row))
+                if let message = change.message, let store = await stores.store(for: conversationId) {
+                    try? await store.upsertByID(message)
                 }
                 if change.knownKind == .conversationExpiresChanged { await expired.signal() }
                 // A member left (the worker dropped it): the creator sends the updated list.
@@ -358,6 +366,19 @@ public struct DatabaseActivitySource: InboxActivitySource {
             .filter { !excluded.contains($0.clientId) }
             .map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) }
     }
+}
+
+/// What `sotto read` shows: the messages, their senders' profile names (by inboxId) and the
+/// outgoing messages' pushes (by messageId).
+///
+/// ```swift
+/// let page = try await service.readMessages("c1", limit: 20)
+/// page.senderNames[page.messages[0].senderInboxId]
+/// ```
+struct MessagePage: Sendable {
+    var messages: [TimelineMessage]
+    var senderNames: [String: String] = [:]
+    var deliveries: [String: [OutboxRepository.MemberDelivery]] = [:]
 }
 
 /// One row of `sotto ls`.

@@ -142,7 +142,8 @@ final class DaemonContext: Sendable {
 
         // MARK: The change feed, last: it hands every commit to the parts above
         let latestSeq = try database.read { conn in try ChangeLogRepository.latestSeq(on: conn) }
-        let feed = ChangeFeed(database: database, startingAt: latestSeq) { changes in
+        let feed = ChangeFeed(database: database, startingAt: latestSeq,
+                              damageRemedy: DatabaseDamage.remedy(group: group)) { changes in
             await walKeeper.noteCommit()  // someone wrote: an idle checkpoint is due once things calm down
             await service.apply(changes)
             if changes.contains(where: { $0.knownKind == .messageInserted || $0.knownKind == .membersChanged }) {

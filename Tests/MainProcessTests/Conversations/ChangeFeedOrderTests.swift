@@ -23,7 +23,7 @@ struct ChangeFeedOrderTests {
             gateWaiters.removeAll()
         }
 
-        func apply(_ changes: [DBChange]) async {
+        func apply(_ changes: [FeedChange]) async {
             entered += changes.map(\.seq)
             if !gateOpen { await withCheckedContinuation { gateWaiters.append($0) } }
             for _ in 0..<10 { await Task.yield() }  // a store's work takes a while: others run meanwhile
@@ -171,6 +171,49 @@ struct ChangeFeedOrderTests {
         var iterator = live.makeAsyncIterator()
         let first = await iterator.next()
         #expect(first?.seq == lastA, "B's 100 changes reached A's subscriber")
+    }
+
+    /// What the consumer was given, in order.
+    actor Applied {
+        private(set) var changes: [FeedChange] = []
+        func add(_ batch: [FeedChange]) { changes += batch }
+    }
+
+    @Test("a new message is read once, in the feed's pass: the consumer and every subscriber get that value, even when its row is gone before they look")
+    func changeBuiltOnceInThePass() async throws {
+        let fixture = try StoreFixture()
+        let db = try DaemonDatabase(directory: fixture.directory)
+        let applied = Applied()
+        let startSeq = try db.read { conn in try ChangeLogRepository.latestSeq(on: conn) }
+        let feed = ChangeFeed(database: db, startingAt: startSeq) { changes in
+            await applied.add(changes)
+            // Gone before any subscriber hears of it (as an explode would wipe it).
+            for change in changes where change.knownKind == .messageInserted {
+                _ = try? await db.write { conn in try conn.execute("DELETE FROM message WHERE id = '\(change.change.entityId ?? "")'") }
+            }
+        }
+        let (_, first, _) = await feed.subscribe(since: nil)
+        let (_, second, _) = await feed.subscribe(since: nil)
+        let conn = try fixture.open()
+        _ = try conn.immediateTransaction { () throws(IncomingWriteError) in
+            try IncomingMessageWriter.write(fixture.text("read once"), recipientInboxId: fixture.inboxId,
+                                            topic: fixture.topic, now: fixture.now, on: conn)
+        }
+        await feed.catchUp()
+
+        let inserted = await applied.changes.filter { $0.knownKind == .messageInserted }
+        #expect(inserted.count == 1)
+        #expect(inserted.first?.message?.text == "read once", "the consumer got the message from the pass")
+        #expect(inserted.first?.inboxId == fixture.inboxId)
+        #expect(try db.read { conn in try MessageRepository.find(id: inserted.first?.change.entityId ?? "", on: conn) } == nil)
+        for stream in [first, second] {
+            var iterator = stream.makeAsyncIterator()
+            var told = await iterator.next()
+            while let change = told, change.kind != ChangeKind.messageInserted.rawValue { told = await iterator.next() }
+            #expect(told?.text == "read once", "a subscriber re-read the row instead of getting the pass's value")
+            #expect(told?.senderName == "Sender")
+            #expect(told?.outgoing == false)
+        }
     }
 
     @Test("a subscriber whose stream ended is forgotten; finishAll ends every stream")

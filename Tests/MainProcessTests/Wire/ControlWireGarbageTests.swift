@@ -102,7 +102,7 @@ struct ControlWireGarbageTests {
         var inputs: [JSONValue] = (0..<1_500).map { _ in generator.value(depth: 0) }
         for sample in samples { for _ in 0..<20 { inputs.append(generator.mutate(sample)) } }
         let types: [any WireCodable.Type] = ControlMethods.all.flatMap { [$0 as any WireCodable.Type, $0.resultType] }
-            + [ChangeNotification.self, FeedGap.self, ConversationInfo.self, MessageInfo.self, EmptyObject.self]
+            + [ChangeNotification.self, ChangeGap.self, ConversationInfo.self, MessageInfo.self, EmptyObject.self]
         var decoded = 0
         for input in inputs {
             for type in types {

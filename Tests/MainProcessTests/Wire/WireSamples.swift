@@ -40,7 +40,7 @@ enum WireSamples {
                                            conversationId: "c0ffee", entityId: "m1", text: tricky, outgoing: false,
                                            senderInboxId: "ab", senderName: "Ada")
     static let bareChange = ChangeNotification(seq: 1, kind: "inboxCreated", writerPid: 1, createdAtMs: 0)
-    static let gap = FeedGap(afterSeq: 10, resumedAtSeq: 14, reason: "database disk image is malformed", remedy: "restore a backup")
+    static let gap = ChangeGap(afterSeq: 10, resumedAtSeq: 14, reason: "database disk image is malformed", remedy: "restore a backup")
 
     /// Every method: params samples and result samples.
     static func forEachMethod(_ check: (any ControlRequest, any WireCodable) throws -> Void) rethrows {
