@@ -50,6 +50,16 @@ struct SQLOwnershipTests {
         #expect(offences.isEmpty, Comment(rawValue: "SQL outside SharedStore:\n" + offences.joined(separator: "\n")))
     }
 
+    /// Issue #18: the control socket's dispatcher talks to services only. A repository or a
+    /// database read there is a service's job done in the wrong place.
+    @Test func theDispatcherReadsNoTable() throws {
+        let url = Self.packageRoot.appendingPathComponent("Sources/SottoDaemon/Control/RPCDispatcher.swift")
+        let offences = try String(contentsOf: url, encoding: .utf8).split(separator: "\n")
+            .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }
+            .filter { $0.contains("Repository.") || $0.contains("database.read") || $0.contains("database.write") }
+        #expect(offences.isEmpty, Comment(rawValue: "RPCDispatcher reads tables itself:\n" + offences.joined(separator: "\n")))
+    }
+
     @Test func thePatternsFindSQLWhereThereIsSome() throws {
         // The check above must be able to fail: SharedStore's repositories are full of SQL.
         #expect(try Self.offences(under: "Sources/SharedStore/Database/Repositories").count > 10)
