@@ -3,8 +3,8 @@ import Testing
 
 /// Issue #10: SIGKILL at named steps (`SOTTO_CRASH_AT`, ADR 0017) and random moments of
 /// explode, join acceptance and send, then a restart. Short profile here (each explode step
-/// once and one random kill; two steps of join and of send); `make stress` runs every step
-/// three times and 20 random kills.
+/// once and one random kill; two steps of join and one random kill; two steps of send);
+/// `make stress` runs every step three times and 20 random kills of explode and of join.
 extension StressSuite {
 @Suite("Stress: crash atomicity")
 struct CrashAtomicityTests {
@@ -13,7 +13,7 @@ struct CrashAtomicityTests {
         try await check(.explode)
     }
 
-    @Test("Killed while the creator accepts a join: after the restart the joiner is a member, told by one membership")
+    @Test("Killed while the creator accepts a join, at a named step or a random moment: after the restart the joiner is a member, told by one membership")
     func joinAcceptanceIsAllOrNothing() async throws {
         try await check(.join)
     }

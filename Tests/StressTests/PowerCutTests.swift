@@ -34,7 +34,7 @@ struct PowerCutTests {
         try await check(.explode, cut)
     }
 
-    @Test("Killed at each named step of a join acceptance and of a send, the power cut with it: the joiner is told once, the message is stored with its pushes or not at all and reaches bob once")
+    @Test("Killed at each named step of a join acceptance (and at a random moment of one) and of a send, the power cut with it: the joiner is told once, the message is stored with its pushes or not at all and reaches bob once")
     func joinAndSendSurvivePowerCut() async throws {
         try await check(.join, .all)
         try await check(.send, .all)

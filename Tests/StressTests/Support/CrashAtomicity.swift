@@ -5,7 +5,7 @@ import TestSupport
 
 /// Issue #10, "Crash atomicity": alice's daemon SIGKILLs itself at a named step
 /// (`SOTTO_CRASH_AT`, ADR 0017) of an explode, a join acceptance or a send, or is SIGKILLed
-/// at a random moment of an explode; then it restarts. Each operation must be all or nothing
+/// at a random moment of an explode or of a join acceptance; then it restarts. Each operation must be all or nothing
 /// across alice's database and keystore, and what it owes bob (the explosion, the
 /// membership, the message) must reach bob exactly once.
 ///
@@ -48,13 +48,13 @@ struct CrashAtomicity {
     }
 
     var repeats: Int { profile.name == "full" ? 3 : 1 }
-    var randomKills: Int { operation == .explode ? (profile.name == "full" ? 20 : 1) : 0 }
+    var randomKills: Int { operation == .explode || operation == .join ? (profile.name == "full" ? 20 : 1) : 0 }
 
     struct Report: Sendable {
         var rounds = 0
         var namedKills = 0
         var randomKills = 0
-        /// Random kills that landed after the explode's commit (the rest: before it).
+        /// Random kills that landed after the explode's (or the join acceptance's) commit (the rest: before it).
         var randomAfterCommit = 0
         /// Rounds whose armed step was never reached (the daemon did not die there).
         var notReached: [String] = []
@@ -105,7 +105,7 @@ struct CrashAtomicity {
             for point in points {
                 switch operation {
                 case .explode: try explodeRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
-                case .join: try joinRound(alice: alice, bob: bob, point: point, power: power, report: &report)
+                case .join: try joinRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
                 case .send: try sendRound(alice: alice, bob: bob, point: point, power: power, report: &report)
                 case .leave: try leaveRound(alice: alice, bob: bob, point: point, power: power, report: &report)
                 case .remove: try removeRound(alice: alice, bob: bob, point: point, power: power, report: &report)
@@ -113,9 +113,15 @@ struct CrashAtomicity {
             }
         }
         for round in 0..<randomKills {
-            // Spread over the explode's run (≈ 0.1–1 s under load): before its commit, between, after.
-            try explodeRound(alice: alice, bob: bob, crash: .afterMs(40 + (round * 173) % 1_200), power: power,
-                             report: &report)
+            if operation == .join {
+                // Spread over the join's run from bob's call (≈ 50–400 ms under load): before alice
+                // decides, between, after.
+                try joinRound(alice: alice, bob: bob, crash: .afterMs(10 + (round * 53) % 500), power: power, report: &report)
+            } else {
+                // Spread over the explode's run (≈ 0.1–1 s under load): before its commit, between, after.
+                try explodeRound(alice: alice, bob: bob, crash: .afterMs(40 + (round * 173) % 1_200), power: power,
+                                 report: &report)
+            }
         }
         report.seconds = Date().timeIntervalSince(started)
         return report
@@ -203,19 +209,36 @@ struct CrashAtomicity {
 
     // MARK: - Join acceptance
 
-    private func joinRound(alice: Device, bob: Device, point: String, power: PowerCutFileSystem?,
+    private func joinRound(alice: Device, bob: Device, crash: Crash, power: PowerCutFileSystem?,
                            report: inout Report) throws {
         report.rounds += 1
-        let label = "join@\(point)"
         guard let trip = try alice.json(["new", "--name", "Join"])["conversationId"] as? String,
               let code = try alice.json(["invite", trip, "--expires", "1h"])["code"] as? String else {
             throw StressFailure("new/invite returned no id or code")
         }
-        alice.stopDaemon()
-        try alice.startDaemon(environment: [CrashPoint.variable: point])
-        _ = try bob.json(["join", code, "--profile-name", "bob"])
-        guard try waitForDeath(alice, label, &report) else { return }
-        report.namedKills += 1
+        let label: String
+        switch crash {
+        case .named(let point):
+            label = "join@\(point)"
+            alice.stopDaemon()
+            try alice.startDaemon(environment: [CrashPoint.variable: point])
+            _ = try bob.json(["join", code, "--profile-name", "bob"])
+            guard try waitForDeath(alice, label, &report) else { return }
+            report.namedKills += 1
+        case .afterMs(let delay):
+            // From bob's join call: his request on its way, on alice's disk, decided, committed,
+            // her membership push on its way; the kill lands somewhere in there.
+            label = "join@random+\(delay)ms"
+            let done = DispatchSemaphore(value: 0)
+            Thread { _ = try? bob.json(["join", code, "--profile-name", "bob"]); done.signal() }.start()
+            usleep(useconds_t(delay * 1_000))  // the random kill's moment, not a synchronisation
+            alice.stopDaemon(signal: SIGKILL)
+            done.wait()
+            report.randomKills += 1
+            let decided = try alice.query("SELECT count(*) FROM join_request WHERE conversationId = ? AND state = 'accepted'",
+                                          [.text(trip)])[0].int64(0) == 1
+            if decided { report.randomAfterCommit += 1 }
+        }
         try cutPower(alice, power, &report)
         try alice.startDaemon()
 
