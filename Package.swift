@@ -3,13 +3,16 @@ import PackageDescription
 
 import Foundation
 
-// The worker must start in a few milliseconds inside a 12 MB budget (docs/adr/0001): it links
-// the Swift runtime statically and imports no Foundation. Loading libstdc++.so costs another
-// 0.5 ms per process, so when `make` has prepared .build/static-cxx (a libstdc++.so that is
-// really libstdc++.a, found first on the library path) the worker links the C++ runtime
-// statically too; a plain `swift build` links it dynamically and is only slower. Its 16,000
-// relative relocations are packed (DT_RELR, which needs ld.bfd, not Swift's default gold):
-// 386 KB of .rela.dyn become 3 KB that the loader reads on every push.
+// The worker must start in a few milliseconds inside a 12 MB budget (docs/adr/0001): it imports
+// no Foundation, and it is one static executable (docs/adr/0055): no dynamic loader, no
+// libswiftCore.so, libsqlite3.so, libsodium.so or libsecp256k1.so to map and relocate on every
+// push (`sotto-notify --help` 3.4 → 1.3 ms). It still dlopens libsystemd for a desktop
+// notification when the daemon is not there to post it, and glibc's NSS for getpwuid: both need
+// the machine's glibc to be the one it was linked with, which `make build` on that machine is.
+// relayd links the Swift runtime statically (loading libstdc++.so costs another 0.5 ms per
+// process, so when `make` has prepared .build/static-cxx, a libstdc++.so that is really
+// libstdc++.a found first on the library path, it links the C++ runtime statically too). Its
+// relative relocations are packed (DT_RELR, which needs ld.bfd, not Swift's default gold).
 let staticCXXDirectory = Context.packageDirectory + "/.build/static-cxx"
 let staticStdlib: [LinkerSetting] = [.unsafeFlags(
     ["-static-stdlib", "-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]
@@ -159,7 +162,7 @@ let package = Package(
         .executableTarget(
             name: "NotificationWorker",
             dependencies: ["SharedStore", "SottoWire", "SottoCrypto"],
-            linkerSettings: staticStdlib),
+            linkerSettings: [.unsafeFlags(["-static-executable", "-use-ld=bfd"])]),  // docs/adr/0055
         // `sotto-relayd`: the device's always-on relay receiver; hands each mailbox message to
         // push.sock like a remote sender and acks the relay after the worker's ack.
         .executableTarget(

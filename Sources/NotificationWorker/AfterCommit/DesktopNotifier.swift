@@ -24,11 +24,16 @@ final class DesktopNotifier {
         /// Written to the bus; whether a server shows it is not waited for.
         case sent
         case noBus
+        /// The session bus's socket does not exist: libsystemd was not loaded.
+        case noBusSocket(String)
         case failed(String)
     }
 
     @discardableResult
     func post(summary: String, body: String, category: String = "im.received") -> Outcome {
+        if sd == nil, let path = SessionBusAddress.missingSocket(getenv: { getenv($0).map { String(cString: $0) } }) {
+            return .noBusSocket(path)
+        }
         guard let sd = sd ?? SDBus.load() else { return .noBus }
         self.sd = sd
         guard let bus = bus ?? openBus(sd) else { return .noBus }

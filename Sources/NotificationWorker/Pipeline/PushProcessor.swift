@@ -193,8 +193,11 @@ final class PushProcessor {
                                                   summary: notification.summary, body: notification.body).encode()
             if handedOver.count <= NotificationDatagram.maxBytes,
                UnixSocket.sendDatagram(handedOver, to: runtime.notificationsSocketPath) { continue }
-            let result = notifier.post(summary: notification.summary, body: notification.body)
-            if case .failed(let reason) = result { WorkerLog.info("notification not shown: \(reason)") }
+            switch notifier.post(summary: notification.summary, body: notification.body) {
+            case .failed(let reason): WorkerLog.info("notification not shown: \(reason)")
+            case .noBusSocket(let path): WorkerLog.info("notification not shown: no session bus at \(path)")
+            case .sent, .noBus: break
+            }
         }
         if let wal = databaseOpener.closeIfWALIsDue(walReset), wal.after < wal.before {
             WorkerLog.info("alone: WAL checkpointed on close, \(wal.before) -> \(wal.after) bytes")
