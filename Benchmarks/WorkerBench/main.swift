@@ -108,14 +108,25 @@ let ackerRun = try latencies([acker], accept: true, payloads: Array(repeating: A
 // as the floor below it.
 let sameInsert = environment.merging(["BASELINE_DB": fixture.group.databasePath,
                                       "BASELINE_CONVERSATION": fixture.recipient.conversationId]) { $1 }
-let floorRun = try latencies([baseline], accept: true, payloads: try sealed(pushCount, "floor"))
-let baselineRun = try latencies([baseline], accept: true, payloads: try sealed(pushCount, "base"), environment: sameInsert)
-let workerRun = try latencies([worker], accept: true, payloads: try sealed(pushCount, "yes"))
+// Interleaved in rounds, so that whatever else loads the machine falls on all three alike.
+let rounds = 3
+var floorRun: (ms: [Double], wallSeconds: Double) = ([], 0)
+var baselineRun: (ms: [Double], wallSeconds: Double) = ([], 0)
+var workerRun: (ms: [Double], wallSeconds: Double) = ([], 0)
+for round in 0..<rounds {
+    let count = pushCount / rounds + (round < pushCount % rounds ? 1 : 0)
+    let floor = try latencies([baseline], accept: true, payloads: try sealed(count, "floor\(round)"))
+    let base = try latencies([baseline], accept: true, payloads: try sealed(count, "base\(round)"), environment: sameInsert)
+    let yes = try latencies([worker], accept: true, payloads: try sealed(count, "yes\(round)"))
+    floorRun = (floorRun.ms + floor.ms, floorRun.wallSeconds + floor.wallSeconds)
+    baselineRun = (baselineRun.ms + base.ms, baselineRun.wallSeconds + base.wallSeconds)
+    workerRun = (workerRun.ms + yes.ms, workerRun.wallSeconds + yes.wallSeconds)
+}
 print(row("acker (C)", ackerRun.ms))
 print(row("C, 1-table db", floorRun.ms))
 print(row("baseline (C)", baselineRun.ms) + "   (same insert into the group database's message table)")
 print(row("sotto-notify", workerRun.ms))
-print(String(format: "ratio sotto-notify / baseline: p50 %.2f  p99 %.2f   (budget ≤ 2.00)",
+print(String(format: "ratio sotto-notify / baseline: p50 %.2f  p99 %.2f   (goal ≤ 1.30, issue #18)",
              percentile(workerRun.ms, 0.5) / percentile(baselineRun.ms, 0.5),
              percentile(workerRun.ms, 0.99) / percentile(baselineRun.ms, 0.99)))
 print(String(format: "ratio sotto-notify / C 1-table db: p50 %.2f  p99 %.2f",
@@ -125,10 +136,10 @@ print(String(format: "ratio sotto-notify / C 1-table db: p50 %.2f  p99 %.2f",
 let rssPayload = try fixture.sealText("rss").payload
 print("peak RSS: acker \(try peakRSS([acker, "--stdin"], payload: rssPayload)) KiB, "
       + "baseline \(try peakRSS([baseline, "--stdin"], payload: rssPayload)) KiB, "
-      + "sotto-notify \(try peakRSS([worker, "--payload", "-"], payload: try fixture.sealText("rss2").payload)) KiB (budget 12288)")
+      + "sotto-notify \(try peakRSS([worker, "--payload", "-"], payload: try fixture.sealText("rss2").payload)) KiB (goal ≤ 8192, issue #18)")
 
 let noRun = try latencies([worker, "--idle-timeout", "5"], accept: false, payloads: try sealed(pushCount, "no"))
 let yesRate = Double(pushCount) / workerRun.wallSeconds
 let noRate = Double(pushCount) / noRun.wallSeconds
 print(row("Accept=no", noRun.ms))
-print(String(format: "pushes/s sequential: Accept=yes %.0f, Accept=no %.0f (%.1fx; goal ≥ 5x)", yesRate, noRate, noRate / yesRate))
+print(String(format: "pushes/s sequential: Accept=yes %.0f, Accept=no %.0f (%.1fx; each push waits for its own durable commit: docs/adr/0055)", yesRate, noRate, noRate / yesRate))
