@@ -368,7 +368,11 @@ final class Receiver {
             try startAtFirstUnacked(slot, relay: relay)
             slot.watch = try MailboxWatch(relay: relay, mailbox: slot.mailbox, handler: queue)
             slot.consumer = try MailboxConsumer(relay: relay, mailbox: slot.mailbox, ackWaitMs: options.ackWaitMs)
-            slot.due = true
+            // Drained now only if it holds something: an empty fetch from a consumer just made
+            // may be held its whole 200 ms, and with the opens spread over 5 s among the drains
+            // relayd with 1,000 empty mailboxes took 21 s instead of 9.6 s to settle at start.
+            // Asked once the watch is in place, so what comes after wakes it.
+            slot.due = try relay.consumerState(slot.mailbox).map { $0.pending > 0 || $0.ackPending > 0 } ?? true
         } catch {
             slot.close()
             slot.openRetryAt = now + 1_000
