@@ -27,6 +27,9 @@ final class MailboxSlot {
     var redeliveriesAwaited: Int64 = 0
     /// When opening the consumer failed: try again then.
     var openRetryAt: Int64 = 0
+    /// While it has no connection: not opened before then (`ConnectSpread`), so a device's
+    /// identities do not open their connections together.
+    var connectAt: Int64 = 0
     /// First scan that did not find the identity (nil while it is in the keystore).
     var missingSince: Int64?
 
@@ -36,6 +39,10 @@ final class MailboxSlot {
 
     var isOpen: Bool { consumer != nil }
 
+    /// When the loop may open it: after a failed open, and without a connection not before
+    /// its moment to connect.
+    var openAt: Int64 { relay == nil ? max(openRetryAt, connectAt) : openRetryAt }
+
     func isDue(at now: Int64) -> Bool {
         due && now >= notBefore
     }
@@ -44,7 +51,8 @@ final class MailboxSlot {
     func nextWake(now: Int64) -> Int64? {
         var next: Int64?
         if due { next = max(now, notBefore) }
-        if !isOpen { next = min(next ?? openRetryAt, max(now, openRetryAt)) }
+        // A slot whose identity is missing is not opened: the rescan retires it.
+        if !isOpen, missingSince == nil { next = min(next ?? openAt, max(now, openAt)) }
         return next
     }
 

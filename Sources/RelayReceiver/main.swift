@@ -24,4 +24,5 @@ do {
     exit(RelayError.configurationExitStatus)
 }
 
+ThreadStacks.setDefault(bytes: ThreadStacks.relaydBytes)
 Receiver(options: options, stops: StopSignals.install()).run()
