@@ -150,6 +150,26 @@ struct WorkerAfterCommitTests {
         #expect(try bus.readCalls().count == 1)
     }
 
+    @Test("A libsystemd that does not load is said in the log, nothing is posted, and the push is stored")
+    func libsystemdThatDoesNotLoad() throws {
+        let f = try fixture()
+        let bus = try PrivateBus()
+        // Found first on the library path: what a worker meets whose libsystemd is gone, or
+        // whose static libc no longer matches the machine's (docs/adr/0055).
+        let libraries = f.tmp.path + "/broken-libs"
+        try FileManager.default.createDirectory(atPath: libraries, withIntermediateDirectories: true)
+        try Data("not an ELF object".utf8).write(to: URL(fileURLWithPath: libraries + "/libsystemd.so.0"))
+        let push = try f.sealText("unseen")
+        var environment = f.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        environment["LD_LIBRARY_PATH"] = libraries
+        let result = try runStdin(push, environment)
+        #expect(result.status == 0)
+        #expect(try #require(PushAck.parse(Array(result.stdout.utf8))) == .ok(messageId: push.messageId, duplicate: false))
+        #expect(result.stderr.contains("notification not shown: libsystemd not loaded: "), "\(result.stderr)")
+        #expect(try bus.readCalls().isEmpty)
+    }
+
     @Test("Unnamed conversation: the summary is the sender's profile name")
     func notifiesWithSenderName() throws {
         let f = try fixture(conversationName: nil)

@@ -34,7 +34,9 @@ final class DesktopNotifier {
         if sd == nil, let path = SessionBusAddress.missingSocket(getenv: { getenv($0).map { String(cString: $0) } }) {
             return .noBusSocket(path)
         }
-        guard let sd = sd ?? SDBus.load() else { return .noBus }
+        // A libsystemd that does not load (not installed; or, for this static worker, a libc6
+        // upgraded since it was built: docs/adr/0055) is said, not taken for "no bus".
+        guard let sd = sd ?? SDBus.load() else { return .failed("libsystemd not loaded: \(SDBus.loadError())") }
         self.sd = sd
         guard let bus = bus ?? openBus(sd) else { return .noBus }
         let outcome = send(summary: summary, body: body, category: category, sd: sd, bus: bus)

@@ -2,8 +2,8 @@ import Glibc
 
 /// The few sd-bus calls the desktop notification needs, loaded with `dlopen` only when a
 /// notification is posted, after the ack: linking libsystemd would put it and six more
-/// shared objects on every push's start-up path (docs/adr/0001). `nil` when libsystemd is
-/// not installed, which then counts as "no bus".
+/// shared objects on every push's start-up path (docs/adr/0001). `nil` when libsystemd does
+/// not load (`loadError()` says why).
 ///
 /// ```swift
 /// guard let bus = SDBus.load() else { return .noBus }
@@ -51,6 +51,11 @@ struct SDBus {
         return SDBus(openUser: openUser, newMethodCall: newMethodCall, appendBasic: appendBasic,
                      openContainer: openContainer, closeContainer: closeContainer, send: send,
                      setExpectReply: setExpectReply, flush: flush, messageUnref: messageUnref, flushCloseUnref: flushCloseUnref)
+    }
+
+    /// Why the last `load()` failed, in dlerror's words.
+    static func loadError() -> String {
+        dlerror().map { String(cString: $0) } ?? "a symbol is missing"
     }
 
     /// Appends a string argument (type `s`).
