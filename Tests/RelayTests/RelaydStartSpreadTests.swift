@@ -18,26 +18,20 @@ struct RelaydStartSpreadTests {
         guard let peers = try RelayPeers.make(["alice", "bob"], observed: true) else { return }
         defer { peers.tearDown() }
         try peers.diagnosed {
-            let trips = try (0..<8).map { _ in try peers.conversation(creator: "alice", joiner: "bob") }
-            let alice = Set(try trips.map { try peers.mailbox("alice", $0).clientId })
-            try waitUntil("alice's relayd watches 8 mailboxes", timeout: 60) {
-                try RelayReconnectJitterTests.starts(peers, of: alice).count == 8
-            }
+            let (trips, alice) = try MailboxConnectionStarts.eightConversations(peers)
 
             peers.stopRelayd("alice")
             try waitUntil("alice's mailbox connections are closed", timeout: 30) {
-                try RelayReconnectJitterTests.starts(peers, of: alice).isEmpty
+                try MailboxConnectionStarts.starts(peers, of: alice).isEmpty
             }
             _ = try peers.send("bob", trips[0], "while relayd was away")
             try peers.startRelayd("alice")
             try waitUntil("alice's 8 mailbox connections are open", timeout: 60) {
-                try RelayReconnectJitterTests.starts(peers, of: alice).count == 8
+                try MailboxConnectionStarts.starts(peers, of: alice).count == 8
             }
-            let starts = try RelayReconnectJitterTests.starts(peers, of: alice).sorted()
-            let spreadMs = Int((starts.last! - starts.first!) * 1_000)
-            print("START spread of alice's 8 mailbox connections at relayd's start: \(spreadMs) ms "
-                  + "(gaps \(zip(starts, starts.dropFirst()).map { Int(($1 - $0) * 1_000) }) ms)")
-            #expect(spreadMs > 1_000, "all of alice's connections opened within \(spreadMs) ms")
+            let spread = MailboxConnectionStarts.spread(try MailboxConnectionStarts.starts(peers, of: alice))
+            print("START spread of alice's 8 mailbox connections at relayd's start: \(spread.ms) ms (gaps \(spread.gaps) ms)")
+            #expect(spread.ms > 1_000, "all of alice's connections opened within \(spread.ms) ms")
             // What waited in the mailbox is delivered once its connection opens.
             try peers["alice"].waitUntil("alice stored it", timeoutMs: 60_000) {
                 try peers.storedTexts("alice", trips[0]).contains("while relayd was away")
