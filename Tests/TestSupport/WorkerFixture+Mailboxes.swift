@@ -25,8 +25,10 @@ extension WorkerFixture {
         for index in 0..<count {
             let key = PrivateKey.generate()
             let clientId = SecureRandom.uuidV4()
-            try keystore.save(Identity(clientId: clientId, privateKey: key, databaseKey: SecretBytes(SecureRandom.bytes(32)),
-                                       createdAtMs: now))
+            let identity = Identity(clientId: clientId, privateKey: key, databaseKey: SecretBytes(SecureRandom.bytes(32)),
+                                    createdAtMs: now)
+            try keystore.save(identity)
+            contentKeys.remember(identity)   // the conversation's name is written sealed (docs/adr/0052)
             let conversationId = Hex.encode(SecureRandom.bytes(16))
             let members = [
                 MemberEntry(inboxId: key.publicKey.inboxId, publicKey: key.publicKey.hex, endpoint: "unix:/tmp/self-\(index).sock",
