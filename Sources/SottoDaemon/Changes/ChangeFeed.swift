@@ -123,26 +123,29 @@ actor ChangeFeed {
     func subscribe(since: Int64?, conversationId: String? = nil)
         -> (id: UUID, stream: AsyncStream<ChangeNotification>, gap: ChangeGap?) {
         let (stream, continuation) = AsyncStream<ChangeNotification>.makeStream(bufferingPolicy: .bufferingOldest(FeedSubscribers.buffer))
-        let wanted: (ChangeNotification) -> Bool = { conversationId == nil || $0.conversationId == conversationId }
         var gap: ChangeGap?
         if let since, since < lastSeq {
+            let upTo = lastSeq
+            // Only the changes this subscriber wants, up to where the feed is, are read about.
+            let wantedRow: (DBChange) -> Bool = { $0.seq <= upTo && (conversationId == nil || $0.conversationId == conversationId) }
             var cursor = since
-            while cursor < lastSeq {
+            while cursor < upTo {
                 let from = cursor
-                let batch: [FeedChange]
+                let batch: (lastSeq: Int64?, changes: [FeedChange])
                 do {
                     batch = try database.read { conn in
-                        FeedChange.read(try ChangeLogRepository.since(seq: from, limit: Self.batchSize, on: conn), on: conn)
+                        let rows = try ChangeLogRepository.since(seq: from, limit: Self.batchSize, on: conn)
+                        return (rows.last?.seq, FeedChange.read(rows.filter(wantedRow), on: conn))
                     }
                 } catch {
-                    let (readable, found) = replayAroundDamage(after: from, upTo: lastSeq, error: error)
-                    for change in readable where wanted(change.notification) { continuation.yield(change.notification) }
+                    let (readable, found) = replayAroundDamage(after: from, upTo: upTo, error: error, wanted: wantedRow)
+                    for change in readable { continuation.yield(change.notification) }
                     gap = found
                     break
                 }
-                guard let last = batch.last else { break }
-                for change in batch where change.seq <= lastSeq && wanted(change.notification) { continuation.yield(change.notification) }
-                cursor = last.seq
+                guard let last = batch.lastSeq else { break }
+                for change in batch.changes { continuation.yield(change.notification) }
+                cursor = last
             }
         }
         let id = subscribers.add(continuation, conversationId: conversationId)
@@ -155,7 +158,8 @@ actor ChangeFeed {
     /// Reads on, on a connection of its own (a read whose transaction met damage fails whole,
     /// even for the rows read before it): forward up to the damaged page, then backward from
     /// the newest change down to it. Returns what it read and where the gap is.
-    private func replayAroundDamage(after from: Int64, upTo: Int64, error: any Error) -> ([FeedChange], ChangeGap) {
+    private func replayAroundDamage(after from: Int64, upTo: Int64, error: any Error,
+                                    wanted: (DBChange) -> Bool) -> ([FeedChange], ChangeGap) {
         let conn = try? StoreConnection.open(path: database.path, profile: .worker)
         conn?.contentKeys = database.contentKeys
         let head = conn.map { ChangeLogRepository.readable(after: from, upTo: upTo, newestFirst: false, on: $0).changes } ?? []
@@ -163,7 +167,7 @@ actor ChangeFeed {
         let tail = conn.map { ChangeLogRepository.readable(after: gapStart, upTo: upTo, newestFirst: true, on: $0).changes } ?? []
         DaemonLog.error("change feed replay: changes after #\(gapStart)" + (tail.first.map { " before #\($0.seq)" } ?? "")
                         + " cannot be read: \(error)")
-        let readable = conn.map { FeedChange.read(head + tail, on: $0) } ?? []
+        let readable = conn.map { FeedChange.read((head + tail).filter(wanted), on: $0) } ?? []
         return (readable, ChangeGap(afterSeq: gapStart, resumedAtSeq: tail.first?.seq, reason: "\(error)", remedy: damageRemedy))
     }
 
