@@ -32,6 +32,9 @@ final class MailboxSlot {
     var connectAt: Int64 = 0
     /// First scan that did not find the identity (nil while it is in the keystore).
     var missingSince: Int64?
+    /// The daemon keeps its inbox awake: it holds its connection and watch. A sleeping one
+    /// has a connection only while it is drained (docs/adr/0056); `connectAt` is its next drain.
+    var isAwake = true
 
     init(mailbox: Mailbox) {
         self.mailbox = mailbox

@@ -4,9 +4,11 @@ import SottoCrypto
 import SottoWire
 
 /// sotto-relayd's loop, on one thread: find the relay reachable (waiting and retrying while
-/// it is down), keep one connection and one consumer per keystore identity (rescanning when
-/// inotify says the keystore changed; no connection ever carries two identities' mailboxes,
-/// docs/adr/0044), and drain each mailbox that may hold messages into push.sock,
+/// it is down), keep one connection and one consumer per keystore identity whose inbox the
+/// daemon keeps awake (rescanning when inotify says the keystore or the awake marks changed;
+/// no connection ever carries two identities' mailboxes, docs/adr/0044), drain a sleeping
+/// inbox's mailbox on a short connection of its own at random moments (docs/adr/0056), and
+/// drain each mailbox that may hold messages into push.sock,
 /// settling each message by the worker's ack (docs/adr/0026). What one fetch returns goes to
 /// the worker as one batch (docs/adr/0027), acked push by push:
 ///
@@ -25,7 +27,11 @@ final class Receiver {
     /// The stop signal received, once one was (the loop finishes its batch first).
     private var stopSignal: String?
     private let queue = WakeQueue()
-    private let watcher: KeystoreWatcher
+    private let watcher: DirectoryWatcher
+    /// The daemon's marks of its awake inboxes, and what they said last.
+    private let awakeWatcher: DirectoryWatcher
+    private var awake: AwakeMailboxes
+    private let sleeping: SleepingDrains
     private let delivery: PushSocketHandoff
     /// Acks for stored messages, overlapped with the next delivery.
     private let acks = AckPipeline()
@@ -62,7 +68,10 @@ final class Receiver {
     init(options: RelaydOptions, stops: StopSignals) {
         self.options = options
         self.stops = stops
-        watcher = KeystoreWatcher(directory: options.group.keystorePath)
+        watcher = DirectoryWatcher(directory: options.group.keystorePath)
+        awakeWatcher = DirectoryWatcher(directory: options.group.awakeMailboxesPath)
+        awake = AwakeMailboxes.read(options.group.awakeMailboxesPath)
+        sleeping = SleepingDrains(boundMs: options.sleepingDrainMs)
         delivery = PushSocketHandoff(socketPath: options.runtime.pushSocketPath)
         record = MailboxRecord(groupDirectory: options.group.path)
         identityKeys = IdentityRelayKeys(groupDirectory: options.group.path)
@@ -78,7 +87,12 @@ final class Receiver {
             if !relayReachable, now >= nextConnectAt { probe(now: now) }
             let changed = watcher.drain()
             watcher.rearm()
-            if changed || now >= nextRescanAt { rescan(now: now) }
+            let rescanning = changed || now >= nextRescanAt
+            if rescanning { rescan(now: now) }
+            let wasWatchingAwake = awakeWatcher.isWatching
+            let awakeChanged = awakeWatcher.drain()
+            awakeWatcher.rearm()
+            if awakeChanged || rescanning || awakeWatcher.isWatching != wasWatchingAwake { readAwakeMarks(now: now) }
             let woken = queue.take()
             if now >= nextSweepAt {
                 nextSweepAt = now + Self.sweepIntervalMs
@@ -104,15 +118,20 @@ final class Receiver {
             }
             for mailbox in woken.mailboxes { slots[mailbox]?.due = true }
             if relayReachable {
-                var opened = 0
+                var openedAwake = 0
                 for slot in slots.values where !slot.isOpen && now >= slot.openAt {
                     open(slot, now: now)
-                    if slot.isOpen { opened += 1 }
+                    if slot.isOpen, slot.isAwake { openedAwake += 1 }
                 }
-                if opened > 0, slots.values.allSatisfy(\.isOpen) { RelaydLog.info("all \(slots.count) mailboxes open") }
+                let awakeSlots = slots.values.filter(\.isAwake)
+                if openedAwake > 0, awakeSlots.allSatisfy(\.isOpen) { RelaydLog.info("all \(awakeSlots.count) mailboxes open") }
                 for mailbox in slots.keys.sorted(by: { $0.clientId < $1.clientId }) where !stopRequested() {
                     guard let slot = slots[mailbox], slot.isOpen, slot.isDue(at: MonotonicClock.nowMs()) else { continue }
                     drain(slot)
+                }
+                for slot in slots.values where !slot.isAwake && slot.isOpen && !slot.due && slot.missingSince == nil
+                    && slot.redeliveriesAwaited == 0 && !stopRequested() {
+                    putToSleep(slot)
                 }
             }
             waitForWork()
@@ -279,6 +298,7 @@ final class Receiver {
                 slot.missingSince = nil
             } else {
                 guard let slot = makeSlot(mailbox, create: true) else { continue }
+                slot.isAwake = awake.contains(clientId)
                 slots[mailbox] = slot
                 scheduleConnect(slot, now: now)
                 RelaydLog.info("identity added: \(mailbox)")
@@ -366,7 +386,8 @@ final class Receiver {
         guard slot.missingSince == nil, let relay = connection(for: slot, now: now) else { return }
         do {
             try startAtFirstUnacked(slot, relay: relay)
-            slot.watch = try MailboxWatch(relay: relay, mailbox: slot.mailbox, handler: queue)
+            // A sleeping mailbox is drained now and its connection closed: nothing to watch.
+            if slot.isAwake { slot.watch = try MailboxWatch(relay: relay, mailbox: slot.mailbox, handler: queue) }
             slot.consumer = try MailboxConsumer(relay: relay, mailbox: slot.mailbox, ackWaitMs: options.ackWaitMs)
             // Drained now only if it holds something: an empty fetch from a consumer just made
             // may be held its whole 200 ms, and with the opens spread over 5 s among the drains
@@ -567,18 +588,56 @@ final class Receiver {
         return min(options.retryMinMs << doublings, options.retryMaxMs)
     }
 
+    // MARK: - Awake and sleeping inboxes (docs/adr/0056)
+
+    /// What the daemon's marks say now: a mailbox that woke opens its connection (at once, or
+    /// at its moment within the spread when several wake together) with its watch; one that
+    /// fell asleep closes its connection once drained and is drained on schedule after.
+    private func readAwakeMarks(now: Int64) {
+        let current = AwakeMailboxes.read(options.group.awakeMailboxesPath)
+        guard current != awake else { return }
+        awake = current
+        for slot in slots.values where slot.missingSince == nil {
+            let isAwake = current.contains(slot.mailbox.clientId)
+            guard isAwake != slot.isAwake else { continue }
+            slot.isAwake = isAwake
+            if isAwake {
+                if slot.relay == nil {
+                    slot.connectAt = spread.moment(after: now)
+                } else if slot.isOpen, slot.watch == nil {
+                    slot.close()  // opened again on the same connection, with its watch
+                    slot.openRetryAt = 0
+                }
+            } else if slot.relay == nil {
+                slot.connectAt = sleeping.next(after: now)
+            }
+        }
+    }
+
+    /// A sleeping inbox's mailbox, drained: its connection closes once the acks sent on it are
+    /// settled (else the next pass tries again), and its next drain is given its moment.
+    private func putToSleep(_ slot: MailboxSlot) {
+        guard acks.waitUntilSettled(timeoutMs: 3_000) else { return }
+        slot.disconnect(losses)
+        slot.openRetryAt = 0
+        slot.connectAt = sleeping.next(after: MonotonicClock.nowMs())
+    }
+
     // MARK: - Sleeping
 
     private func waitForWork() {
         let now = MonotonicClock.nowMs()
         var next = min(nextRescanAt, nextSweepAt)
         if !relayReachable { next = min(next, nextConnectAt) }
+        // Until the daemon made its marks' directory, look for it every 2 s (no inotify yet).
+        if !awakeWatcher.isWatching { next = min(next, now + 2_000) }
         if relayReachable {
             for slot in slots.values { if let wake = slot.nextWake(now: now) { next = min(next, wake) } }
         }
         let timeout = Int32(max(0, min(next - now, 30_000)))
         var fds = [pollfd(fd: queue.pipe.read, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: watcher.fd, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: awakeWatcher.fd, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: stops.fd, events: Int16(POLLIN), revents: 0)]
         _ = poll(&fds, nfds_t(fds.count), timeout)
     }

@@ -23,6 +23,9 @@ struct RelaydOptions {
     /// The mailbox stream's maximum age when this relayd creates it or adds the missing limit
     /// (docs/adr/0030). Only a test shortens it (`--test-mailbox-max-age-ms`).
     var mailboxMaxAgeMs: Int64 = MailboxStream.defaultMaxAgeMs
+    /// The longest a push to a sleeping inbox waits on the relay: its mailbox holds no
+    /// connection and is drained at a random moment within this of the last drain (docs/adr/0056).
+    var sleepingDrainMs: Int64 = 60_000
 
     /// The environment variables read (directories, relay, credentials).
     static let environmentNames = ["SOTTO_GROUP_DIR", "XDG_DATA_HOME", "HOME", "SOTTO_RUNTIME_DIR", "XDG_RUNTIME_DIR",
@@ -40,7 +43,7 @@ struct RelaydOptions {
     static let usage = """
         usage: sotto-relayd [--relay nats://HOST:PORT | tls://HOST:PORT] [--ack-wait-ms MS]
                             [--retry-min-ms MS] [--retry-max-ms MS] [--gone-after-ms MS]
-                            [--test-mailbox-max-age-ms MS]
+                            [--sleeping-drain-ms MS] [--test-mailbox-max-age-ms MS]
 
         Sotto's relay receiver: holds one durable consumer per identity in the keystore on
         the device's relay (NATS JetStream) and hands each message to push.sock, as a
@@ -52,6 +55,10 @@ struct RelaydOptions {
         file of the CA a tls:// relay's certificate comes from), SOTTO_GROUP_DIR,
         SOTTO_RUNTIME_DIR. Exit status 78: malformed relay URL, credentials or CA file.
 
+        Only the mailboxes of inboxes the daemon keeps awake hold a relay connection; each
+        other one is drained by a short connection of its own at a random moment between
+        half of --sleeping-drain-ms (default 60000) and all of it after its last drain.
+
         --test-mailbox-max-age-ms is for tests only: the age limit (1000 ms to 30 days,
         default 30 days) given to the mailbox stream if this relayd creates it or adds
         the limit to a stream that has none.
@@ -59,7 +66,7 @@ struct RelaydOptions {
 
     static func parse(_ arguments: [String], environment: [String: String]) throws(Failure) -> RelaydOptions {
         var env = environment
-        var ackWait: Int64?, retryMin: Int64?, retryMax: Int64?, goneAfter: Int64?, maxAge: Int64?
+        var ackWait: Int64?, retryMin: Int64?, retryMax: Int64?, goneAfter: Int64?, maxAge: Int64?, sleepingDrain: Int64?
         var index = 1
         func value(_ flag: String) throws(Failure) -> String {
             index += 1
@@ -81,6 +88,9 @@ struct RelaydOptions {
             case "--retry-min-ms": retryMin = try milliseconds(argument)
             case "--retry-max-ms": retryMax = try milliseconds(argument)
             case "--gone-after-ms": goneAfter = try milliseconds(argument)
+            case "--sleeping-drain-ms":
+                sleepingDrain = try milliseconds(argument)
+                guard sleepingDrain! >= 100 else { throw .usage("--sleeping-drain-ms takes milliseconds between 100 and 3600000") }
             case "--test-mailbox-max-age-ms":
                 guard let ms = Int64(try value(argument)), (1_000...MailboxStream.defaultMaxAgeMs).contains(ms) else {
                     throw .usage("\(argument) takes milliseconds between 1000 and \(MailboxStream.defaultMaxAgeMs)")
@@ -111,6 +121,7 @@ struct RelaydOptions {
         if let retryMax { options.retryMaxMs = retryMax }
         if let goneAfter { options.goneAfterMs = goneAfter }
         if let maxAge { options.mailboxMaxAgeMs = maxAge }
+        if let sleepingDrain { options.sleepingDrainMs = sleepingDrain }
         guard options.retryMinMs <= options.retryMaxMs else { throw .usage("--retry-min-ms is above --retry-max-ms") }
         return options
     }

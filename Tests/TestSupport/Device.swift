@@ -29,14 +29,17 @@ public final class Device: @unchecked Sendable {
     public var endpoint: String { "unix:" + runtime.pushSocketPath }
     public var daemonLogPath: String { root + "/daemon.log" }
     public let environment: [String: String]
+    /// After `daemon` on every start (e.g. `--capacity 2`).
+    public let daemonArguments: [String]
     private var daemon: Process?
     private var push: PushSocketServer?
 
-    private init(name: String, root: String, group: GroupDirectory, environment: [String: String]) {
+    private init(name: String, root: String, group: GroupDirectory, environment: [String: String], daemonArguments: [String]) {
         self.name = name
         self.root = root
         self.group = group
         self.environment = environment
+        self.daemonArguments = daemonArguments
     }
 
     /// Creates the directories, starts the daemon and the push socket, and waits until the
@@ -44,7 +47,8 @@ public final class Device: @unchecked Sendable {
     /// the device's own (a test file system's mount).
     /// `waitForDaemon` false: the daemon is launched, not waited for (see `launchDaemon`).
     public static func start(_ name: String, in parent: String, environment extra: [String: String] = [:],
-                             groupIn: String? = nil, waitForDaemon: Bool = true) throws -> Device {
+                             groupIn: String? = nil, waitForDaemon: Bool = true,
+                             daemonArguments: [String] = []) throws -> Device {
         let root = parent + "/" + name
         let group = GroupDirectory(path: (groupIn ?? root) + "/group")
         let environment = [
@@ -52,7 +56,7 @@ public final class Device: @unchecked Sendable {
             // Tests ask for the key file; the keyring tests pass SOTTO_KEY_STORE=keyring (docs/adr/0045).
             "SOTTO_KEY_STORE": "file",
         ].merging(extra) { $1 }
-        let device = Device(name: name, root: root, group: group, environment: environment)
+        let device = Device(name: name, root: root, group: group, environment: environment, daemonArguments: daemonArguments)
         for path in [root, group.path, root + "/run"] {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
@@ -85,7 +89,7 @@ public final class Device: @unchecked Sendable {
     public func launchDaemon(environment extra: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try builtExecutable("sotto"))
-        process.arguments = ["daemon"]
+        process.arguments = ["daemon"] + daemonArguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }.merging(extra) { $1 }
         if !FileManager.default.fileExists(atPath: daemonLogPath) {
             _ = FileManager.default.createFile(atPath: daemonLogPath, contents: nil)

@@ -47,6 +47,9 @@ public struct GroupDirectory: Sendable, Equatable {
 
     public var databasePath: String { PrivateDirectory.join(path, "shared.sqlite") }
     public var keystorePath: String { PrivateDirectory.join(path, "keystore") }
+    /// One empty file per awake inbox, named by its clientId: written by the daemon, read by
+    /// sotto-relayd, which keeps a relay connection for those only (docs/adr/0056).
+    public var awakeMailboxesPath: String { PrivateDirectory.join(path, "awake-mailboxes") }
 
     /// Creates the directory 0700 if missing (parents too, also 0700), else checks it is safe.
     public func create() throws(DirectoryError) {

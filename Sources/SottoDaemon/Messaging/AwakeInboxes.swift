@@ -16,12 +16,15 @@ actor AwakeInboxes {
     let database: DaemonDatabase
     let keystore: Keystore
     let stores: ConversationStoreRegistry
+    /// What sotto-relayd reads to keep connections for awake inboxes only (nil: tell it nothing).
+    let marks: AwakeMailboxMarks?
     private var unlocked: [String: Identity] = [:]
 
-    init(database: DaemonDatabase, keystore: Keystore, stores: ConversationStoreRegistry) {
+    init(database: DaemonDatabase, keystore: Keystore, stores: ConversationStoreRegistry, marks: AwakeMailboxMarks? = nil) {
         self.database = database
         self.keystore = keystore
         self.stores = stores
+        self.marks = marks
     }
 
     /// Unlocks the identity and loads the latest messages of each conversation.
@@ -40,9 +43,11 @@ actor AwakeInboxes {
             }
         }
         unlocked[inboxId] = identity
+        marks?.mark(identity.clientId)
     }
 
     func release(_ inboxId: String) async {
+        if let clientId = unlocked[inboxId]?.clientId { marks?.unmark(clientId) }
         unlocked[inboxId] = nil
         database.contentKeys?.forget(inboxId: inboxId)  // a sleeping inbox's reads derive its key again
         let conversations = (try? database.read { conn in try ConversationRepository.forInbox(inboxId: inboxId, on: conn) }) ?? []
@@ -52,12 +57,18 @@ actor AwakeInboxes {
     /// After an inbox was deleted (its rows are gone): its identity and the stores of the
     /// conversations it had.
     func forget(_ inboxId: String, conversationIds: [String]) async {
+        if let clientId = unlocked[inboxId]?.clientId { marks?.unmark(clientId) }
         unlocked[inboxId] = nil
         database.contentKeys?.forget(inboxId: inboxId)  // crypto-shredding: no key of it stays in memory
         for id in conversationIds { await stores.drop(id) }
     }
 
     func identity(of inboxId: String) -> Identity? { unlocked[inboxId] }
+
+    /// After the launch: the marks of exactly the inboxes awake now (a previous run's go).
+    func syncMarks() {
+        marks?.keepOnly(Set(unlocked.values.map(\.clientId)))
+    }
 }
 
 /// An awake inbox's resources for the lifecycle manager: `AwakeInboxes` loads them on wake

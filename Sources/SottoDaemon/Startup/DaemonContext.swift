@@ -20,6 +20,8 @@ final class DaemonContext: Sendable {
     let keystore: Keystore
     let service: ConversationService
     let lifecycle: InboxLRU
+    /// What awake inboxes hold, and the marks that tell sotto-relayd which they are.
+    let awake: AwakeInboxes
     /// The conversations control clients hold open (kept awake with `openInClient`).
     let openConversations: OpenConversations
     let unusedInboxes: UnusedInboxCache
@@ -42,7 +44,7 @@ final class DaemonContext: Sendable {
     let startedAtMs = WallClock.nowMs()
 
     private init(group: GroupDirectory, runtime: RuntimeDirectory, database: DaemonDatabase, keystore: Keystore,
-                 service: ConversationService, lifecycle: InboxLRU, openConversations: OpenConversations,
+                 service: ConversationService, lifecycle: InboxLRU, awake: AwakeInboxes, openConversations: OpenConversations,
                  unusedInboxes: UnusedInboxCache,
                  feed: ChangeFeed, outbox: OutboxSender, walKeeper: WALKeeper, invites: InviteService,
                  joinRequests: JoinRequestHandler, expired: ExplodeWorker, explode: ExplodeService, leave: LeaveService, removals: RemoveService,
@@ -53,6 +55,7 @@ final class DaemonContext: Sendable {
         self.keystore = keystore
         self.service = service
         self.lifecycle = lifecycle
+        self.awake = awake
         self.openConversations = openConversations
         self.unusedInboxes = unusedInboxes
         self.feed = feed
@@ -100,7 +103,7 @@ final class DaemonContext: Sendable {
 
         // MARK: Inboxes: what an awake one holds, and who decides which are awake
         let stores = ConversationStoreRegistry()
-        let awake = AwakeInboxes(database: database, keystore: keystore, stores: stores)
+        let awake = AwakeInboxes(database: database, keystore: keystore, stores: stores, marks: AwakeMailboxMarks(group: group))
         // An identity that does not open stays asleep: neither launch nor a rebalance tries to wake it.
         let ranking = DatabaseActivitySource(database: database, excluding: Set(damagedIdentities.map(\.clientId)))
         let lifecycle = InboxLRU(capacity: capacity, activitySource: ranking) { inboxId in
@@ -154,7 +157,7 @@ final class DaemonContext: Sendable {
             }
         }
         return DaemonContext(group: group, runtime: runtime, database: database, keystore: keystore,
-                             service: service, lifecycle: lifecycle, openConversations: OpenConversations(protection: lifecycle),
+                             service: service, lifecycle: lifecycle, awake: awake, openConversations: OpenConversations(protection: lifecycle),
                              unusedInboxes: unusedInboxes, feed: feed,
                              outbox: outbox, walKeeper: walKeeper, invites: invites, joinRequests: joinRequests,
                              expired: expired, explode: explode, leave: LeaveService(service: service, expired: expired),
@@ -180,6 +183,7 @@ final class DaemonContext: Sendable {
             // One inbox that cannot wake is no reason to stop serving the others.
             DaemonLog.error("inbox \(inboxId) could not be woken at start-up (\(errorType)); it stays asleep")
         }
+        await awake.syncMarks()
     }
 
     /// `sotto status`.

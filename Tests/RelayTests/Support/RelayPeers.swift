@@ -21,6 +21,8 @@ final class RelayPeers: @unchecked Sendable {
     private var inspector: RelayConnection?
     /// The relay login every device's daemon and relayd get (credential variables).
     private var login: [String: String] = [:]
+    /// Added to every sotto-relayd's arguments (e.g. `--sleeping-drain-ms`).
+    private var relaydArguments: [String] = []
 
     /// How the tests' own inspecting connection logs in (the devices' credentials; in
     /// operator mode the operator's admin user).
@@ -43,7 +45,8 @@ final class RelayPeers: @unchecked Sendable {
     /// its signing key (per-identity users; the server is then always started).
     static func make(_ names: [String], startServer: Bool = true, user: String? = nil,
                      password: String? = nil, observed: Bool = false, operatorMode: Bool = false,
-                     environment: [String: String] = [:]) throws -> RelayPeers? {
+                     environment: [String: String] = [:], daemonArguments: [String] = [],
+                     relaydArguments: [String] = []) throws -> RelayPeers? {
         guard NatsServer.isInstalled else {
             print(NatsServer.skipMessage)
             return nil
@@ -70,11 +73,13 @@ final class RelayPeers: @unchecked Sendable {
         let peers = RelayPeers(tmp: tmp, server: server, credentials: credentials)
         peers.operatorSetup = setup
         peers.login = login
+        peers.relaydArguments = relaydArguments
         do {
             for name in names {
                 peers.devices[name] = try Device.start(name, in: tmp.path,
                                                        environment: login.merging(["SOTTO_RELAY": server.url]) { $1 }
-                                                           .merging(environment) { $1 })
+                                                           .merging(environment) { $1 },
+                                                       daemonArguments: daemonArguments)
                 if startServer { try peers.startRelayd(name) }
             }
         } catch {
@@ -96,7 +101,7 @@ final class RelayPeers: @unchecked Sendable {
             .merging(login) { $1 }
         let runs = relayds[name, default: RelaydRuns()]
         relayds[name] = runs
-        let process = try runs.launch(["--ack-wait-ms", "3000", "--retry-min-ms", "200"], environment: environment)
+        let process = try runs.launch(["--ack-wait-ms", "3000", "--retry-min-ms", "200"] + relaydArguments, environment: environment)
         guard process.waitForLine(containing: waitForRelay ? "relay connected:" : "starting:", timeout: 30) else {
             throw RelayRigFailure("\(name)'s sotto-relayd did not start: \(process.output.suffix(8))")
         }
@@ -111,12 +116,14 @@ final class RelayPeers: @unchecked Sendable {
 
     /// Creates a conversation on `creator`, invites `joiner` and waits until both see it
     /// active with two members: the join request and the membership both went through the relay.
-    func conversation(creator: String, joiner: String, timeout: Int64 = 60_000) throws -> String {
-        try conversation(creator: creator, joiners: [joiner], timeout: timeout)
+    /// `revokeInvites`: the creator then revokes the invite, so it no longer keeps the inbox
+    /// awake (a pending invite protects it).
+    func conversation(creator: String, joiner: String, timeout: Int64 = 60_000, revokeInvites: Bool = false) throws -> String {
+        try conversation(creator: creator, joiners: [joiner], timeout: timeout, revokeInvites: revokeInvites)
     }
 
     /// The same with each of `joiners` in turn, on an invite of its own.
-    func conversation(creator: String, joiners: [String], timeout: Int64 = 60_000) throws -> String {
+    func conversation(creator: String, joiners: [String], timeout: Int64 = 60_000, revokeInvites: Bool = false) throws -> String {
         let alice = self[creator]
         guard let id = try alice.json(["new", "--name", "Relay"])["conversationId"] as? String else {
             throw RelayRigFailure("new returned no id")
@@ -132,6 +139,7 @@ final class RelayPeers: @unchecked Sendable {
             try alice.waitUntil("\(creator) lists \(index + 2) members", timeoutMs: timeout) {
                 try alice.conversation(id)?["members"] as? Int == index + 2
             }
+            if revokeInvites { _ = try alice.json(["revoke", id, code]) }
         }
         return id
     }

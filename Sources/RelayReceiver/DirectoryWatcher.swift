@@ -1,15 +1,16 @@
 import Glibc
 
-/// inotify on the keystore directory: a file created, renamed or deleted there (an identity
-/// saved, the unused slot claimed, an inbox wiped) makes the fd readable, so the receiver
-/// rescans at once instead of polling (docs/adr/0026). The directory may not exist yet (the
-/// daemon creates it): `rearm()` retries the watch.
+/// inotify on a directory the daemon writes: a file created, renamed or deleted there makes
+/// the fd readable, so the receiver reads it again at once instead of polling
+/// (docs/adr/0026). Watched: the keystore (an identity saved, the unused slot claimed, an
+/// inbox wiped) and the awake marks (an inbox woke or went to sleep, docs/adr/0056). The
+/// directory may not exist yet (the daemon creates it): `rearm()` retries the watch.
 ///
 /// ```swift
-/// let watcher = KeystoreWatcher(directory: group.keystorePath)
+/// let watcher = DirectoryWatcher(directory: group.keystorePath)
 /// poll([watcher.fd, …]) …; if watcher.drain() { rescan() }
 /// ```
-final class KeystoreWatcher {
+final class DirectoryWatcher {
     let directory: String
     let fd: Int32
     private var watch: Int32 = -1
