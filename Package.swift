@@ -252,6 +252,10 @@ let package = Package(
             dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
             path: "Benchmarks/RelayPrivacyBench"),
         .executableTarget(
+            name: "RelaySleepingBench",
+            dependencies: ["RelayTransport", "SharedStore", "TestSupport"],
+            path: "Benchmarks/RelaySleepingBench"),
+        .executableTarget(
             name: "RelayE2EBench",
             dependencies: ["SottoWire", "ControlProtocol", "SottoClient", "TestSupport"],
             path: "Benchmarks/RelayE2EBench"),

@@ -385,6 +385,13 @@ final class Receiver {
     private func open(_ slot: MailboxSlot, now: Int64) {
         guard slot.missingSince == nil, let relay = connection(for: slot, now: now) else { return }
         do {
+            // A sleeping mailbox with nothing waiting: one question, and its connection closes
+            // (most drains; the consumer exists since its first).
+            if !slot.isAwake, slot.redeliveriesAwaited == 0, let state = try relay.consumerState(slot.mailbox),
+               state.pending == 0, state.ackPending == 0 {
+                putToSleep(slot)
+                return
+            }
             try startAtFirstUnacked(slot, relay: relay)
             // A sleeping mailbox is drained now and its connection closed: nothing to watch.
             if slot.isAwake { slot.watch = try MailboxWatch(relay: relay, mailbox: slot.mailbox, handler: queue) }
@@ -609,7 +616,7 @@ final class Receiver {
                     slot.openRetryAt = 0
                 }
             } else if slot.relay == nil {
-                slot.connectAt = sleeping.next(after: now)
+                slot.connectAt = sleeping.next(after: now, sleepingCount: sleepingCount)
             }
         }
     }
@@ -620,8 +627,10 @@ final class Receiver {
         guard acks.waitUntilSettled(timeoutMs: 3_000) else { return }
         slot.disconnect(losses)
         slot.openRetryAt = 0
-        slot.connectAt = sleeping.next(after: MonotonicClock.nowMs())
+        slot.connectAt = sleeping.next(after: MonotonicClock.nowMs(), sleepingCount: sleepingCount)
     }
+
+    private var sleepingCount: Int { slots.values.count { !$0.isAwake && $0.missingSince == nil } }
 
     // MARK: - Sleeping
 

@@ -36,6 +36,10 @@ struct RelaydLifecycleTests {
         #expect(try run(["--bogus"], environment: ["SOTTO_RELAY": "nats://127.0.0.1:1"]).status == 64)
         #expect(try run(["--retry-min-ms", "soon"], environment: ["SOTTO_RELAY": "nats://127.0.0.1:1"]).status == 64)
         #expect(try run(["--retry-min-ms", "5000", "--retry-max-ms", "10"], environment: ["SOTTO_RELAY": "nats://127.0.0.1:1"]).status == 64)
+        for garbage in ["99", "0", "-1", "soon", "3600001"] {
+            #expect(try run(["--sleeping-drain-ms", garbage], environment: ["SOTTO_RELAY": "nats://127.0.0.1:1"]).status == 64,
+                    "--sleeping-drain-ms \(garbage)")
+        }
         let overridden = try run(["--relay", "nats://"], environment: ["SOTTO_RELAY": "nats://127.0.0.1:1"])
         #expect(overridden.status == 78)
         #expect(try run(["--help"], environment: [:]).status == 0)

@@ -40,7 +40,9 @@ final class RelayRig: @unchecked Sendable {
     /// relay's own store never does.
     /// `operatorMode`: the relay is set up with `scripts/relay-operator.py` and relayd logs in
     /// with per-identity users minted with its signing key (the server is then always started).
-    static func make(startServer: Bool = true, groupIn: String? = nil, operatorMode: Bool = false) throws -> RelayRig? {
+    /// `monitoring`: the relay serves its monitoring port (`/connz`), for `RelayLinkage`.
+    static func make(startServer: Bool = true, groupIn: String? = nil, operatorMode: Bool = false,
+                     monitoring: Bool = false) throws -> RelayRig? {
         guard NatsServer.isInstalled else {
             print(NatsServer.skipMessage)
             return nil
@@ -52,7 +54,7 @@ final class RelayRig: @unchecked Sendable {
             let server = try setup.startServer(storeDirectory: fixture.tmp.path + "/jetstream")
             return try RelayRig(fixture: fixture, server: server, operatorSetup: setup)
         }
-        let server = try NatsServer.prepare(storeDirectory: fixture.tmp.path + "/jetstream")
+        let server = try NatsServer.prepare(storeDirectory: fixture.tmp.path + "/jetstream", monitoring: monitoring)
         if startServer { try server.restart() }
         return try RelayRig(fixture: fixture, server: server)
     }
