@@ -61,15 +61,15 @@ at_rest() {
     sleep 8
     c0=$(cpu_ticks "$relayd"); t1=$(varz "$mport" total_connections)
     sleep $((warm > 8 ? warm - 8 : 0))
-    c1=$(cpu_ticks "$relayd"); t1w=$(varz "$mport" total_connections)
+    c1=$(cpu_ticks "$relayd"); t1w=$(varz "$mport" total_connections); n1=$(cpu_ticks "$nats")
     sleep "$window"
-    c2=$(cpu_ticks "$relayd"); t2=$(varz "$mport" total_connections)
+    c2=$(cpu_ticks "$relayd"); t2=$(varz "$mport" total_connections); n2=$(cpu_ticks "$nats")
     nats1=$(rss_kb "$nats")
-    printf '%-9s %5d identities (20 awake): RSS %5.1f MB, %4d threads, relay connections %4d, relay RSS +%.1f MB; start: %d connections, %d ms CPU; then %d s from %d s: %d connections (%.2f/s), CPU %.3f%% of a core\n' \
+    printf '%-9s %5d identities (20 awake): RSS %5.1f MB, %4d threads, relay connections %4d, relay RSS +%.1f MB; start: %d connections, %d ms CPU; then %d s from %d s: %d connections (%.2f/s), CPU %.3f%% of a core (nats-server %.3f%%)\n' \
         "$label" "$count" "$(echo "$(rss_kb "$relayd")/1024" | bc -l)" "$(awk '/Threads/ {print $2}' "/proc/$relayd/status")" \
         "$(varz "$mport" connections)" "$(echo "($nats1 - $nats0)/1024" | bc -l)" \
         "$((t1 - t0))" "$((c0 * 1000 / tick))" "$window" "$warm" "$((t2 - t1w))" "$(echo "($t2 - $t1w) / $window" | bc -l)" \
-        "$(echo "($c2 - $c1) * 1000 / $tick / ($window * 10)" | bc -l)"
+        "$(echo "($c2 - $c1) * 1000 / $tick / ($window * 10)" | bc -l)" "$(echo "($n2 - $n1) * 1000 / $tick / ($window * 10)" | bc -l)"
     kill "$relayd" "$nats"; wait "$relayd" "$nats" 2>/dev/null || true
     rm -rf "$dir"
 }
@@ -79,5 +79,6 @@ for count in ${counts[@]}; do
 done
 # Steady drains at relayd's cap (2 a second): 100 identities, 80 asleep, a 20 s bound, which the
 # cap stretches to 54 s; measured after the first period.
+at_rest baseline "$base/sotto-relayd" 100 60 "$idle"
 at_rest steady "$bin/sotto-relayd" 100 60 "$idle" --sleeping-drain-ms 20000
 "$bin/RelaySleepingBench" "$bin" "$base/sotto-relayd" "$bound"

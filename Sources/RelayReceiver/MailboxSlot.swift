@@ -35,6 +35,9 @@ final class MailboxSlot {
     /// The daemon keeps its inbox awake: it holds its connection and watch. A sleeping one
     /// has a connection only while it is drained (docs/adr/0056); `connectAt` is its next drain.
     var isAwake = true
+    /// A mailbox that fell asleep with its connection open keeps it until then: a random
+    /// moment of its own, so it does not close at the instant the inbox that evicted it opens.
+    var keepUntil: Int64 = 0
 
     init(mailbox: Mailbox) {
         self.mailbox = mailbox
@@ -53,9 +56,12 @@ final class MailboxSlot {
     /// The next time this slot needs the loop, if any.
     func nextWake(now: Int64) -> Int64? {
         var next: Int64?
-        if due { next = max(now, notBefore) }
+        // Only an open slot drains; one without its consumer waits for its moment to open (a
+        // due slot not yet open made the loop spin through relayd's 5 s start spread).
+        if due, isOpen { next = max(now, notBefore) }
         // A slot whose identity is missing is not opened: the rescan retires it.
         if !isOpen, missingSince == nil { next = min(next ?? openAt, max(now, openAt)) }
+        if !isAwake, isOpen, !due { next = min(next ?? keepUntil, max(now, keepUntil)) }
         return next
     }
 

@@ -130,7 +130,7 @@ final class Receiver {
                     drain(slot)
                 }
                 for slot in slots.values where !slot.isAwake && slot.isOpen && !slot.due && slot.missingSince == nil
-                    && slot.redeliveriesAwaited == 0 && !stopRequested() {
+                    && slot.redeliveriesAwaited == 0 && MonotonicClock.nowMs() >= slot.keepUntil && !stopRequested() {
                     putToSleep(slot)
                 }
             }
@@ -617,6 +617,8 @@ final class Receiver {
                 }
             } else if slot.relay == nil {
                 slot.connectAt = sleeping.next(after: now, sleepingCount: sleepingCount)
+            } else {
+                slot.keepUntil = now + Int64.random(in: 0...spread.windowMs)
             }
         }
     }
@@ -626,6 +628,7 @@ final class Receiver {
     private func putToSleep(_ slot: MailboxSlot) {
         guard acks.waitUntilSettled(timeoutMs: 3_000) else { return }
         slot.disconnect(losses)
+        slot.due = false  // its next drain comes at its moment, whatever a sweep said meanwhile
         slot.openRetryAt = 0
         slot.connectAt = sleeping.next(after: MonotonicClock.nowMs(), sleepingCount: sleepingCount)
     }
