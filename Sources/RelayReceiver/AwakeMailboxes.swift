@@ -1,4 +1,4 @@
-import Glibc
+import SottoCrypto
 import SottoWire
 
 /// Which identities' inboxes the daemon keeps awake: the names in `<group>/awake-mailboxes`
@@ -29,15 +29,7 @@ enum AwakeMailboxes: Equatable {
     /// every identity awake: a wrong "asleep" would delay pushes, a wrong "awake" only costs
     /// a connection.
     static func read(_ directory: String) -> AwakeMailboxes {
-        guard let dir = opendir(directory) else { return .everyIdentity }
-        defer { closedir(dir) }
-        var ids = Set<String>()
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if ProtocolIds.isClientId(name) { ids.insert(name) }
-        }
-        return .only(ids)
+        guard let names = try? DirectoryNames.read(directory) else { return .everyIdentity }
+        return .only(Set(names.filter(ProtocolIds.isClientId)))
     }
 }

@@ -1,4 +1,4 @@
-import Glibc
+import SottoCrypto
 import SottoWire
 
 /// The clientIds of the identities in a keystore directory, read without its master key:
@@ -22,16 +22,10 @@ enum KeystoreScan {
     }
 
     static func clientIds(in directory: String) -> Result {
-        guard let dir = opendir(directory) else {
-            return .unreadable("cannot open \(directory): \(String(cString: strerror(errno)))")
-        }
-        defer { closedir(dir) }
+        let names: [String]
+        do throws(DirectoryError) { names = try DirectoryNames.read(directory) } catch { return .unreadable(error.description) }
         var ids = Set<String>()
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            guard name.hasSuffix(".identity") else { continue }
+        for name in names where name.hasSuffix(".identity") {
             let clientId = String(name.dropLast(".identity".count))
             if ProtocolIds.isClientId(clientId) { ids.insert(clientId) }
         }

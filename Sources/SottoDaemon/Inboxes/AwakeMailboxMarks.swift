@@ -43,16 +43,8 @@ struct AwakeMailboxMarks: Sendable {
     /// and creates the directory, so relayd knows the daemon speaks for this group.
     func keepOnly(_ clientIds: Set<String>) {
         if mkdir(directory, 0o700) != 0, errno != EEXIST { return warn("cannot create \(directory)") }
-        guard let dir = opendir(directory) else { return warn("cannot read \(directory)") }
-        var stale: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != ".", name != "..", !clientIds.contains(name) { stale.append(name) }
-        }
-        closedir(dir)
-        for name in stale { _ = unlink(directory + "/" + name) }
+        guard let names = try? DirectoryNames.read(directory) else { return warn("cannot read \(directory)") }
+        for name in names where !clientIds.contains(name) { _ = unlink(directory + "/" + name) }
         for clientId in clientIds { mark(clientId) }
     }
 
