@@ -81,7 +81,7 @@ public struct PushPayload: Sendable, Equatable {
             throw PushError(.payloadTooLarge, "body is \(length) bytes, the limit is \(SealedBody.maxSealedBytes)")
         }
         guard SealedBody.isValidLength(length) else {
-            throw PushError(.malformedPayload, "body length \(length) is not 4096·k + 16")
+            throw PushError(.malformedPayload, "body length \(length) is not 4096·b + 16 for a size bucket b")
         }
         return BodyHint(id: id, length: length)
     }

@@ -73,8 +73,12 @@ def sign(signer, mid: str, cid: str, sent_at: int, content_type: str, content: b
 
 # --- bodies.md §3 -------------------------------------------------------------------------
 
+BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 255]  # blocks a padded body may have
+
+
 def pad(c: bytes) -> bytes:
-    size = BLOCK * -(-(4 + len(c)) // BLOCK)
+    blocks = -(-(4 + len(c)) // BLOCK)
+    size = BLOCK * next(b for b in BUCKETS if b >= blocks)
     return len(c).to_bytes(4, "big") + c + bytes(size - 4 - len(c))
 
 
@@ -146,6 +150,8 @@ def main() -> int:
     by_reference("text_64k_ok", "xmtp.org/text:1.0", text64k, note="the largest text: 65,536 bytes")
     by_reference("text_5000_ok", "xmtp.org/text:1.0", ("é" * 2500).encode(), note="two blocks of padding")
     by_reference("text_exact_block_ok", "xmtp.org/text:1.0", b"x" * 4092, note="4 + 4092 = one block exactly")
+    by_reference("text_three_blocks_ok", "xmtp.org/text:1.0", b"z" * 9000,
+                 note="4 + 9000 bytes take 3 blocks: padded to the 4-block size bucket (16,384 bytes)")
     by_reference("reply_long_quote_ok", "xmtp.org/reply:1.0",
                  json.dumps({"reference": "2c546b8b5273fadff1a7a700e4e40339", "text": "q" * 30000},
                             separators=(",", ":")).encode())
@@ -170,6 +176,9 @@ def main() -> int:
                  hint_changes={"id": os.urandom(16).hex()}, expect=err("body_mismatch"))
     by_reference("reference_without_hint", "xmtp.org/text:1.0", b"hello " * 1000, no_hint=True,
                  body_bytes_override=b"", expect=err("body_mismatch"))
+    by_reference("body_length_not_a_bucket", "xmtp.org/text:1.0", b"z" * 9000,
+                 padded=len(b"z" * 9000).to_bytes(4, "big") + b"z" * 9000 + bytes(3 * BLOCK - 9004),
+                 expect=err("malformed_payload"), note="padded to 3 whole blocks, not to a size bucket: length 12,304")
     by_reference("hint_length_not_aligned", "xmtp.org/text:1.0", b"hello " * 1000,
                  hint_changes={"length": 5000}, expect=err("malformed_payload"))
     by_reference("hint_length_over_limit", "xmtp.org/text:1.0", b"hello " * 1000,

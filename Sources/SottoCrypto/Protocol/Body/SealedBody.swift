@@ -5,11 +5,14 @@ import SottoWire
 ///
 /// ```swift
 /// let body = SealedBody.seal(Array(longText.utf8))          // fresh id and key
-/// body.sealed.count                                         // 4096·k + 16
+/// body.sealed.count                                         // 4096·b + 16, b a size bucket
 /// let content = try SealedBody.open(body.sealed, id: body.id, key: body.key)
 /// ```
 public struct SealedBody: Sendable, Equatable {
     public static let blockBytes = 4096
+    /// The sizes a padded body may have, in blocks (docs/protocol/bodies.md §2): so that the
+    /// relay learns one of 9 sizes of a body, not its length to 4 KiB (issue #19 goal 3).
+    public static let bucketBlocks = [1, 2, 4, 8, 16, 32, 64, 128, 255]
     /// The largest content: a padded body of 255 blocks less the 4-byte length prefix. 255,
     /// not 256: a sealed body and its relay headers must fit nats-server's default
     /// `max_payload` of 1 MiB.
@@ -26,17 +29,18 @@ public struct SealedBody: Sendable, Equatable {
     /// ciphertext || tag: what the relay stores and a direct sender writes after the push.
     public let sealed: [UInt8]
 
-    /// Whether `length` can be a sealed body's length (a whole number of blocks plus the tag,
-    /// within the limits); says nothing of the bytes.
+    /// Whether `length` can be a sealed body's length (a size bucket's blocks plus the tag);
+    /// says nothing of the bytes.
     public static func isValidLength(_ length: Int64) -> Bool {
-        length >= Int64(minSealedBytes) && length <= Int64(maxSealedBytes)
-            && (length - Int64(ChaCha20Poly1305.tagByteCount)) % Int64(blockBytes) == 0
+        let padded = length - Int64(ChaCha20Poly1305.tagByteCount)
+        return padded > 0 && padded % Int64(blockBytes) == 0 && bucketBlocks.contains(Int(padded / Int64(blockBytes)))
     }
 
     /// The padded length for `contentCount` bytes of content: the 4-byte prefix and the
-    /// content, rounded up to whole blocks.
+    /// content, rounded up to whole blocks, then up to the smallest size bucket that holds them.
     public static func paddedLength(contentCount: Int) -> Int {
-        (4 + contentCount + blockBytes - 1) / blockBytes * blockBytes
+        let blocks = (4 + contentCount + blockBytes - 1) / blockBytes
+        return (bucketBlocks.first { $0 >= blocks } ?? blocks) * blockBytes
     }
 
     /// Seals `content` (1 … `maxContentBytes` bytes: the caller checks) with a fresh id and key.
