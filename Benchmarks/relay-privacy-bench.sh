@@ -19,13 +19,7 @@ counts=("${@:-100 1000}")
 ulimit -n "$(ulimit -Hn)"
 bin=$(./Benchmarks/build-release.sh sotto-notify sotto-relayd RelayPrivacyBench)
 sha=$(git rev-parse --short=12 "$base_rev")
-base="${SOTTO_COMPARE_DIR:-/tmp/sotto-compare}/$sha-relayd"
-if [ ! -x "$base/sotto-relayd" ]; then
-    rm -rf "$base" && mkdir -p "$base/src"
-    git archive "$sha" | tar -x -C "$base/src"
-    (cd "$base/src" && swift build -c release --product sotto-relayd >"$base/build.log" 2>&1 \
-        && cp "$(swift build -c release --show-bin-path)/sotto-relayd" "$base/sotto-relayd")
-fi
+base=$(./Benchmarks/baseline-relayd.sh "$base_rev")
 echo "baseline: sotto-relayd of $base_rev ($sha); current: $(git rev-parse --short=12 HEAD)$(git diff --quiet || echo ' + uncommitted')"
 
 # A baseline that already reads padded frames (docs/adr/0044) is given padded pushes.
