@@ -32,43 +32,13 @@ public final class LoggedProcess: @unchecked Sendable {
     }
 
     public static func launch(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> LoggedProcess {
-        var input: [Int32] = [0, 0], output: [Int32] = [0, 0], errors: [Int32] = [0, 0]
-        guard pipe(&input) == 0, pipe(&output) == 0, pipe(&errors) == 0 else {
-            throw Failure(description: "pipe: errno \(errno)")
+        let spawned: Spawn.Child
+        do { spawned = try Spawn.start(executable, arguments, environment: environment) } catch {
+            throw Failure(description: "\(error)")
         }
-        // Close-on-exec, so no other child (a worker, a second activator) holds these open.
-        for fd in input + output + errors { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for number in [SIGPIPE, SIGTERM, SIGINT, SIGCHLD] { sigaddset(&defaults, number) }
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-        close(input[0]); close(output[1]); close(errors[1])
-        guard rc == 0 else {
-            close(input[1]); close(output[0]); close(errors[0])
-            throw Failure(description: "posix_spawn \(executable): \(rc)")
-        }
-        let child = LoggedProcess(pid: pid, stdinFD: input[1])
-        child.drain(output[0])
-        child.drain(errors[0])
+        let child = LoggedProcess(pid: spawned.pid, stdinFD: spawned.stdin)
+        child.drain(spawned.stdout)
+        child.drain(spawned.stderr)
         return child
     }
 
