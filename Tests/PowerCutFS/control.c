@@ -9,6 +9,8 @@
 //   fail write|sync FIRST ERRNO [COUNT] -> ok; the FIRST-th write (or fsync/fsyncdir) from now
 //                                         on, and COUNT-1 more (0: all until `clear`), fail
 //   clear                              -> ok; no more faults
+//   seen                               -> ok writes=W syncs=S   (counted since the last `fail`
+//                                         of each: whether an armed Nth was reached)
 #include "powercut.h"
 
 #include <errno.h>
@@ -86,6 +88,9 @@ static void run_command(char *line, char *reply, size_t capacity) {
         } else {
             snprintf(reply, capacity, "error fail write|sync FIRST EIO|ENOSPC|EDQUOT [COUNT]");
         }
+    } else if (!strcmp(words[0], "seen")) {
+        snprintf(reply, capacity, "ok writes=%llu syncs=%llu",
+                 (unsigned long long)pc.writes_seen, (unsigned long long)pc.syncs_seen);
     } else if (!strcmp(words[0], "clear")) {
         pc.write_fault = (struct fault){0};
         pc.sync_fault = (struct fault){0};

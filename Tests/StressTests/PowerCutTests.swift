@@ -109,3 +109,27 @@ extension StressSuite.PowerCutTests {
         #expect(report.findings.isEmpty, "\(report.findings)")
     }
 }
+
+extension StressSuite.PowerCutTests {
+    @Test("EIO and ENOSPC at each write and each fsync of a send: a clear error, nothing half-stored, the file sound and the daemon answering; sent once the fault goes, and the member gets each sent text once",
+          arguments: [PowerCutFileSystem.Fault.write, .sync], ["EIO", "ENOSPC"])
+    func sendFaults(fault: PowerCutFileSystem.Fault, error: String) async throws {
+        let report = try await onDedicatedThread { try SendFaults(fault: fault, error: error).run() }
+        print(report.summaryLine)
+        for finding in report.findings { print("  finding: \(finding)") }
+        #expect(report.faultedSteps > 0, "no send met its fault")
+        #expect(report.stepsBeyondSend, "the fault index never passed the send's own \(fault)s")
+        #expect(report.findings.isEmpty, "\(report.findings.prefix(5))")
+    }
+
+    @Test("EIO and ENOSPC at each write and each fsync of an immediate explode: a clear error or done; once the fault goes the conversation is whole or gone (a restart finishes a tombstone), never half, and the daemon stays alive",
+          arguments: [PowerCutFileSystem.Fault.write, .sync], ["EIO", "ENOSPC"])
+    func explodeFaults(fault: PowerCutFileSystem.Fault, error: String) async throws {
+        let report = try await onDedicatedThread { try ExplodeFaults(fault: fault, error: error).run() }
+        print(report.summaryLine)
+        for finding in report.findings { print("  finding: \(finding)") }
+        #expect(report.faultedSteps > 0, "no explode met its fault")
+        #expect(report.stepsBeyondExplode, "the fault index never passed the explode's own \(fault)s")
+        #expect(report.findings.isEmpty, "\(report.findings.prefix(5))")
+    }
+}

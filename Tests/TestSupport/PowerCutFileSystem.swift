@@ -122,6 +122,22 @@ public final class PowerCutFileSystem: @unchecked Sendable {
 
     public func clearFaults() throws { try command("clear") }
 
+    /// How many writes and fsyncs the file system counted since the last `fail` of each
+    /// (counting stops at `clearFaults`): `seen(.write) >= first` means the armed fault was met.
+    ///
+    /// ```swift
+    /// try disk.fail(.write, first: 3, error: "EIO")
+    /// … run the operation …
+    /// let met = try disk.seen(.write) >= 3
+    /// ```
+    public func seen(_ fault: Fault) throws -> Int {
+        let reply = try command("seen")
+        let field = fault == .write ? "writes=" : "syncs="
+        guard let pair = reply.split(separator: " ").first(where: { $0.hasPrefix(field) }),
+              let value = Int(pair.dropFirst(field.count)) else { throw Failure(description: "seen: \(reply)") }
+        return value
+    }
+
     /// What is not durable yet: files with unsynced writes, the writes, their bytes, directories.
     public func pending() throws -> (files: Int, writes: Int, bytes: Int, directories: Int) {
         let fields = Dictionary(uniqueKeysWithValues: try command("stats").split(separator: " ").compactMap { pair -> (String, Int)? in

@@ -1,4 +1,5 @@
 import GRDBSQLite
+import Glibc
 
 /// Why a database operation failed. Never carries message content, keys or secrets: only
 /// SQLite's own message (which names tables and columns, not bound values), codes, and the
@@ -65,8 +66,16 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     static let statementLimit = 240
 
     /// Classifies a (possibly extended) SQLite result code raised on `handle`, running `statement`.
+    /// Call it right after the failing SQLite call: an I/O error whose system call failed with
+    /// ENOSPC or EDQUOT (an fsync on a full disk: SQLite says `SQLITE_IOERR_FSYNC`, and
+    /// SQLITE_FULL only for a write) is a full disk too. SQLite keeps that errno in the
+    /// failing file and the thread's errno, not in `sqlite3_system_errno` for a COMMIT.
     static func from(code: Int32, handle: OpaquePointer?, statement: String? = nil) -> StoreError {
-        classify(code: code, message: message(handle: handle, code: code), statement: statement)
+        let systemError = errno
+        let error = classify(code: code, message: message(handle: handle, code: code), statement: statement)
+        guard case .io = error, SQLiteResultCode.primary(code) == SQLiteResultCode.ioError,
+              systemError == ENOSPC || systemError == EDQUOT else { return error }
+        return .diskFull(code: code, message: message(handle: handle, code: code), statement: statement.map(Self.shortened))
     }
 
     /// The one mapping from SQLite result codes to ``StoreError``, for every connection of
