@@ -63,6 +63,31 @@ struct InviteLimitsTests {
         #expect(try alice.conversation(trip)?["members"] as? Int == 2)  // members who joined stay
     }
 
+    @Test("an invite revoked or used up no longer keeps its inbox awake, before and after a restart; a live one does")
+    func spentInvitesProtectNothing() throws {
+        let net = try Network(["alice"])
+        let alice = net["alice"]
+        let inbox = { (conversation: String) in
+            try alice.query("SELECT inboxId FROM conversation WHERE id = ?", [.text(conversation)])[0].string(0)
+        }
+        let revoked = try require(try alice.json(["new", "--name", "Revoked"])["conversationId"] as? String)
+        let code = try require(try alice.json(["invite", revoked, "--expires", "1h"])["code"] as? String)
+        _ = try alice.json(["revoke", revoked, code])
+        let usedUp = try require(try alice.json(["new", "--name", "Used"])["conversationId"] as? String)
+        let single = try require(try alice.json(["invite", usedUp, "--single-use", "--expires", "1h"])["code"] as? String)
+        #expect(try InviteRejectionTests.decision(on: alice, try InviteRejectionTests.forgedJoinRequest(from: single)) == "accepted")
+        let live = try require(try alice.json(["new", "--name", "Live"])["conversationId"] as? String)
+        _ = try alice.json(["invite", live, "--expires", "1h"])
+
+        let protected = { Set(try alice.json(["status"])["protectedAwake"] as? [String] ?? []) }
+        #expect(try protected() == [try inbox(live)])
+        // The launch reads protection from the database: it must ask the same question.
+        alice.stopDaemon()
+        try alice.startDaemon()
+        let (revokedInbox, usedUpInbox) = (try inbox(revoked), try inbox(usedUp))
+        #expect(try protected() == [try inbox(live)], "after a restart: revoked \(revokedInbox.prefix(8)), used up \(usedUpInbox.prefix(8))")
+    }
+
     @Test("revoke refuses a non-creator, an unknown invite and garbage, and changes nothing")
     func revokeRefusals() throws {
         let net = try Network(["alice", "bob"])
