@@ -46,13 +46,6 @@ struct RelayLinkabilityTests {
         var problems: [String] = []
     }
 
-    /// The clientId in the header of a device's unused slot ("SOTTOKS1", then 36 ASCII bytes).
-    private static func unusedClientId(_ device: Device) -> String? {
-        guard let bytes = FileManager.default.contents(atPath: device.group.keystorePath + "/unused.identity"),
-              bytes.count >= 44, bytes.prefix(8) == Data("SOTTOKS1".utf8) else { return nil }
-        return String(decoding: bytes[8..<44], as: UTF8.self)
-    }
-
     private func exercise(_ peers: RelayPeers) throws -> Findings {
         var conversations: [String] = []
         for _ in 0..<4 { conversations.append(try peers.conversation(creator: "alice", joiner: "bob")) }
@@ -120,29 +113,13 @@ struct RelayLinkabilityTests {
             nameOwner[connection.name] = connection.cid
         }
 
-        var prefixOwner: [String: Int] = [:]
-        var nuidOwner: [String: Int] = [:]
-        for connection in devices {
-            for inbox in connection.inboxes {
-                findings.inboxes += 1
-                let prefix = RelayLinkage.inboxPrefix(inbox)
-                if let owner = prefixOwner[prefix], owner != connection.cid {
-                    findings.problems.append("inbox prefix \(prefix) on connections \(owner) and \(connection.cid)")
-                }
-                prefixOwner[prefix] = connection.cid
-                for token in inbox.split(separator: ".").dropFirst() where token.count == 22 {
-                    let nuid = String(token.prefix(12))
-                    if let owner = nuidOwner[nuid], owner != connection.cid {
-                        findings.problems.append("NUID prefix \(nuid) on connections \(owner) and \(connection.cid)")
-                    }
-                    nuidOwner[nuid] = connection.cid
-                }
-            }
-        }
+        let inboxNames = RelayLinkage.sharedInboxNames(Array(devices))
+        findings.inboxes = inboxNames.inboxes
+        findings.problems += inboxNames.problems
 
         // Goal 5: a device's unused inbox is unknown to the relay until the daemon gives it out.
         for name in ["alice", "bob", "carol"] {
-            guard let unused = Self.unusedClientId(peers[name]) else { continue }
+            guard let unused = peers.unusedClientId(name) else { continue }
             findings.unusedInboxes += 1
             if seen.consumers.contains(where: { $0.name.contains(unused) || $0.filter.contains(unused) })
                 || devices.contains(where: { $0.subjects.contains { $0.contains(unused) } }) {

@@ -20,6 +20,8 @@ struct RelayLinkage {
         var subjects: Set<String> = []
         /// The clientIds in what it published (a purge names its mailbox only there).
         var payloadIds: Set<String> = []
+        /// The relay users' public keys in what it published (a consumer named by its owner's key).
+        var payloadKeys: Set<String> = []
         /// Its `_INBOX.…` subscriptions and reply subjects.
         var inboxes: Set<String> = []
     }
@@ -86,6 +88,7 @@ struct RelayLinkage {
             if line.contains("<<- MSG_PAYLOAD: [") {
                 // A purge's filter and other API requests name their mailbox in the payload.
                 connections[cid, default: Connection(cid: cid)].payloadIds.formUnion(Self.clientIds(in: line))
+                connections[cid, default: Connection(cid: cid)].payloadKeys.formUnion(Self.userKeys(in: line))
                 continue
             }
             guard let verb = words.first, ["SUB", "PUB", "HPUB"].contains(verb), words.count >= 2 else { continue }
@@ -101,6 +104,40 @@ struct RelayLinkage {
     static func clientIds(in subject: String) -> [String] {
         let pattern = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/
         return subject.matches(of: pattern).map { String($0.output) }
+    }
+
+    /// The relay users' public nkeys in a subject or payload ("U" and 55 base32 characters):
+    /// in operator mode a consumer is named by its owner's key (docs/adr/0051).
+    static func userKeys(in text: String) -> [String] {
+        text.matches(of: /U[A-Z2-7]{55}/).map { String($0.output) }
+    }
+
+    /// Problems with the connections' inbox names: an inbox prefix, or the first 12
+    /// characters of a NUID (nats.c shares them across one process's connections), seen on
+    /// two connections. Also how many inboxes were looked at.
+    static func sharedInboxNames(_ connections: [Connection]) -> (inboxes: Int, problems: [String]) {
+        var problems: [String] = []
+        var inboxes = 0
+        var prefixOwner: [String: Int] = [:]
+        var nuidOwner: [String: Int] = [:]
+        for connection in connections {
+            for inbox in connection.inboxes {
+                inboxes += 1
+                let prefix = inboxPrefix(inbox)
+                if let owner = prefixOwner[prefix], owner != connection.cid {
+                    problems.append("inbox prefix \(prefix) on connections \(owner) and \(connection.cid)")
+                }
+                prefixOwner[prefix] = connection.cid
+                for token in inbox.split(separator: ".").dropFirst() where token.count == 22 {
+                    let nuid = String(token.prefix(12))
+                    if let owner = nuidOwner[nuid], owner != connection.cid {
+                        problems.append("NUID prefix \(nuid) on connections \(owner) and \(connection.cid)")
+                    }
+                    nuidOwner[nuid] = connection.cid
+                }
+            }
+        }
+        return (inboxes, problems)
     }
 
     /// The groups (conversations) the connection's subjects name; a clientId in no group is

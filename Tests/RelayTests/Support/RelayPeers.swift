@@ -201,6 +201,14 @@ final class RelayPeers: @unchecked Sendable {
         return try Mailbox(clientId: try row.string(0))
     }
 
+    /// The clientId of `name`'s unused inbox, from the header of its keystore slot
+    /// ("SOTTOKS1", then 36 ASCII bytes); nil when there is none.
+    func unusedClientId(_ name: String) -> String? {
+        guard let bytes = FileManager.default.contents(atPath: self[name].group.keystorePath + "/unused.identity"),
+              bytes.count >= 44, bytes.prefix(8) == Data("SOTTOKS1".utf8) else { return nil }
+        return String(decoding: bytes[8..<44], as: UTF8.self)
+    }
+
     // MARK: - The relay
 
     /// A connection for inspecting the relay (a fresh one after the server restarted).
