@@ -64,7 +64,7 @@ struct RelaydLifecycleTests {
         }
     }
 
-    @Test("identities added to the keystore get a consumer without a restart, the unused slot only once it is given out (issue #19 goal 5); a deleted one's consumer and mailbox are removed",
+    @Test("identities added to the keystore get a consumer without a restart, the unused slot only once it is given out, and what was published to it before waits for it (issue #19 goal 5); a deleted one's consumer and mailbox are removed",
           .enabled(if: NatsServer.isInstalled, "nats-server not installed (make deps)"))
     func identitiesComeAndGo() throws {
         guard let rig = try RelayRig.make() else { return }
@@ -84,8 +84,14 @@ struct RelaydLifecycleTests {
         let unusedBox = try Mailbox(clientId: unused.clientId)
         #expect(try rig.publisher().consumerState(unusedBox) == nil, "the unused slot's mailbox is on the relay")
         #expect(!rig.relaydOutput.contains { $0.contains(unusedBox.subject) })
+        // What is published to it meanwhile waits in the stream for the owner's consumer.
+        _ = try rig.publisher().publish(Array("{}".utf8), to: unusedBox, messageId: "before-given-out")
+        #expect(try rig.publisher().storedCount(unusedBox) == 1)
         #expect(try keystore.claimUnused(expectedInboxId: unused.inboxId)?.inboxId == unused.inboxId)
         try waitUntil("a consumer once the slot is given out", timeout: 30) { try rig.publisher().consumerState(unusedBox) != nil }
+        try waitUntil("the message published before it was given out reached its relayd", timeout: 30) {
+            rig.relaydOutput.contains { $0.contains("of \(unusedBox) not stored") }
+        }
 
         let doomed = try Mailbox(clientId: added.clientId)
         _ = try rig.publisher().publish(Array("{}".utf8), to: doomed, messageId: "left-behind")
