@@ -59,6 +59,10 @@ struct RelaydOptions {
         other one is drained by a short connection of its own at a random moment between
         half of --sleeping-drain-ms (default 60000) and all of it after its last drain.
 
+        --ack-wait-ms (default 40000) becomes every consumer's AckWait on the relay, where
+        the operator sees it: a value of your own marks all of this device's mailboxes.
+        It is for tests; leave it at its default.
+
         --test-mailbox-max-age-ms is for tests only: the age limit (1000 ms to 30 days,
         default 30 days) given to the mailbox stream if this relayd creates it or adds
         the limit to a stream that has none.
