@@ -1,5 +1,6 @@
 import Glibc
 import RelayTransport
+import SottoWire
 
 /// Each identity's relay user key (an nkey, docs/adr/0051), kept by sotto-relayd in the group
 /// directory (`relayd-users/<clientId>.nk`, mode 0600, one `SU…` seed line): random, made the
@@ -22,8 +23,10 @@ struct IdentityRelayKeys {
 
     static let directoryName = "relayd-users"
     let directory: String
+    private let groupDirectory: String
 
     init(groupDirectory: String) {
+        self.groupDirectory = groupDirectory
         directory = groupDirectory + "/" + Self.directoryName
     }
 
@@ -66,7 +69,11 @@ struct IdentityRelayKeys {
     /// Writes `key` to `file` all or nothing: a private temporary file, synced, then linked to
     /// its name (a key already there wins). nil on success, else the reason.
     private func write(_ key: Nkey, to file: String) -> String? {
-        if mkdir(directory, 0o700) != 0, errno != EEXIST {
+        if mkdir(directory, 0o700) == 0 {
+            // The new directory's name is an entry of the group directory: without this fsync
+            // a power cut can take relayd-users, and every key in it, away (docs/adr/0058).
+            if !SyncMutation.skips(.relayKeyParent) { Self.syncDirectory(groupDirectory) }
+        } else if errno != EEXIST {
             return "cannot create \(directory): \(String(cString: strerror(errno)))"
         }
         var template = Array((directory + "/.new-XXXXXX").utf8CString)
@@ -76,12 +83,16 @@ struct IdentityRelayKeys {
         defer { unlink(temporary) }
         let line = Array((key.seedText + "\n").utf8)
         let written = Glibc.write(fd, line, line.count)
-        let synced = fsync(fd) == 0
+        let synced = SyncMutation.skips(.relayKeyFile) || fsync(fd) == 0
         close(fd)
         guard written == line.count, synced else { return "cannot write \(file): \(String(cString: strerror(errno)))" }
         if link(temporary, file) != 0, errno != EEXIST { return "cannot create \(file): \(String(cString: strerror(errno)))" }
-        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dir >= 0 { fsync(dir); close(dir) }
+        if !SyncMutation.skips(.relayKeyDirectory) { Self.syncDirectory(directory) }
         return nil
+    }
+
+    private static func syncDirectory(_ path: String) {
+        let dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 { fsync(dir); close(dir) }
     }
 }

@@ -1,5 +1,6 @@
 import Glibc
 import RelayTransport
+import SottoWire
 
 /// The mailboxes whose consumers this device's sotto-relayd holds, kept on disk in the group
 /// directory (`relayd-mailboxes`) so a restarted relayd can finish retiring an identity that
@@ -118,7 +119,7 @@ struct MailboxRecord {
             }
             written += n
         }
-        guard fsync(fd) == 0 else {
+        guard SyncMutation.skips(.mailboxRecordFile) || fsync(fd) == 0 else {
             let error = failure("cannot fsync")
             close(fd); unlink(temporary)
             throw error
@@ -129,7 +130,7 @@ struct MailboxRecord {
             unlink(temporary)
             throw error
         }
-        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let dir = SyncMutation.skips(.mailboxRecordDirectory) ? -1 : open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dir >= 0 {
             _ = fsync(dir)
             close(dir)

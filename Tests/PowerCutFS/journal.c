@@ -330,8 +330,10 @@ static const struct entry *find_entry(const struct dir_journal *journal, const c
     return NULL;
 }
 
-/// Removes what the directory did not hold at its last fsyncdir; new subdirectories only when
-/// they are empty by then. Returns how many entries it removed.
+/// Removes what the directory did not hold at its last fsyncdir. A new subdirectory goes
+/// whole, even when what it holds was synced in it (fsync(2): its entry in the parent needs
+/// the parent's fsync): one still holding entries is moved into the graveyard. Returns how
+/// many entries it removed.
 static unsigned remove_unsynced_entries(struct dir_journal *journal, int directories) {
     unsigned removed = 0;
     struct entry *now;
@@ -342,7 +344,13 @@ static unsigned remove_unsynced_entries(struct dir_journal *journal, int directo
         int same = then && then->dev == now[i].dev && then->ino == now[i].ino;
         if (!same && S_ISDIR(now[i].mode) == directories) {
             if (directories) {
-                if (unlinkat(journal->fd, now[i].name, AT_REMOVEDIR) == 0) removed++;
+                if (unlinkat(journal->fd, now[i].name, AT_REMOVEDIR) == 0) {
+                    removed++;
+                } else if (errno == ENOTEMPTY || errno == EEXIST) {
+                    char name[64];
+                    snprintf(name, sizeof name, "dir-%llx-%llx", (unsigned long long)now[i].dev, (unsigned long long)now[i].ino);
+                    if (renameat(journal->fd, now[i].name, pc.graveyard_fd, name) == 0) removed++;
+                }
             } else {
                 char name[64];
                 graveyard_name(name, sizeof name, now[i].dev, now[i].ino);
@@ -380,13 +388,39 @@ static unsigned restore_synced_entries(struct dir_journal *journal) {
     return restored;
 }
 
+/// Removes the directory `name` under `parent` and everything in it.
+static void remove_tree(int parent, const char *name) {
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+    if (dir) {
+        struct dirent *item;
+        while ((item = readdir(dir))) {
+            if (!strcmp(item->d_name, ".") || !strcmp(item->d_name, "..")) continue;
+            if (unlinkat(fd, item->d_name, 0) != 0 && errno == EISDIR) remove_tree(fd, item->d_name);
+        }
+        closedir(dir);
+    } else if (fd >= 0) {
+        close(fd);
+    }
+    unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+/// Drops the graveyard: the inodes that have no name after the cut are free space now. With
+/// BACKING.freed (made by the test before the mount) they are moved there instead, with the
+/// bytes the disk kept, as a forensic read of the disk's free blocks would find them.
 static void empty_graveyard(void) {
     int copy = openat(pc.graveyard_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *dir = copy >= 0 ? fdopendir(copy) : NULL;
     if (!dir) return;
     struct dirent *item;
     while ((item = readdir(dir))) {
-        if (strcmp(item->d_name, ".") && strcmp(item->d_name, "..")) unlinkat(pc.graveyard_fd, item->d_name, 0);
+        if (!strcmp(item->d_name, ".") || !strcmp(item->d_name, "..")) continue;
+        if (pc.freed_fd >= 0) {
+            char name[96];
+            snprintf(name, sizeof name, "%ld-%s", (long)getpid(), item->d_name);
+            if (renameat(pc.graveyard_fd, item->d_name, pc.freed_fd, name) == 0) continue;
+        }
+        if (unlinkat(pc.graveyard_fd, item->d_name, 0) != 0 && errno == EISDIR) remove_tree(pc.graveyard_fd, item->d_name);
     }
     closedir(dir);
 }

@@ -3,7 +3,8 @@
 // Mounts BACKING at MOUNTPOINT (foreground, single-threaded), prints "ready" once the kernel
 // has mounted it, and answers commands on CONTROL_SOCKET (control.c). An armed cut rolls
 // BACKING back when the file system is unmounted (`fusermount3 -u MOUNTPOINT`), and prints
-// "cut: …" before the process exits. Unlinked inodes wait in BACKING.graveyard (a sibling).
+// "cut: …" before the process exits. Unlinked inodes wait in BACKING.graveyard (a sibling);
+// the cut moves those left without a name to BACKING.freed when that directory exists.
 #include "powercut.h"
 
 #include <fuse.h>
@@ -29,6 +30,9 @@ int main(int argc, char **argv) {
     if (mkdir(graveyard, 0700) != 0 && errno != EEXIST) { perror("graveyard"); return 73; }
     pc.graveyard_fd = open(graveyard, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (pc.graveyard_fd < 0) { perror("graveyard"); return 73; }
+    char freed[4096];
+    snprintf(freed, sizeof freed, "%s.freed", argv[1]);
+    pc.freed_fd = open(freed, O_RDONLY | O_DIRECTORY | O_CLOEXEC);  // only if the test asked for it
     int result = control_start(argv[3]);
     if (result != 0) { fprintf(stderr, "control socket: %s\n", strerror(-result)); return 71; }
     char *fuse_argv[] = {argv[0], argv[2], "-f", "-s", "-o", "fsname=sotto-powercut,allow_other", NULL};

@@ -41,6 +41,16 @@ public final class PowerCutFileSystem: @unchecked Sendable {
     }
 
     public let backing: String
+    /// With `mount(in:keepFreed: true)`: the files that lost their last name before a cut, with
+    /// the bytes the disk kept, as a read of the disk's free blocks would find them (a key whose
+    /// zero-overwrite was never fsynced is still there).
+    ///
+    /// ```swift
+    /// let disk = try PowerCutFileSystem.mount(in: tmp.path, keepFreed: true)
+    /// … delete a file; try disk.powerCycle(.all) { … }
+    /// let leaked = FileSearch.files(containing: secret, under: disk.freed)
+    /// ```
+    public var freed: String { backing + ".freed" }
     public let mountpoint: String
     public let controlPath: String
     private var process: LoggedProcess
@@ -60,10 +70,12 @@ public final class PowerCutFileSystem: @unchecked Sendable {
     }
 
     /// Mounts `directory/disk` (created if missing) at `directory/mnt` and waits until the
-    /// kernel has mounted it.
-    public static func mount(in directory: String) throws -> PowerCutFileSystem {
+    /// kernel has mounted it. `keepFreed`: each cut leaves the inodes it left without a name
+    /// in `freed` instead of deleting them (see `freed`).
+    public static func mount(in directory: String, keepFreed: Bool = false) throws -> PowerCutFileSystem {
         let backing = directory + "/disk", mountpoint = directory + "/mnt", control = directory + "/powercut.sock"
-        for path in [backing, mountpoint] where mkdir(path, 0o700) != 0 && errno != EEXIST {
+        for path in [backing, mountpoint] + (keepFreed ? [backing + ".freed"] : [])
+        where mkdir(path, 0o700) != 0 && errno != EEXIST {
             throw Failure(description: "mkdir \(path): errno \(errno)")
         }
         return PowerCutFileSystem(backing: backing, mountpoint: mountpoint, controlPath: control,

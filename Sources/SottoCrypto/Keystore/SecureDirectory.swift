@@ -159,7 +159,7 @@ struct SecureDirectory: Sendable {
             var info = stat()
             if fstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 {
                 let zeros = [UInt8](repeating: 0, count: Int(info.st_size))
-                guard Self.writeAll(file, zeros), fsync(file) == 0 else {
+                guard Self.writeAll(file, zeros), SyncMutation.skips(.keystoreWipe) || fsync(file) == 0 else {
                     throw .unavailable("cannot wipe \(name) (errno \(errno))")
                 }
             }
@@ -167,7 +167,7 @@ struct SecureDirectory: Sendable {
         guard unlinkat(fd, name, 0) == 0 || errno == ENOENT else {
             throw .unavailable("cannot unlink \(name) (errno \(errno))")
         }
-        try syncDirectory()
+        if !SyncMutation.skips(.keystoreUnlinkDirectory) { try syncDirectory() }
         return true
     }
 

@@ -28,6 +28,7 @@ struct powercut {
     pthread_mutex_t lock;
     int root_fd;          // the backing directory
     int graveyard_fd;     // BACKING.graveyard: keeps unlinked inodes alive until the cut
+    int freed_fd;         // BACKING.freed if the test made it: where the cut leaves them; else -1
     enum cut_mode cut;    // armed cut; once armed every change fails with EIO
     unsigned seed;
     unsigned keep_percent;
