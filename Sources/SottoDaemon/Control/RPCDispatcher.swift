@@ -33,6 +33,13 @@ struct RPCDispatcher: ControlRequestHandler {
             case .refused: return JSONRPC.errorLine(id: request.id, .refused(error.description))
             case .invalid: return JSONRPC.errorLine(id: request.id, .invalidParams(error.description))
             }
+        } catch let error as ExplodeService.DeletionPending {
+            DaemonLog.warning("\(request.method): \(error)")
+            var advice = ""
+            if let cause = error.cause as? StoreError, case .diskFull = cause {
+                advice = "; free space on the file system holding \(daemon.group.path)"
+            }
+            return JSONRPC.errorLine(id: request.id, .unavailable(error.description + advice))
         } catch let error as KeystoreError {
             return JSONRPC.errorLine(id: request.id, .unavailable("keystore: \(error)"))
         } catch InboxLifecycleError.activationFailed(let inboxId, let errorType) {

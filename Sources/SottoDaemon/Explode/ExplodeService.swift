@@ -93,6 +93,19 @@ actor ExplodeService {
         }
     }
 
+    /// The explosion is committed and its pushes went out, but deleting the conversation on
+    /// this device failed (a full disk, an I/O error): said as such, since the members have
+    /// it, and the sweep deletes it here once it can.
+    struct DeletionPending: Error, CustomStringConvertible {
+        let delivered: Int
+        let cause: any Error
+
+        var description: String {
+            "the explosion went out (\(delivered) member device(s) reached); deleting the conversation on this device "
+                + "failed (\(cause)) and is retried"
+        }
+    }
+
     /// Another explode of the conversation stored its decision with this sequence first.
     private struct SequenceTaken: Error {}
 
@@ -150,7 +163,12 @@ actor ExplodeService {
         CrashPoint.reach("explode.delivered")
         let immediate = schedule.expiresAtMs.map { $0 <= WallClock.nowMs() } ?? false
         if immediate {
-            try await expired.deleteInbox(conversation.inboxId)
+            do {
+                try await expired.deleteInbox(conversation.inboxId)
+            } catch {
+                await expired.signal()  // the sweep deletes it again as soon as it can
+                throw DeletionPending(delivered: delivered, cause: error)
+            }
         } else {
             await expired.signal()
         }

@@ -87,7 +87,13 @@ struct ExplodeFaults {
                 if met { report.okAfterFault.append(step) } else { report.stepsBeyondExplode = true }
             } else {
                 if met { report.faultedSteps += 1 } else { report.findings.append("\(label): failed without meeting the fault: \(result.stderr)") }
-                if committed { report.failedAfterCommit.append(step) }
+                if committed {
+                    report.failedAfterCommit.append(step)
+                    // The members have it: the error must say so, not only that the disk failed.
+                    if !result.stderr.contains("the explosion went out") {
+                        report.findings.append("\(label): failed after its commit without saying the explosion went out: \(result.stderr.prefix(200))")
+                    }
+                }
                 if let unclear = checks.unclear(result.stderr) { report.findings.append("\(label): \(unclear)") }
                 report.errors.insert(String(result.stderr.prefix(140)))
             }
