@@ -71,8 +71,8 @@ final class BenchPath {
                 let relayd = try LoggedProcess.launch(try builtExecutable("sotto-relayd"), [],
                                                       environment: device.environment.merging(["PATH": "/usr/bin:/bin"]) { $1 })
                 relayds.append(relayd)
-                guard relayd.waitForLine(containing: "mailboxes open", timeout: 30) else {
-                    throw BenchFailure(description: "\(device.name)'s sotto-relayd did not open its mailboxes: \(relayd.output.suffix(5))")
+                guard relayd.waitForLine(containing: "relay connected:", timeout: 30) else {
+                    throw BenchFailure(description: "\(device.name)'s sotto-relayd did not connect to the relay: \(relayd.output.suffix(5))")
                 }
             }
         }
