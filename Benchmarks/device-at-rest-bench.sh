@@ -18,11 +18,7 @@ bin=$(./Benchmarks/build-release.sh sotto sotto-notify sotto-relayd)
 base=$(./Benchmarks/baseline-relayd.sh "$base_rev")
 echo "baseline: sotto-relayd of $base_rev; current: $(git rev-parse --short=12 HEAD)$(git diff --quiet || echo ' + uncommitted'); $count conversations"
 
-tick=$(getconf CLK_TCK)
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-varz() { curl -s "http://127.0.0.1:$1/varz" | python3 -c "import json,sys; print(json.load(sys.stdin)[\"$2\"])"; }
+. ./Benchmarks/proc-figures.sh
 
 dir=$(mktemp -d /tmp/sotto-device-bench.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT

@@ -26,9 +26,7 @@ echo "baseline: sotto-relayd of $base_rev ($sha); current: $(git rev-parse --sho
 padded=""; git cat-file -e "$base_rev:Sources/RelayTransport/RelayPadding.swift" 2>/dev/null && padded=padded
 "$bin/RelayPrivacyBench" "$bin" "$base/sotto-relayd" 10000 20 2 $padded
 
-tick=$(getconf CLK_TCK)
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
+. ./Benchmarks/proc-figures.sh
 at_rest() {  # LABEL RELAYD COUNT -> one line
     local label=$1 relayd_bin=$2 count=$3 dir port mport nats relayd start ready u0 s0 u1 s1 nats0 nats1 conns_held
     dir=$(mktemp -d /tmp/sotto-privacy-bench.XXXXXX)

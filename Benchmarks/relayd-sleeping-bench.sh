@@ -23,11 +23,7 @@ sha=$(git rev-parse --short=12 "$base_rev")
 base=$(./Benchmarks/baseline-relayd.sh "$base_rev")
 echo "baseline: sotto-relayd of $base_rev ($sha); current: $(git rev-parse --short=12 HEAD)$(git diff --quiet || echo ' + uncommitted'); bound $bound ms"
 
-tick=$(getconf CLK_TCK)
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-varz() { curl -s "http://127.0.0.1:$1/varz" | python3 -c "import json,sys; print(json.load(sys.stdin)[\"$2\"])"; }
+. ./Benchmarks/proc-figures.sh
 # LABEL RELAYD COUNT WARM WINDOW [ARGUMENTS...] -> one line. After relayd's start and WARM
 # seconds, over WINDOW seconds: relayd's CPU, and the connections the relay saw opened
 # (`total_connections`: each sleeping drain is one). Also the CPU and connections of the
