@@ -36,9 +36,7 @@ struct RPCDispatcher: ControlRequestHandler {
         } catch let error as ExplodeService.DeletionPending {
             DaemonLog.warning("\(request.method): \(error)")
             var advice = ""
-            if let cause = error.cause as? StoreError, case .diskFull = cause {
-                advice = "; free space on the file system holding \(daemon.group.path)"
-            }
+            if let cause = error.cause as? StoreError, case .diskFull = cause { advice = freeSpaceAdvice }
             return JSONRPC.errorLine(id: request.id, .unavailable(error.description + advice))
         } catch let error as KeystoreError {
             return JSONRPC.errorLine(id: request.id, .unavailable("keystore: \(error)"))
@@ -52,7 +50,7 @@ struct RPCDispatcher: ControlRequestHandler {
                 let cause = "\(SQLiteResultCode.name(code)): \(message)"
                 return JSONRPC.errorLine(id: request.id, .unavailable(DatabaseDamage.message(group: daemon.group, cause: cause)))
             case .diskFull:
-                return JSONRPC.errorLine(id: request.id, .unavailable("\(error); free space on the file system holding \(daemon.group.path)"))
+                return JSONRPC.errorLine(id: request.id, .unavailable("\(error)\(freeSpaceAdvice)"))
             default:
                 return JSONRPC.errorLine(id: request.id, .unavailable("\(error)"))
             }
@@ -61,6 +59,9 @@ struct RPCDispatcher: ControlRequestHandler {
             return JSONRPC.errorLine(id: request.id, .internalError(String(describing: type(of: error))))
         }
     }
+
+    /// What a full disk's error adds: where to free space.
+    private var freeSpaceAdvice: String { "; free space on the file system holding \(daemon.group.path)" }
 
     func connectionClosed(_ connection: ControlConnection) {
         let feed = daemon.feed

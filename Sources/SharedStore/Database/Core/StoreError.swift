@@ -72,10 +72,11 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// failing file and the thread's errno, not in `sqlite3_system_errno` for a COMMIT.
     static func from(code: Int32, handle: OpaquePointer?, statement: String? = nil) -> StoreError {
         let systemError = errno
-        let error = classify(code: code, message: message(handle: handle, code: code), statement: statement)
+        let text = message(handle: handle, code: code)
+        let error = classify(code: code, message: text, statement: statement)
         guard case .io = error, SQLiteResultCode.primary(code) == SQLiteResultCode.ioError,
               systemError == ENOSPC || systemError == EDQUOT else { return error }
-        return .diskFull(code: code, message: message(handle: handle, code: code), statement: statement.map(Self.shortened))
+        return .diskFull(code: code, message: text, statement: statement.map(Self.shortened))
     }
 
     /// The one mapping from SQLite result codes to ``StoreError``, for every connection of
