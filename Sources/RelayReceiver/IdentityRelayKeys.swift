@@ -19,6 +19,9 @@ struct IdentityRelayKeys {
         /// Absent (with `create: false`), unreadable, or not exactly a user seed: the reason,
         /// never the file's content.
         case refused(String)
+        /// A new key could not be made durable (a full disk, an I/O error): nothing is left
+        /// under its name, and the next attempt makes another.
+        case notWritten(String)
     }
 
     static let directoryName = "relayd-users"
@@ -38,7 +41,7 @@ struct IdentityRelayKeys {
         let file = path(of: clientId)
         if access(file, F_OK) != 0 {
             guard create else { return .refused("\(file) does not exist") }
-            if let why = write(Nkey.generate(.user), to: file) { return .refused(why) }
+            if let why = write(Nkey.generate(.user), to: file) { return .notWritten(why) }
         }
         return read(file)
     }
@@ -72,7 +75,10 @@ struct IdentityRelayKeys {
         if mkdir(directory, 0o700) == 0 {
             // The new directory's name is an entry of the group directory: without this fsync
             // a power cut can take relayd-users, and every key in it, away (docs/adr/0058).
-            if !SyncMutation.skips(.relayKeyParent) { Self.syncDirectory(groupDirectory) }
+            if !SyncMutation.skips(.relayKeyParent), let why = Self.syncDirectory(groupDirectory) {
+                rmdir(directory)  // made again, and its parent fsynced, by the next attempt
+                return why
+            }
         } else if errno != EEXIST {
             return "cannot create \(directory): \(String(cString: strerror(errno)))"
         }
@@ -80,19 +86,37 @@ struct IdentityRelayKeys {
         let fd = mkstemp(&template)
         guard fd >= 0 else { return "cannot write in \(directory): \(String(cString: strerror(errno)))" }
         let temporary = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        defer { unlink(temporary) }
         let line = Array((key.seedText + "\n").utf8)
         let written = Glibc.write(fd, line, line.count)
         let synced = SyncMutation.skips(.relayKeyFile) || fsync(fd) == 0
+        let writeError = errno
         close(fd)
-        guard written == line.count, synced else { return "cannot write \(file): \(String(cString: strerror(errno)))" }
-        if link(temporary, file) != 0, errno != EEXIST { return "cannot create \(file): \(String(cString: strerror(errno)))" }
-        if !SyncMutation.skips(.relayKeyDirectory) { Self.syncDirectory(directory) }
+        guard written == line.count, synced else {
+            unlink(temporary)
+            return "cannot write \(file): \(String(cString: strerror(writeError)))"
+        }
+        let linked = link(temporary, file) == 0
+        let linkError = errno
+        // Unlinked before the directory fsync, so a cut cannot bring the temporary (a seed) back.
+        unlink(temporary)
+        guard linked else {
+            guard linkError == EEXIST else { return "cannot create \(file): \(String(cString: strerror(linkError)))" }
+            return nil  // another writer's key won; it made its own name durable
+        }
+        if !SyncMutation.skips(.relayKeyDirectory), let why = Self.syncDirectory(directory) {
+            // A name that a power cut could still take must not name a consumer: the next
+            // attempt writes a new key, nothing on the relay has used this one yet.
+            unlink(file)
+            return why
+        }
         return nil
     }
 
-    private static func syncDirectory(_ path: String) {
+    /// nil once `path`'s entries are durable, else why not.
+    private static func syncDirectory(_ path: String) -> String? {
         let dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dir >= 0 { fsync(dir); close(dir) }
+        guard dir >= 0 else { return "cannot open \(path) to fsync it: \(String(cString: strerror(errno)))" }
+        defer { close(dir) }
+        return fsync(dir) == 0 ? nil : "cannot fsync \(path): \(String(cString: strerror(errno)))"
     }
 }

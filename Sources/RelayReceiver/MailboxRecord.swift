@@ -130,10 +130,16 @@ struct MailboxRecord {
             unlink(temporary)
             throw error
         }
-        let dir = SyncMutation.skips(.mailboxRecordDirectory) ? -1 : open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dir >= 0 {
-            _ = fsync(dir)
-            close(dir)
+        if SyncMutation.skips(.mailboxRecordDirectory) { return }
+        // The new record is in place but its name is not durable yet: a failure here is
+        // reported so the caller saves again, as for any other failed save.
+        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard dir >= 0 else {
+            throw WriteFailure(description: "cannot open \(directory) to fsync it: \(String(cString: strerror(errno)))")
+        }
+        defer { close(dir) }
+        guard fsync(dir) == 0 else {
+            throw WriteFailure(description: "cannot fsync \(directory): \(String(cString: strerror(errno)))")
         }
     }
 }

@@ -352,6 +352,12 @@ final class Receiver {
                 RelaydLog.error("cannot use the relay key of \(mailbox) (\(why)); its mailbox is not touched")
             }
             return nil
+        case .notWritten(let why):
+            if refusedKeys.insert(mailbox.clientId).inserted {
+                RelaydLog.warning("cannot make the relay key of \(mailbox) (\(why)); retrying every 5 s")
+            }
+            nextRescanAt = min(nextRescanAt, MonotonicClock.nowMs() + 5_000)
+            return nil
         }
     }
 

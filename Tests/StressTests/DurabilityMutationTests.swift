@@ -63,5 +63,42 @@ struct DurabilityMutationTests {
             #expect(!unopenable.isEmpty, "the check did not see identities lost without the \(mutation!.rawValue) fsync")
         }
     }
+
+    /// A worker meets damage in its own write and marks the file (`shared.sqlite.damaged`),
+    /// then the power goes. The damage is on the disk, so the marker must be too: without it
+    /// the next workers ack into the damaged file while a daemon's quick check runs out of
+    /// its budget (docs/adr/0018).
+    @Test("rule 12: the damage marker a worker wrote is on the disk after a power cut; without the directory fsync after its link it is not",
+          arguments: [nil, SyncMutation.damageMarkerDirectory])
+    func damageMarkerSyncIsNecessary(mutation: SyncMutation?) async throws {
+        try await onDedicatedThread { try self.damageMarkerSteps(mutation: mutation) }
+    }
+
+    private func damageMarkerSteps(mutation: SyncMutation?) throws {
+        let tmp = try TemporaryDirectory(prefix: "sotto-mutant-damage")
+        let disk = try PowerCutFileSystem.mount(in: tmp.path)
+        defer { disk.abandon() }
+        let environment = mutation.map { [SyncMutation.variable: $0.rawValue] } ?? [:]
+        let alice = try Device.start("alice", in: tmp.path, environment: environment, groupIn: disk.mountpoint)
+        defer { alice.stop() }
+        let conversation = try #require(try alice.json(["new", "--name", "Damaged"])["conversationId"] as? String)
+        let member = try RemoteMember.join(conversationId: conversation, databasePath: alice.group.databasePath)
+        alice.stopDaemon()
+        let database = alice.group.databasePath
+        try PageCorruption.overwrite(page: try PageCorruption.rootPage(of: "message", databasePath: database), databasePath: database)
+        try disk.syncEverything()  // the damage is on the disk
+
+        let ack = try PushClient.send(try member.push("into the damage"), to: alice.runtime.pushSocketPath)
+        #expect(PushAck.parse(Array(ack.utf8)).map { if case .error = $0 { true } else { false } } == true, "\(ack)")
+        let marker = DamageMarker(databasePath: alice.group.databasePath)
+        #expect(marker.isPresent, "the worker did not mark the damage it met")
+        _ = try disk.powerCycle(.all) { alice.stopPushSocket() }
+        print("DURABILITY damage marker (mutant: \(mutation?.rawValue ?? "none")): present after the cut: \(marker.isPresent)")
+        if mutation == nil {
+            #expect(marker.isPresent, "the damage marker was lost by the power cut")
+        } else {
+            #expect(!marker.isPresent, "the check did not see the marker lost without the \(mutation!.rawValue) fsync")
+        }
+    }
 }
 }

@@ -10,7 +10,8 @@ import Glibc
 /// `relay-key-file`, `relay-key-directory` and `relay-key-parent` the fsyncs of a relayd
 /// identity key (the file, `relayd-users` after its link, the group directory after
 /// `relayd-users` is made), `mailbox-record-file` and `mailbox-record-directory` those of
-/// relayd's mailbox record. Several are
+/// relayd's mailbox record, `damage-marker-directory` the directory fsync after the damage
+/// marker is linked. Several are
 /// separated by commas. The rules and the test of each: docs/adr/0058. In release builds
 /// `skips` is always false and the variable is never read.
 ///
@@ -28,6 +29,7 @@ public enum SyncMutation: String, Sendable, CaseIterable {
     case relayKeyParent = "relay-key-parent"
     case mailboxRecordFile = "mailbox-record-file"
     case mailboxRecordDirectory = "mailbox-record-directory"
+    case damageMarkerDirectory = "damage-marker-directory"
 
     public static let variable = "SOTTO_TEST_SKIP_SYNC"
 

@@ -40,28 +40,16 @@ enum DamageHarness {
         return (ack, result.status, result.stderr)
     }
 
-    /// Writes garbage over page `page` of the database (after a TRUNCATE checkpoint, so the
-    /// WAL holds no newer copy of it). Returns the page number. The daemon must be stopped.
+    /// Writes garbage over page `page` of the database (`PageCorruption`). Returns the page
+    /// number. The daemon must be stopped.
     @discardableResult
     static func corrupt(page: Int64, home: DaemonHome) throws -> Int64 {
-        let pageSize: Int64
-        do {
-            let conn = try SQLiteConnection.open(path: home.databasePath, profile: .worker)
-            try conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            pageSize = try #require(try conn.queryOne("PRAGMA page_size")?.int64(0))
-        }
-        let handle = try #require(FileHandle(forUpdatingAtPath: home.databasePath))
-        defer { try? handle.close() }
-        try handle.seek(toOffset: UInt64((page - 1) * pageSize))
-        try handle.write(contentsOf: Data((0..<Int(pageSize)).map { UInt8(truncatingIfNeeded: 0xA5 ^ $0) }))
-        try handle.synchronize()
-        return page
+        try PageCorruption.overwrite(page: page, databasePath: home.databasePath)
     }
 
     /// The root page of `table` (sqlite_schema), for `corrupt(page:)`.
     static func rootPage(of table: String, home: DaemonHome) throws -> Int64 {
-        let conn = try SQLiteConnection.open(path: home.databasePath, profile: .worker)
-        return try #require(try conn.queryOne("SELECT rootpage FROM sqlite_schema WHERE name = ?", [.text(table)])?.int64(0))
+        try PageCorruption.rootPage(of: table, databasePath: home.databasePath)
     }
 
     /// Leaf pages of `table` in b-tree order (dbstat).

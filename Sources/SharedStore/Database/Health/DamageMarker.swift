@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SottoWire
 
 /// `shared.sqlite.damaged` next to the database: the file-level record that the database is
 /// known to be damaged. Whoever meets the damage first writes it (the daemon's start-up check,
@@ -41,8 +42,10 @@ public struct DamageMarker: Sendable, Equatable {
     }
 
     /// Records the damage unless it is already recorded (the first reason is the one that
-    /// says where it started). Durable: written, fsynced, then linked into place.
-    /// False when the marker could not be written (a full disk): callers still refuse.
+    /// says where it started). Durable: written, fsynced, linked into place, and the directory
+    /// fsynced, so a power cut cannot take the marker away while the damage stays (ADR 0058).
+    /// False when the marker could not be written or made durable (a full disk, an I/O
+    /// error): callers still refuse.
     @discardableResult
     public func mark(_ reason: String) -> Bool {
         if isPresent { return true }
@@ -53,9 +56,23 @@ public struct DamageMarker: Sendable, Equatable {
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         let synced = fsync(fd) == 0
         close(fd)
-        defer { unlink(temp) }
-        guard written == bytes.count, synced else { return false }
-        return link(temp, path) == 0 || errno == EEXIST
+        guard written == bytes.count, synced else {
+            unlink(temp)
+            return false
+        }
+        let linked = link(temp, path) == 0 || errno == EEXIST
+        unlink(temp)
+        return linked && (SyncMutation.skips(.damageMarkerDirectory) || syncDirectory())
+    }
+
+    /// fsync of the directory holding the marker: its new name (and the temporary's unlink).
+    private func syncDirectory() -> Bool {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return fsync(fd) == 0
     }
 
     /// Removes the marker (after a full check found the file sound). False if it stays.
