@@ -298,7 +298,7 @@ static size_t torn_prefix(const struct op *op, unsigned *seed) {
     return boundary >= end ? op->size : (size_t)(boundary - op->offset);
 }
 
-static void cut_contents(unsigned *kept, unsigned *dropped) {
+static void cut_contents(unsigned *kept, unsigned *dropped, unsigned *torn) {
     uint64_t last_seq = 0;
     for (size_t i = 0; i < file_count; i++) {
         for (size_t j = 0; j < files[i].count; j++) {
@@ -316,7 +316,10 @@ static void cut_contents(unsigned *kept, unsigned *dropped) {
             if (pc.cut == CUT_SUBSET) keep = (unsigned)(rand_r(&seed) % 100) < pc.keep_percent;
             if (pc.cut == CUT_TORN) {
                 keep = 1;
-                if (op->seq == last_seq && op->kind == OP_WRITE) bytes = torn_prefix(op, &seed);
+                if (op->seq == last_seq && op->kind == OP_WRITE) {
+                    bytes = torn_prefix(op, &seed);
+                    if (bytes < op->size) (*torn)++;
+                }
             }
             if (keep) { redo(journal->fd, op, bytes); (*kept)++; } else { (*dropped)++; }
         }
@@ -426,8 +429,8 @@ static void empty_graveyard(void) {
 }
 
 void journal_apply_cut(char *summary, size_t capacity) {
-    unsigned kept = 0, dropped = 0, removed = 0, restored = 0;
-    cut_contents(&kept, &dropped);
+    unsigned kept = 0, dropped = 0, torn = 0, removed = 0, restored = 0;
+    cut_contents(&kept, &dropped, &torn);
     for (size_t i = 0; i < dir_count; i++) removed += remove_unsynced_entries(&dirs[i], 0);
     for (unsigned progress = 1; progress;) {
         progress = 0;
@@ -436,6 +439,6 @@ void journal_apply_cut(char *summary, size_t capacity) {
     }
     for (size_t i = 0; i < dir_count; i++) restored += restore_synced_entries(&dirs[i]);
     empty_graveyard();
-    snprintf(summary, capacity, "writes kept=%u dropped=%u; entries removed=%u restored=%u",
-             kept, dropped, removed, restored);
+    snprintf(summary, capacity, "writes kept=%u dropped=%u torn=%u; entries removed=%u restored=%u",
+             kept, dropped, torn, removed, restored);
 }

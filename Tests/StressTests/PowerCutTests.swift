@@ -15,6 +15,8 @@ struct PowerCutTests {
         print(report.summaryLine)
 
         #expect(report.cuts == storm.rounds)
+        #expect(report.tornCuts == storm.rounds / 3, "every third round cuts torn")
+        #expect(report.tornDamaged.isEmpty, "\(report.tornDamaged.prefix(5))")
         #expect(report.okBeforeCut >= storm.rounds)
         #expect(report.transportFailures.isEmpty, "\(report.transportFailures.prefix(5))")
         // The story needs the power to go while work was in flight.

@@ -10,7 +10,7 @@ import SottoWire
 /// … run real processes on disk.mountpoint …
 /// try disk.arm(.all)                  // the power goes: every later change fails with EIO
 /// … stop the processes …
-/// let summary = try disk.unmount()    // "writes kept=0 dropped=12; entries removed=1 restored=0"
+/// let summary = try disk.unmount()    // "writes kept=0 dropped=12 torn=0; entries removed=1 restored=0"
 /// let again = try PowerCutFileSystem.mount(in: tmp.path)      // what the disk kept
 /// // or, in one step:
 /// try disk.powerCycle(.all) { device.stop() }

@@ -33,7 +33,12 @@ struct PowerCutStorm {
 
     struct Report {
         var cuts = 0
-        var torn = 0
+        /// Rounds whose cut was `torn` (the last write kept up to a 512-byte boundary).
+        var tornCuts = 0
+        /// Writes a torn cut really cut short (a torn cut whose last write was sector-aligned tears nothing).
+        var tornWrites = 0
+        /// Torn rounds that lost an acked push, stored one twice, or left the file unsound: must be 0.
+        var tornDamaged: [String] = []
         var okBeforeCut = 0
         var okAfterArming = 0
         /// Pushes that met the dead disk: every one must have been answered with a retryable error.
@@ -52,7 +57,8 @@ struct PowerCutStorm {
         var seconds = 0.0
 
         var summaryLine: String {
-            "STRESS power-cut: cuts=\(cuts) ackedLost=\(ackedLost.count) duplicates=\(duplicates.count) torn=\(torn) "
+            "STRESS power-cut: cuts=\(cuts) ackedLost=\(ackedLost.count) duplicates=\(duplicates.count) torn=\(tornDamaged.count) "
+                + "tornCuts=\(tornCuts) tornWrites=\(tornWrites) "
                 + "integrityFailures=\(integrityFailures.count) okBefore=\(okBeforeCut) okAfterArming=\(okAfterArming) "
                 + "refusedAfterArming=\(refusedAfterArming) writesForgotten=\(writesForgotten) "
                 + "redeliveryErrors=\(redeliveryErrors.count) seconds=\(String(format: "%.1f", seconds))"
@@ -67,7 +73,8 @@ struct PowerCutStorm {
         defer { disk.abandon() }
         let fixture = try StormFixture(groupPath: disk.mountpoint + "/group")
         try disk.syncEverything()  // the device was set up long ago
-        let notify = try builtExecutable("sotto-notify")
+        // The shipped (release) worker under `make stress`; a mutation needs the debug one.
+        let notify = mutation == nil ? try StressProfile.current.executable("sotto-notify") : try builtExecutable("sotto-notify")
         let socket = fixture.tmp.path + "/push.sock"
         var generator = SystemRandomNumberGenerator()
         var everSent: Set<String> = []
@@ -81,21 +88,31 @@ struct PowerCutStorm {
             let storm = try storm(pushes, cutAfter: cutAfter, cut: cut, disk: disk, socket: socket, notify: notify,
                                   environment: environment)
             report.cuts += 1
-            if case .torn = cut { report.torn += 1 }
             report.okBeforeCut += storm.okBeforeCut
             report.okAfterArming += storm.okAfterArming
             report.refusedAfterArming += storm.refused
             report.notRetryable += storm.notRetryable
             report.transportFailures += storm.transport
             let summary = try disk.unmount()
-            report.writesForgotten += Self.dropped(in: summary)
+            report.writesForgotten += Self.count("dropped", in: summary)
+            let tornWrites = Self.count("torn", in: summary)
+            report.tornWrites += tornWrites
 
             // What the disk kept.
             disk = try PowerCutFileSystem.mount(in: tmp.path)
             let kept = try storedCounts(fixture)
             if kept.integrity != "ok" { report.integrityFailures.append("round \(round) (\(cut)): \(kept.integrity.prefix(100))") }
-            report.ackedLost += storm.acked.filter { kept.counts[$0] == nil }.sorted()
-            report.duplicates += kept.counts.filter { $0.value > 1 }.map(\.key)
+            let lost = storm.acked.filter { kept.counts[$0] == nil }.sorted()
+            let twice = kept.counts.filter { $0.value > 1 }.map(\.key)
+            report.ackedLost += lost
+            report.duplicates += twice
+            if case .torn = cut {
+                report.tornCuts += 1
+                if kept.integrity != "ok" || !lost.isEmpty || !twice.isEmpty {
+                    report.tornDamaged.append("round \(round) (\(tornWrites) write(s) torn): integrity \(kept.integrity.prefix(60)), "
+                                              + "\(lost.count) acked lost, \(twice.count) twice")
+                }
+            }
             report.storedNotSent = kept.counts.keys.filter { !everSent.contains($0) }.count
 
             // The relay redelivers the round's pushes: each stored exactly once, acked ok.
@@ -173,9 +190,9 @@ struct PowerCutStorm {
 
     // MARK: - Checks
 
-    /// "writes kept=K dropped=D; …" → D.
-    static func dropped(in summary: String) -> Int {
-        guard let range = summary.range(of: "dropped=") else { return 0 }
+    /// "writes kept=K dropped=D torn=T; …" → D for "dropped", T for "torn".
+    static func count(_ field: String, in summary: String) -> Int {
+        guard let range = summary.range(of: " \(field)=") else { return 0 }
         return Int(summary[range.upperBound...].prefix { $0.isNumber }) ?? 0
     }
 
