@@ -43,6 +43,24 @@ struct Soak {
             guard parts.count >= 2 else { return 0 }
             return parts[parts.count - 1].0 - parts[(parts.count - 1) / 2].0
         }
+
+        /// The least-squares line through RssAnon over the same second half: its slope (kB per
+        /// round) and what it grows over that half. Unlike the two end points, one late page
+        /// fault or one early free does not decide it; a steady leak does.
+        var secondHalfAnonFit: (slopeKBPerRound: Double, growthKB: Double) {
+            let samples = parts[((parts.count - 1) / 2)...].map { Double($0.0) }
+            guard samples.count >= 2 else { return (0, 0) }
+            let n = Double(samples.count)
+            let meanX = (n - 1) / 2
+            let meanY = samples.reduce(0, +) / n
+            var covariance = 0.0, variance = 0.0
+            for (x, y) in samples.enumerated() {
+                covariance += (Double(x) - meanX) * (y - meanY)
+                variance += (Double(x) - meanX) * (Double(x) - meanX)
+            }
+            let slope = covariance / variance
+            return (slope, slope * (n - 1))
+        }
     }
 
     struct Report: Sendable {
@@ -58,6 +76,8 @@ struct Soak {
                     + "(\(device.idleCPUTicks) ticks/\(String(format: "%.0f", device.idleSeconds)) s) "
                     + "idleRss+=\(device.idleRSSGrowthKB)kB rss=\(device.lastIdleRSSKB)kB "
                     + "drift=\(device.lastIdleRSSKB - device.firstIdleRSSKB)kB anonSecondHalf+=\(device.secondHalfAnonGrowthKB)kB "
+                    + "anonSlope=\(String(format: "%.1f", device.secondHalfAnonFit.slopeKBPerRound))kB/round "
+                    + "anonFitted+=\(String(format: "%.0f", device.secondHalfAnonFit.growthKB))kB "
                     + "threads=\(device.threads)"
             }
             return "STRESS soak: rounds=\(rounds) sent=\(messagesSent) exploded=\(exploded) " + parts.joined(separator: " ")
