@@ -171,6 +171,25 @@ struct SecureDirectory: Sendable {
         return true
     }
 
+    /// How many names the file `name` has (`st_nlink`, the name itself not followed), or nil
+    /// when there is no `name`.
+    func linkCount(_ name: String) -> Int? {
+        var info = stat()
+        guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        return Int(info.st_nlink)
+    }
+
+    /// Removes the name only and fsyncs the directory: for a file that has another name, whose
+    /// bytes a wipe would zero too. False when it did not exist.
+    func unlinkName(_ name: String) throws(KeystoreError) -> Bool {
+        guard unlinkat(fd, name, 0) == 0 else {
+            if errno == ENOENT { return false }
+            throw .unavailable("cannot unlink \(name) (errno \(errno))")
+        }
+        try syncDirectory()
+        return true
+    }
+
     /// Atomically renames `name` to `newName`; false if `name` does not exist.
     func rename(_ name: String, to newName: String) throws(KeystoreError) -> Bool {
         guard renameat(fd, name, fd, newName) == 0 else {
