@@ -171,12 +171,18 @@ struct SecureDirectory: Sendable {
         return true
     }
 
-    /// How many names the file `name` has (`st_nlink`, the name itself not followed), or nil
-    /// when there is no `name`.
-    func linkCount(_ name: String) -> Int? {
+    /// Whether another entry of this directory is the same file as `name` (a second hard link).
+    /// Compares inodes rather than trusting `st_nlink` alone: a link outside the directory (a
+    /// backup's, a test file system's own) must not count.
+    func hasOtherName(_ name: String) throws(KeystoreError) -> Bool {
         var info = stat()
-        guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
-        return Int(info.st_nlink)
+        guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_nlink > 1 else { return false }
+        for other in try names() where other != name && other != "." && other != ".." {
+            var candidate = stat()
+            if fstatat(fd, other, &candidate, AT_SYMLINK_NOFOLLOW) == 0,
+               candidate.st_dev == info.st_dev, candidate.st_ino == info.st_ino { return true }
+        }
+        return false
     }
 
     /// Removes the name only and fsyncs the directory: for a file that has another name, whose
