@@ -209,7 +209,7 @@ struct KeystoreTests {
     /// between the two, or a power cut whose disk kept the link and not the unlink, leaves a
     /// `.tmp-` that is a second name of the real file. Zeroing it zeroes the identity or the
     /// master key itself.
-    @Test("a .tmp- already linked into place (killed between writeAtomically's link and unlink): the sweep removes the name only; the identity and master.key keep their bytes")
+    @Test("a .tmp- already linked into place (killed between writeAtomically's link and unlink): the sweep removes the name only; the identity and master.key keep their bytes; a leftover linked only outside the keystore is still zeroed")
     func sweepLeavesLinkedTempBytes() throws {
         try withKeystore { keystore, dir in
             let a = Identity.generate()
@@ -219,7 +219,13 @@ struct KeystoreTests {
             let keyBytes = try #require(FileManager.default.contents(atPath: keyFile))
             #expect(link(identityFile, "\(dir)/.tmp-00112233aabbccdd") == 0)
             #expect(link(keyFile, "\(dir)/.tmp-44556677eeff0011") == 0)
-            #expect(try keystore.sweepLeftovers() == 2)
+            // A second name outside the keystore (a backup's, the test file system's own) does
+            // not count: that leftover is zeroed as always.
+            let doomed = "\(dir)/.deleted-8899aabbccddeeff", outside = (dir as NSString).deletingLastPathComponent + "/outside"
+            #expect(FileManager.default.createFile(atPath: doomed, contents: Data([1, 2, 3]), attributes: [.posixPermissions: 0o600]))
+            #expect(link(doomed, outside) == 0)
+            #expect(try keystore.sweepLeftovers() == 3)
+            #expect(FileManager.default.contents(atPath: outside) == Data([0, 0, 0]), "a leftover linked outside was not zeroed")
             let names = try FileManager.default.contentsOfDirectory(atPath: dir)
             #expect(!names.contains { $0.hasPrefix(".") }, "\(names)")
             #expect(FileManager.default.contents(atPath: identityFile) == identityBytes, "the identity was zeroed")
