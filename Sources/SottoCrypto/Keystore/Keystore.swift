@@ -141,11 +141,17 @@ public final class Keystore: Sendable {
     /// progress), `.taken-*` (a taken unused slot) and `.tmp-*` (an atomic write). Only the
     /// daemon calls it, at start-up, before anything else writes the keystore. Returns how
     /// many it wiped.
+    ///
+    /// A leftover that has another name in the keystore is only unlinked: a `.tmp-*` that
+    /// `writeAtomically` had already linked into place when it was killed (or whose unlink a
+    /// power cut lost) is the identity's or `master.key`'s own inode, and zeroing it would
+    /// zero them.
     @discardableResult
     public func sweepLeftovers() throws(KeystoreError) -> Int {
         var wiped = 0
         for name in try dir.names() where Self.leftoverPrefixes.contains(where: { name.hasPrefix($0) }) {
-            if try dir.wipe(name) { wiped += 1 }
+            let removed = try dir.hasOtherName(name) ? try dir.unlinkName(name) : try dir.wipe(name)
+            if removed { wiped += 1 }
         }
         return wiped
     }

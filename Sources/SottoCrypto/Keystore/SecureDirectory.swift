@@ -171,6 +171,31 @@ struct SecureDirectory: Sendable {
         return true
     }
 
+    /// Whether another entry of this directory is the same file as `name` (a second hard link).
+    /// Compares inodes rather than trusting `st_nlink` alone: a link outside the directory (a
+    /// backup's, a test file system's own) must not count.
+    func hasOtherName(_ name: String) throws(KeystoreError) -> Bool {
+        var info = stat()
+        guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_nlink > 1 else { return false }
+        for other in try names() where other != name && other != "." && other != ".." {
+            var candidate = stat()
+            if fstatat(fd, other, &candidate, AT_SYMLINK_NOFOLLOW) == 0,
+               candidate.st_dev == info.st_dev, candidate.st_ino == info.st_ino { return true }
+        }
+        return false
+    }
+
+    /// Removes the name only and fsyncs the directory: for a file that has another name, whose
+    /// bytes a wipe would zero too. False when it did not exist.
+    func unlinkName(_ name: String) throws(KeystoreError) -> Bool {
+        guard unlinkat(fd, name, 0) == 0 else {
+            if errno == ENOENT { return false }
+            throw .unavailable("cannot unlink \(name) (errno \(errno))")
+        }
+        try syncDirectory()
+        return true
+    }
+
     /// Atomically renames `name` to `newName`; false if `name` does not exist.
     func rename(_ name: String, to newName: String) throws(KeystoreError) -> Bool {
         guard renameat(fd, name, fd, newName) == 0 else {

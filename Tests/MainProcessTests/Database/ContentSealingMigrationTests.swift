@@ -31,10 +31,10 @@ struct ContentSealingMigrationTests {
     }
 
     /// What a v9 install holds: an identity in the keystore and its conversation in clear; its
-    /// daemon stopped.
-    static func v9Install(in parent: String) throws
+    /// daemon stopped. `groupIn`: where its group directory goes (a test file system's mount).
+    static func v9Install(in parent: String, groupIn: String? = nil) throws
         -> (device: Device, conversationId: String, name: String, profile: String, texts: [String]) {
-        let device = try Device.start("dana", in: parent)
+        let device = try Device.start("dana", in: parent, groupIn: groupIn)
         device.stopDaemon()
         var handedOver = false
         defer { if !handedOver { device.stop() } }

@@ -205,6 +205,35 @@ struct KeystoreTests {
         }
     }
 
+    /// `writeAtomically` links its `.tmp-` file into place, then unlinks the temp name: a kill
+    /// between the two, or a power cut whose disk kept the link and not the unlink, leaves a
+    /// `.tmp-` that is a second name of the real file. Zeroing it zeroes the identity or the
+    /// master key itself.
+    @Test("a .tmp- already linked into place (killed between writeAtomically's link and unlink): the sweep removes the name only; the identity and master.key keep their bytes; a leftover linked only outside the keystore is still zeroed")
+    func sweepLeavesLinkedTempBytes() throws {
+        try withKeystore { keystore, dir in
+            let a = Identity.generate()
+            try keystore.save(a)
+            let identityFile = "\(dir)/\(a.clientId).identity", keyFile = "\(dir)/master.key"
+            let identityBytes = try #require(FileManager.default.contents(atPath: identityFile))
+            let keyBytes = try #require(FileManager.default.contents(atPath: keyFile))
+            #expect(link(identityFile, "\(dir)/.tmp-00112233aabbccdd") == 0)
+            #expect(link(keyFile, "\(dir)/.tmp-44556677eeff0011") == 0)
+            // A second name outside the keystore (a backup's, the test file system's own) does
+            // not count: that leftover is zeroed as always.
+            let doomed = "\(dir)/.deleted-8899aabbccddeeff", outside = (dir as NSString).deletingLastPathComponent + "/outside"
+            #expect(FileManager.default.createFile(atPath: doomed, contents: Data([1, 2, 3]), attributes: [.posixPermissions: 0o600]))
+            #expect(link(doomed, outside) == 0)
+            #expect(try keystore.sweepLeftovers() == 3)
+            #expect(FileManager.default.contents(atPath: outside) == Data([0, 0, 0]), "a leftover linked outside was not zeroed")
+            let names = try FileManager.default.contentsOfDirectory(atPath: dir)
+            #expect(!names.contains { $0.hasPrefix(".") }, "\(names)")
+            #expect(FileManager.default.contents(atPath: identityFile) == identityBytes, "the identity was zeroed")
+            #expect(FileManager.default.contents(atPath: keyFile) == keyBytes, "master.key was zeroed")
+            #expect(try Keystore(directory: dir, environment: [:]).identity(clientId: a.clientId).inboxId == a.inboxId)
+        }
+    }
+
     @Test("leftovers of a killed operation (.deleted-, .taken-, .tmp-) are wiped; identities stay")
     func sweepLeftoversWipesOnlyLeftovers() throws {
         try withKeystore { keystore, dir in
