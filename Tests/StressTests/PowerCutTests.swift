@@ -34,13 +34,13 @@ struct PowerCutTests {
         try await check(.explode, cut)
     }
 
-    @Test("Killed at each named step of a join acceptance (and at a random moment of one) and of a send, the power cut with it: the joiner is told once, the message is stored with its pushes or not at all and reaches bob once")
+    @Test("Killed at each named step of a join acceptance and of a send, and at a random moment of each, the power cut with it: the joiner is told once, the message is stored with its pushes or not at all (stored if the CLI reported it) and reaches bob once")
     func joinAndSendSurvivePowerCut() async throws {
         try await check(.join, .all)
         try await check(.send, .all)
     }
 
-    @Test("Killed at each named step of a leave and of a removal, the power cut with it: the leaver holds the conversation whole or not at all and the others agree; a removal is on the creator's disk with its pushes or not at all, and the removed device deletes the conversation once")
+    @Test("Killed at each named step of a leave and of a removal, and at a random moment of each, the power cut with it: the leaver holds the conversation whole or not at all and the others agree; a removal is on the creator's disk with its pushes or not at all, and the removed device deletes the conversation once; what the CLI reported done is on the disk")
     func leaveAndRemoveSurvivePowerCut() async throws {
         try await check(.leave, .all)
         try await check(.remove, .all)
