@@ -46,6 +46,11 @@ struct PowerCutTests {
         try await check(.remove, .all)
     }
 
+    @Test("A scheduled explode (--in 5s) killed at each named step of its commit and of its timer's deletion, the power cut with it: after the restart the conversation is whole with no schedule, or still scheduled for the time asked and then gone on both devices at that time (the restarted timer fires it), never half and never early")
+    func scheduledExplodeSurvivesPowerCut() async throws {
+        try await check(.scheduledExplode, .all)
+    }
+
     private func check(_ operation: CrashAtomicity.Operation, _ cut: PowerCutFileSystem.Cut) async throws {
         let profile = StressProfile.current
         let report = try await onDedicatedThread {
@@ -133,3 +138,4 @@ extension StressSuite.PowerCutTests {
         #expect(report.findings.isEmpty, "\(report.findings.prefix(5))")
     }
 }
+

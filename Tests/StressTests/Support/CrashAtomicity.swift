@@ -16,6 +16,8 @@ import TestSupport
 struct CrashAtomicity {
     enum Operation: String, Sendable {
         case explode, join, send, leave, remove
+        /// `sotto explode --in`: the schedule's commit, then the timer's deletion (CrashAtomicity+ScheduledExplode).
+        case scheduledExplode
     }
 
     let profile: StressProfile
@@ -44,11 +46,13 @@ struct CrashAtomicity {
         case .send: return full ? Self.sendPoints : ["send.committed", "outbox.delivered"]
         case .leave: return Self.leavePoints
         case .remove: return Self.removePoints
+        case .scheduledExplode: return full ? Self.scheduledExplodePoints : ["send.composed", "explode.committed", "explode.rowsCommitted"]
         }
     }
 
     var repeats: Int { profile.name == "full" ? 3 : 1 }
-    var randomKills: Int { profile.name == "full" ? 20 : 1 }
+    /// Not for a scheduled explode: its random moments are an immediate explode's, hours apart.
+    var randomKills: Int { operation == .scheduledExplode ? 0 : profile.name == "full" ? 20 : 1 }
 
     struct Report: Sendable {
         var rounds = 0
@@ -109,6 +113,7 @@ struct CrashAtomicity {
                 case .send: try sendRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
                 case .leave: try leaveRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
                 case .remove: try removeRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
+                case .scheduledExplode: try scheduledExplodeRound(alice: alice, bob: bob, point: point, power: power, report: &report)
                 }
             }
         }
@@ -133,6 +138,8 @@ struct CrashAtomicity {
             case .remove:
                 // A removal is a send with a membership change: the send's spread.
                 try removeRound(alice: alice, bob: bob, crash: .afterMs(60 + (round * 37) % 400), power: power, report: &report)
+            case .scheduledExplode:
+                break
             }
         }
         report.seconds = Date().timeIntervalSince(started)
@@ -148,7 +155,7 @@ struct CrashAtomicity {
 
     /// With a power cut: the power goes the moment alice's daemon died, so her workers stop too,
     /// and her disk comes back with what was fsynced.
-    private func cutPower(_ alice: Device, _ power: PowerCutFileSystem?, _ report: inout Report) throws {
+    func cutPower(_ alice: Device, _ power: PowerCutFileSystem?, _ report: inout Report) throws {
         guard let power, let powerCut else { return }
         report.powerCuts.append(try power.powerCycle(powerCut) {
             alice.stopPushSocket()
@@ -210,7 +217,7 @@ struct CrashAtomicity {
 
     /// Whether alice's explode reached its commit: the conversation has an explosion time,
     /// or is already (partly) deleted.
-    private func explodeCommitted(_ alice: Device, _ ids: Ids) throws -> Bool {
+    func explodeCommitted(_ alice: Device, _ ids: Ids) throws -> Bool {
         let rows = try alice.query("SELECT expiresAt FROM conversation WHERE id = ?", [.text(ids.conversationId)])
         guard let row = rows.first else { return true }
         return try row.optionalInt64(0) != nil
@@ -475,7 +482,7 @@ struct CrashAtomicity {
         }
     }
 
-    private func holding(_ device: Device, _ ids: Ids) throws -> Holding {
+    func holding(_ device: Device, _ ids: Ids) throws -> Holding {
         let inbox = try device.query("SELECT count(*) FROM inbox WHERE inboxId = ?", [.text(ids.inboxId)])[0].int64(0)
         let conversation = try device.query("SELECT count(*) FROM conversation WHERE id = ?", [.text(ids.conversationId)])[0].int64(0)
         let tombstones = try device.query("SELECT count(*) FROM inbox_tombstone WHERE clientId = ?", [.text(ids.clientId)])[0].int64(0)
@@ -489,7 +496,7 @@ struct CrashAtomicity {
 
     /// A push to alice's identity: stored or refused as expired while the rows exist;
     /// `unknown_client` once they are gone (a decrypting `unknown_conversation` is the defect).
-    private func checkPush(_ alice: Device, _ ids: Ids, holding: Holding, label: String, report: inout Report) throws {
+    func checkPush(_ alice: Device, _ ids: Ids, holding: Holding, label: String, report: inout Report) throws {
         let ack = try PushClient.send(ids.push(), to: alice.runtime.pushSocketPath)
         let parsed = PushAck.parse(Array(ack.utf8))
         let rowsGone = try alice.query("SELECT count(*) FROM inbox WHERE inboxId = ?", [.text(ids.inboxId)])[0].int64(0) == 0
@@ -505,13 +512,13 @@ struct CrashAtomicity {
         }
     }
 
-    private func keystoreLeftovers(_ device: Device) throws -> [String] {
+    func keystoreLeftovers(_ device: Device) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: device.group.keystorePath)
             .filter { name in [".deleted-", ".taken-", ".tmp-"].contains { name.hasPrefix($0) } }
     }
 
     /// Waits for the armed daemon to kill itself; a round whose step was never reached is noted.
-    private func waitForDeath(_ alice: Device, _ label: String, _ report: inout Report) throws -> Bool {
+    func waitForDeath(_ alice: Device, _ label: String, _ report: inout Report) throws -> Bool {
         guard try alice.diedAtCrashPoint(label, timeoutMs: 20_000) else {
             report.notReached.append(label)
             return false
