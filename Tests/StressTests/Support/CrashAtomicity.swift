@@ -128,16 +128,17 @@ struct CrashAtomicity {
                 try explodeRound(alice: alice, bob: bob, crash: .afterMs(40 + (round * 173) % 1_200), power: power,
                                  report: &report)
             case .send:
-                // Spread over the send's run from the CLI's start (≈ 50–300 ms under load): the
-                // CLI starting, composed, committed, the push on its way to bob.
-                try sendRound(alice: alice, bob: bob, crash: .afterMs(60 + (round * 37) % 400), power: power, report: &report)
+                // Spread over the send's run from the CLI's start (≈ 30–300 ms under load): the
+                // CLI starting, composed, committed, the push on its way to bob. The first (the
+                // short profile's one) lands mid-way.
+                try sendRound(alice: alice, bob: bob, crash: .afterMs(sendSpreadMs(round)), power: power, report: &report)
             case .leave:
                 // A leave runs as an explode does (commit, delivery wait, deletion): the same spread.
                 try leaveRound(alice: alice, bob: bob, crash: .afterMs(40 + (round * 173) % 1_200), power: power,
                                report: &report)
             case .remove:
                 // A removal is a send with a membership change: the send's spread.
-                try removeRound(alice: alice, bob: bob, crash: .afterMs(60 + (round * 37) % 400), power: power, report: &report)
+                try removeRound(alice: alice, bob: bob, crash: .afterMs(sendSpreadMs(round)), power: power, report: &report)
             case .scheduledExplode:
                 break
             }
@@ -145,6 +146,9 @@ struct CrashAtomicity {
         report.seconds = Date().timeIntervalSince(started)
         return report
     }
+
+    /// The random kill's moment in a send's (or a removal's) run: 10–409 ms, 70 ms first.
+    private func sendSpreadMs(_ round: Int) -> Int { 10 + (60 + round * 37) % 400 }
 
     enum Crash {
         case named(String)
