@@ -49,6 +49,25 @@ struct WorkerPushTests {
         #expect(try f.snapshot() == before)
     }
 
+    @Test("A push to a tombstoned identity whose file a power cut brought back zeroed (the wipe's rename undone, its zeros kept: docs/adr/0058) is unknown_client, not a corrupt keystore, and writes nothing",
+          arguments: DeliveryMode.allCases)
+    func tombstonedIdentityZeroedByPowerCut(mode: DeliveryMode) throws {
+        let f = try fixture()
+        let push = try f.sealText("after the explosion and the power cut")
+        let conn = try f.open()
+        try conn.immediateTransaction { () throws(StoreError) in
+            _ = try InboxDeletion.delete(inboxId: f.recipient.inboxId, on: conn)
+        }
+        // The wipe zeroed and fsynced the file under `.deleted-*`; the cut undid the rename.
+        let path = f.group.keystorePath + "/\(f.recipient.clientId).identity"
+        let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        try Data(count: size).write(to: URL(fileURLWithPath: path))
+        let before = try f.snapshot()
+        let ack = try WorkerRun.deliver(push.payload, mode: mode, fixture: f)
+        #expect(WorkerRun.errorCode(ack) == "unknown_client", "\(ack)")
+        #expect(try f.snapshot() == before)
+    }
+
     @Test("Oversize, garbage and empty payloads are rejected and write nothing",
           arguments: [("oversize", "payload_too_large"), ("garbage", "malformed_payload"), ("empty", "malformed_payload")])
     func badPayloads(kind: String, code: String) throws {

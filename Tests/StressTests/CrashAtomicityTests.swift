@@ -3,8 +3,8 @@ import Testing
 
 /// Issue #10: SIGKILL at named steps (`SOTTO_CRASH_AT`, ADR 0017) and random moments of
 /// explode, join acceptance and send, then a restart. Short profile here (each explode step
-/// once and one random kill; two steps of join and one random kill; two steps of send);
-/// `make stress` runs every step three times and 20 random kills of explode and of join.
+/// once; two steps of join; two steps of send; one random kill of each);
+/// `make stress` runs every step three times and 20 random kills of each.
 extension StressSuite {
 @Suite("Stress: crash atomicity")
 struct CrashAtomicityTests {
@@ -18,7 +18,7 @@ struct CrashAtomicityTests {
         try await check(.join)
     }
 
-    @Test("Killed mid-send: after the restart the message is stored with its pushes or not at all, and the member gets it once")
+    @Test("Killed mid-send, at a named step or a random moment: after the restart the message is stored with its pushes or not at all (stored if the CLI reported it), and the member gets it once")
     func sendIsAllOrNothing() async throws {
         try await check(.send)
     }

@@ -36,16 +36,21 @@ struct PowerCutTests {
         try await check(.explode, cut)
     }
 
-    @Test("Killed at each named step of a join acceptance (and at a random moment of one) and of a send, the power cut with it: the joiner is told once, the message is stored with its pushes or not at all and reaches bob once")
+    @Test("Killed at each named step of a join acceptance and of a send, and at a random moment of each, the power cut with it: the joiner is told once, the message is stored with its pushes or not at all (stored if the CLI reported it) and reaches bob once")
     func joinAndSendSurvivePowerCut() async throws {
         try await check(.join, .all)
         try await check(.send, .all)
     }
 
-    @Test("Killed at each named step of a leave and of a removal, the power cut with it: the leaver holds the conversation whole or not at all and the others agree; a removal is on the creator's disk with its pushes or not at all, and the removed device deletes the conversation once")
+    @Test("Killed at each named step of a leave and of a removal, and at a random moment of each, the power cut with it: the leaver holds the conversation whole or not at all and the others agree; a removal is on the creator's disk with its pushes or not at all, and the removed device deletes the conversation once; what the CLI reported done is on the disk")
     func leaveAndRemoveSurvivePowerCut() async throws {
         try await check(.leave, .all)
         try await check(.remove, .all)
+    }
+
+    @Test("A scheduled explode (--in 5s) killed at each named step of its commit and of its timer's deletion, the power cut with it: after the restart the conversation is whole with no schedule, or still scheduled for the time asked and then gone on both devices at that time (the restarted timer fires it), never half and never early")
+    func scheduledExplodeSurvivesPowerCut() async throws {
+        try await check(.scheduledExplode, .all)
     }
 
     private func check(_ operation: CrashAtomicity.Operation, _ cut: PowerCutFileSystem.Cut) async throws {
@@ -133,5 +138,19 @@ extension StressSuite.PowerCutTests {
         #expect(report.faultedSteps > 0, "no explode met its fault")
         #expect(report.stepsBeyondExplode, "the fault index never passed the explode's own \(fault)s")
         #expect(report.findings.isEmpty, "\(report.findings.prefix(5))")
+    }
+}
+
+extension StressSuite.PowerCutTests {
+    @Test("Bob killed after sealing a receipt (before queueing it) and after its delivery (before deleting its notice), the power cut with it: the receipt owed survives and is sent once, a delivered one at most once more; alice's push ends delivered and bob owes nothing")
+    func receiptsSurvivePowerCut() async throws {
+        let report = try await onDedicatedThread { try ReceiptPowerCut().run() }
+        print(report.summaryLine)
+        for summary in report.powerCuts { print("  power cut: \(summary)") }
+        for finding in report.findings { print("  finding: \(finding)") }
+        #expect(report.rounds == ReceiptPowerCut.points.count)
+        #expect(report.notReached.isEmpty, "crash points never reached: \(report.notReached)")
+        #expect(report.powerCuts.count == report.kills)
+        #expect(report.findings.isEmpty, "\(report.findings)")
     }
 }

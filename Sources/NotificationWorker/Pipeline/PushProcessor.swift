@@ -134,7 +134,15 @@ final class PushProcessor {
         do {
             // The keystore is opened only once the payload has decoded: garbage costs no I/O.
             let opened = try PushOpener.open(payload, body: body, identityForClientId: { (clientId) throws(KeystoreError) in
-                let identity = try self.openKeystore().identity(clientId: clientId)
+                let identity: Identity
+                do throws(KeystoreError) {
+                    identity = try self.openKeystore().identity(clientId: clientId)
+                } catch .corrupt(let reason) {
+                    // A power cut between a wipe's zeroing and its unlink brings the file back
+                    // under its name, zeroed (docs/adr/0058): with its tombstone it is deleted, not damaged.
+                    if self.isTombstoned(clientId) { throw .missing }
+                    throw .corrupt(reason)
+                }
                 self.contentKeys.remember(identity)
                 // ADR 0016: the inbox's rows are deleted and its files about to be (or, after a
                 // crash, still to be) wiped: the identity no longer exists for a push.

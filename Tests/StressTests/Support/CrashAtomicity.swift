@@ -4,8 +4,8 @@ import SottoWire
 import TestSupport
 
 /// Issue #10, "Crash atomicity": alice's daemon SIGKILLs itself at a named step
-/// (`SOTTO_CRASH_AT`, ADR 0017) of an explode, a join acceptance or a send, or is SIGKILLed
-/// at a random moment of an explode or of a join acceptance; then it restarts. Each operation must be all or nothing
+/// (`SOTTO_CRASH_AT`, ADR 0017) of an explode, a join acceptance, a send, a leave or a removal, or
+/// is SIGKILLed at a random moment of one; then it restarts. Each operation must be all or nothing
 /// across alice's database and keystore, and what it owes bob (the explosion, the
 /// membership, the message) must reach bob exactly once.
 ///
@@ -16,6 +16,8 @@ import TestSupport
 struct CrashAtomicity {
     enum Operation: String, Sendable {
         case explode, join, send, leave, remove
+        /// `sotto explode --in`: the schedule's commit, then the timer's deletion (CrashAtomicity+ScheduledExplode).
+        case scheduledExplode
     }
 
     let profile: StressProfile
@@ -44,17 +46,19 @@ struct CrashAtomicity {
         case .send: return full ? Self.sendPoints : ["send.committed", "outbox.delivered"]
         case .leave: return Self.leavePoints
         case .remove: return Self.removePoints
+        case .scheduledExplode: return full ? Self.scheduledExplodePoints : ["send.composed", "explode.committed", "explode.rowsCommitted"]
         }
     }
 
     var repeats: Int { profile.name == "full" ? 3 : 1 }
-    var randomKills: Int { operation == .explode || operation == .join ? (profile.name == "full" ? 20 : 1) : 0 }
+    /// Not for a scheduled explode: its random moments are an immediate explode's, hours apart.
+    var randomKills: Int { operation == .scheduledExplode ? 0 : profile.name == "full" ? 20 : 1 }
 
     struct Report: Sendable {
         var rounds = 0
         var namedKills = 0
         var randomKills = 0
-        /// Random kills that landed after the explode's (or the join acceptance's) commit (the rest: before it).
+        /// Random kills that landed after the operation's commit (the rest: before it).
         var randomAfterCommit = 0
         /// Rounds whose armed step was never reached (the daemon did not die there).
         var notReached: [String] = []
@@ -106,26 +110,45 @@ struct CrashAtomicity {
                 switch operation {
                 case .explode: try explodeRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
                 case .join: try joinRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
-                case .send: try sendRound(alice: alice, bob: bob, point: point, power: power, report: &report)
-                case .leave: try leaveRound(alice: alice, bob: bob, point: point, power: power, report: &report)
-                case .remove: try removeRound(alice: alice, bob: bob, point: point, power: power, report: &report)
+                case .send: try sendRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
+                case .leave: try leaveRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
+                case .remove: try removeRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
+                case .scheduledExplode: try scheduledExplodeRound(alice: alice, bob: bob, point: point, power: power, report: &report)
                 }
             }
         }
         for round in 0..<randomKills {
-            if operation == .join {
+            switch operation {
+            case .join:
                 // Spread over the join's run from bob's call (≈ 50–400 ms under load): before alice
                 // decides, between, after.
                 try joinRound(alice: alice, bob: bob, crash: .afterMs(10 + (round * 53) % 500), power: power, report: &report)
-            } else {
+            case .explode:
                 // Spread over the explode's run (≈ 0.1–1 s under load): before its commit, between, after.
                 try explodeRound(alice: alice, bob: bob, crash: .afterMs(40 + (round * 173) % 1_200), power: power,
                                  report: &report)
+            case .send:
+                // Spread over the send's run from the CLI's start (≈ 30–300 ms under load): the
+                // CLI starting, composed, committed, the push on its way to bob. The first (the
+                // short profile's one) lands mid-way.
+                try sendRound(alice: alice, bob: bob, crash: .afterMs(sendSpreadMs(round)), power: power, report: &report)
+            case .leave:
+                // A leave runs as an explode does (commit, delivery wait, deletion): the same spread.
+                try leaveRound(alice: alice, bob: bob, crash: .afterMs(40 + (round * 173) % 1_200), power: power,
+                               report: &report)
+            case .remove:
+                // A removal is a send with a membership change: the send's spread.
+                try removeRound(alice: alice, bob: bob, crash: .afterMs(sendSpreadMs(round)), power: power, report: &report)
+            case .scheduledExplode:
+                break
             }
         }
         report.seconds = Date().timeIntervalSince(started)
         return report
     }
+
+    /// The random kill's moment in a send's (or a removal's) run: 10–409 ms, 70 ms first.
+    private func sendSpreadMs(_ round: Int) -> Int { 10 + (60 + round * 37) % 400 }
 
     enum Crash {
         case named(String)
@@ -136,7 +159,7 @@ struct CrashAtomicity {
 
     /// With a power cut: the power goes the moment alice's daemon died, so her workers stop too,
     /// and her disk comes back with what was fsynced.
-    private func cutPower(_ alice: Device, _ power: PowerCutFileSystem?, _ report: inout Report) throws {
+    func cutPower(_ alice: Device, _ power: PowerCutFileSystem?, _ report: inout Report) throws {
         guard let power, let powerCut else { return }
         report.powerCuts.append(try power.powerCycle(powerCut) {
             alice.stopPushSocket()
@@ -151,6 +174,7 @@ struct CrashAtomicity {
         let trip = try DaemonCrash.conversation(creator: alice, joiner: bob)
         let ids = try Ids(alice: alice, bob: bob, conversationId: trip)
         let label: String
+        var reported = false
         switch crash {
         case .named(let point):
             label = "explode@\(point)"
@@ -161,12 +185,7 @@ struct CrashAtomicity {
             report.namedKills += 1
         case .afterMs(let delay):
             label = "explode@random+\(delay)ms"
-            let done = DispatchSemaphore(value: 0)
-            Thread { _ = try? alice.cli(["explode", trip, "--json"]); done.signal() }.start()
-            usleep(useconds_t(delay * 1_000))  // the random kill's moment, not a synchronisation
-            alice.stopDaemon(signal: SIGKILL)
-            done.wait()
-            report.randomKills += 1
+            reported = killed(alice, afterMs: delay, report: &report) { try alice.cli(["explode", trip, "--json"]).status == 0 }
         }
         try cutPower(alice, power, &report)
 
@@ -180,6 +199,7 @@ struct CrashAtomicity {
         // Committed: the restart finishes it (rows, keys, bob told). Not: nothing happened.
         let expected: Holding = committed ? .gone : .whole
         if case .afterMs = crash, committed { report.randomAfterCommit += 1 }
+        if reported && !committed { report.findings.append("\(label): the CLI reported the explode, alice's disk does not hold it") }
         let settled = (try? alice.waitUntil("\(label): alice settles", timeoutMs: 20_000) {
             try holding(alice, ids) == expected
         }) != nil
@@ -201,7 +221,7 @@ struct CrashAtomicity {
 
     /// Whether alice's explode reached its commit: the conversation has an explosion time,
     /// or is already (partly) deleted.
-    private func explodeCommitted(_ alice: Device, _ ids: Ids) throws -> Bool {
+    func explodeCommitted(_ alice: Device, _ ids: Ids) throws -> Bool {
         let rows = try alice.query("SELECT expiresAt FROM conversation WHERE id = ?", [.text(ids.conversationId)])
         guard let row = rows.first else { return true }
         return try row.optionalInt64(0) != nil
@@ -229,12 +249,7 @@ struct CrashAtomicity {
             // From bob's join call: his request on its way, on alice's disk, decided, committed,
             // her membership push on its way; the kill lands somewhere in there.
             label = "join@random+\(delay)ms"
-            let done = DispatchSemaphore(value: 0)
-            Thread { _ = try? bob.json(["join", code, "--profile-name", "bob"]); done.signal() }.start()
-            usleep(useconds_t(delay * 1_000))  // the random kill's moment, not a synchronisation
-            alice.stopDaemon(signal: SIGKILL)
-            done.wait()
-            report.randomKills += 1
+            _ = killed(alice, afterMs: delay, report: &report) { try bob.cli(["join", code, "--profile-name", "bob", "--json"]).status == 0 }
             let decided = try alice.query("SELECT count(*) FROM join_request WHERE conversationId = ? AND state = 'accepted'",
                                           [.text(trip)])[0].int64(0) == 1
             if decided { report.randomAfterCommit += 1 }
@@ -267,17 +282,30 @@ struct CrashAtomicity {
 
     // MARK: - Send
 
-    private func sendRound(alice: Device, bob: Device, point: String, power: PowerCutFileSystem?,
+    /// Alice sends bob a text. Stored (with its push), bob gets it once; not stored, neither
+    /// has it. A send the CLI reported done must be stored.
+    private func sendRound(alice: Device, bob: Device, crash: Crash, power: PowerCutFileSystem?,
                            report: inout Report) throws {
         report.rounds += 1
-        let label = "send@\(point)"
         let trip = try DaemonCrash.conversation(creator: alice, joiner: bob)
         let text = "atomic-" + Hex.encode(SecureRandom.bytes(6))
-        alice.stopDaemon()
-        try alice.startDaemon(environment: [CrashPoint.variable: point])
-        _ = try alice.cli(["send", trip, text, "--json"])
-        guard try waitForDeath(alice, label, &report) else { return }
-        report.namedKills += 1
+        let label: String
+        let expectStored: Bool?
+        var reported = false
+        switch crash {
+        case .named(let point):
+            label = "send@\(point)"
+            expectStored = point != "send.composed"
+            alice.stopDaemon()
+            try alice.startDaemon(environment: [CrashPoint.variable: point])
+            _ = try alice.cli(["send", trip, text, "--json"])
+            guard try waitForDeath(alice, label, &report) else { return }
+            report.namedKills += 1
+        case .afterMs(let delay):
+            label = "send@random+\(delay)ms"
+            expectStored = nil
+            reported = killed(alice, afterMs: delay, report: &report) { try alice.cli(["send", trip, text, "--json"]).status == 0 }
+        }
         try cutPower(alice, power, &report)
         try alice.startDaemon()
 
@@ -299,33 +327,45 @@ struct CrashAtomicity {
             sum + (try alice.query("SELECT count(*) FROM outbox WHERE messageId = ?", [.text(id)])[0].int64(0))
         }
         let onBob = Int64(try ids(bob, text).count)
-        let expectStored = point != "send.composed"
-        if !arrived || onAlice != (expectStored ? 1 : 0) || pushes != onAlice || onBob != onAlice {
+        if case .afterMs = crash, onAlice == 1 { report.randomAfterCommit += 1 }
+        let storedAsExpected = expectStored.map { onAlice == ($0 ? 1 : 0) } ?? (onAlice <= 1)
+        if !arrived || !storedAsExpected || pushes != onAlice || onBob != onAlice {
             report.findings.append("\(label): arrived=\(arrived) alice=\(onAlice) pushes=\(pushes) bob=\(onBob)")
         }
+        if reported && onAlice != 1 { report.findings.append("\(label): the CLI reported the send, alice holds it \(onAlice) times") }
     }
 
     // MARK: - Leave and remove
 
     /// Alice, a member of bob's conversation, leaves. Committed (the leave's message and its
     /// end time), the restart finishes it: alice holds nothing, bob drops her once. Not
-    /// committed: both keep it whole.
-    private func leaveRound(alice: Device, bob: Device, point: String, power: PowerCutFileSystem?,
+    /// committed: both keep it whole. A leave the CLI reported done must be committed.
+    private func leaveRound(alice: Device, bob: Device, crash: Crash, power: PowerCutFileSystem?,
                             report: inout Report) throws {
         report.rounds += 1
-        let label = "leave@\(point)"
         let trip = try DaemonCrash.conversation(creator: bob, joiner: alice)
         let ids = try Ids(alice: alice, bob: bob, conversationId: trip)
-        alice.stopDaemon()
-        try alice.startDaemon(environment: [CrashPoint.variable: point])
-        _ = try alice.cli(["leave", trip, "--json"])
-        guard try waitForDeath(alice, label, &report) else { return }
-        report.namedKills += 1
+        let label: String
+        var reported = false
+        switch crash {
+        case .named(let point):
+            label = "leave@\(point)"
+            alice.stopDaemon()
+            try alice.startDaemon(environment: [CrashPoint.variable: point])
+            _ = try alice.cli(["leave", trip, "--json"])
+            guard try waitForDeath(alice, label, &report) else { return }
+            report.namedKills += 1
+        case .afterMs(let delay):
+            label = "leave@random+\(delay)ms"
+            reported = killed(alice, afterMs: delay, report: &report) { try alice.cli(["leave", trip, "--json"]).status == 0 }
+        }
         try cutPower(alice, power, &report)
         try checkPush(alice, ids, holding: try holding(alice, ids), label: "\(label) before restart", report: &report)
 
         try alice.startDaemon()
         let committed = try explodeCommitted(alice, ids)
+        if case .afterMs = crash, committed { report.randomAfterCommit += 1 }
+        if reported && !committed { report.findings.append("\(label): the CLI reported the leave, alice's disk does not hold it") }
         let expected: Holding = committed ? .gone : .whole
         let settled = (try? alice.waitUntil("\(label): alice settles", timeoutMs: 20_000) { try holding(alice, ids) == expected }) != nil
         let after = try holding(alice, ids)
@@ -346,18 +386,27 @@ struct CrashAtomicity {
     }
 
     /// Alice, the creator, removes bob. Committed: alice lists only herself and bob deletes
-    /// the conversation, told once. Not committed: both keep two members.
-    private func removeRound(alice: Device, bob: Device, point: String, power: PowerCutFileSystem?,
+    /// the conversation, told once. Not committed: both keep two members. A removal the CLI
+    /// reported done must be committed.
+    private func removeRound(alice: Device, bob: Device, crash: Crash, power: PowerCutFileSystem?,
                              report: inout Report) throws {
         report.rounds += 1
-        let label = "remove@\(point)"
         let trip = try DaemonCrash.conversation(creator: alice, joiner: bob)
         let bobInbox = try bob.query("SELECT inboxId FROM conversation WHERE id = ?", [.text(trip)])[0].string(0)
-        alice.stopDaemon()
-        try alice.startDaemon(environment: [CrashPoint.variable: point])
-        _ = try alice.cli(["remove", trip, bobInbox, "--json"])
-        guard try waitForDeath(alice, label, &report) else { return }
-        report.namedKills += 1
+        let label: String
+        var reported = false
+        switch crash {
+        case .named(let point):
+            label = "remove@\(point)"
+            alice.stopDaemon()
+            try alice.startDaemon(environment: [CrashPoint.variable: point])
+            _ = try alice.cli(["remove", trip, bobInbox, "--json"])
+            guard try waitForDeath(alice, label, &report) else { return }
+            report.namedKills += 1
+        case .afterMs(let delay):
+            label = "remove@random+\(delay)ms"
+            reported = killed(alice, afterMs: delay, report: &report) { try alice.cli(["remove", trip, bobInbox, "--json"]).status == 0 }
+        }
         try cutPower(alice, power, &report)
         try alice.startDaemon()
 
@@ -365,6 +414,8 @@ struct CrashAtomicity {
         let removals = try alice.query("SELECT count(*) FROM message WHERE conversationId = ? AND contentType = ? AND isOutgoing = 1",
                                        [.text(trip), .text(ContentType.remove)])[0].int64(0)
         let committed = removals == 1
+        if case .afterMs = crash, committed { report.randomAfterCommit += 1 }
+        if reported && !committed { report.findings.append("\(label): the CLI reported the removal, alice's disk does not hold it") }
         if removals > 1 || aliceMembers != (committed ? 1 : 2) {
             report.findings.append("\(label): alice has \(aliceMembers) members and \(removals) removals")
         }
@@ -375,6 +426,31 @@ struct CrashAtomicity {
         } else if try bobHas() != 1 {
             report.findings.append("\(label): nothing committed on alice, yet bob lost the conversation")
         }
+    }
+
+    // MARK: - Random kills
+
+    /// Runs `call` (a CLI that asks alice's daemon for the operation) on its own thread,
+    /// SIGKILLs alice's daemon `afterMs` later and waits for the call to end. Returns whether
+    /// the call reported success: the daemon answered before it died.
+    private func killed(_ alice: Device, afterMs delay: Int, report: inout Report,
+                        _ call: @escaping @Sendable () throws -> Bool) -> Bool {
+        let outcome = CallOutcome()
+        Thread {
+            outcome.succeeded = (try? call()) ?? false
+            outcome.done.signal()
+        }.start()
+        usleep(useconds_t(delay * 1_000))  // the random kill's moment, not a synchronisation
+        alice.stopDaemon(signal: SIGKILL)
+        outcome.done.wait()
+        report.randomKills += 1
+        return outcome.succeeded
+    }
+
+    /// What the call of a random round reported; `done` orders the write before the read.
+    private final class CallOutcome: @unchecked Sendable {
+        let done = DispatchSemaphore(value: 0)
+        var succeeded = false
     }
 
     // MARK: - Checks
@@ -410,7 +486,7 @@ struct CrashAtomicity {
         }
     }
 
-    private func holding(_ device: Device, _ ids: Ids) throws -> Holding {
+    func holding(_ device: Device, _ ids: Ids) throws -> Holding {
         let inbox = try device.query("SELECT count(*) FROM inbox WHERE inboxId = ?", [.text(ids.inboxId)])[0].int64(0)
         let conversation = try device.query("SELECT count(*) FROM conversation WHERE id = ?", [.text(ids.conversationId)])[0].int64(0)
         let tombstones = try device.query("SELECT count(*) FROM inbox_tombstone WHERE clientId = ?", [.text(ids.clientId)])[0].int64(0)
@@ -424,7 +500,7 @@ struct CrashAtomicity {
 
     /// A push to alice's identity: stored or refused as expired while the rows exist;
     /// `unknown_client` once they are gone (a decrypting `unknown_conversation` is the defect).
-    private func checkPush(_ alice: Device, _ ids: Ids, holding: Holding, label: String, report: inout Report) throws {
+    func checkPush(_ alice: Device, _ ids: Ids, holding: Holding, label: String, report: inout Report) throws {
         let ack = try PushClient.send(ids.push(), to: alice.runtime.pushSocketPath)
         let parsed = PushAck.parse(Array(ack.utf8))
         let rowsGone = try alice.query("SELECT count(*) FROM inbox WHERE inboxId = ?", [.text(ids.inboxId)])[0].int64(0) == 0
@@ -440,13 +516,13 @@ struct CrashAtomicity {
         }
     }
 
-    private func keystoreLeftovers(_ device: Device) throws -> [String] {
+    func keystoreLeftovers(_ device: Device) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: device.group.keystorePath)
             .filter { name in [".deleted-", ".taken-", ".tmp-"].contains { name.hasPrefix($0) } }
     }
 
     /// Waits for the armed daemon to kill itself; a round whose step was never reached is noted.
-    private func waitForDeath(_ alice: Device, _ label: String, _ report: inout Report) throws -> Bool {
+    func waitForDeath(_ alice: Device, _ label: String, _ report: inout Report) throws -> Bool {
         guard try alice.diedAtCrashPoint(label, timeoutMs: 20_000) else {
             report.notReached.append(label)
             return false
