@@ -146,6 +146,11 @@ public final class Keystore: Sendable {
     /// `writeAtomically` had already linked into place when it was killed (or whose unlink a
     /// power cut lost) is the identity's or `master.key`'s own inode, and zeroing it would
     /// zero them.
+    ///
+    /// An unused slot that is a second name of a named identity is a claim (`claimUnused`)
+    /// killed between its link and its unlink: the claim is finished by removing the slot's
+    /// name. Left there, the slot would be handed out again (`duplicateClientId` at every
+    /// claim) and a `takeUnused` would zero the claimed identity through it.
     @discardableResult
     public func sweepLeftovers() throws(KeystoreError) -> Int {
         var wiped = 0
@@ -153,6 +158,7 @@ public final class Keystore: Sendable {
             let removed = try dir.hasOtherName(name) ? try dir.unlinkName(name) : try dir.wipe(name)
             if removed { wiped += 1 }
         }
+        if try dir.hasOtherName(Self.unusedName), try dir.unlinkName(Self.unusedName) { wiped += 1 }
         return wiped
     }
 
@@ -207,6 +213,12 @@ public final class Keystore: Sendable {
     public func takeUnused() throws(KeystoreError) -> Identity? {
         let taken = ".taken-" + Hex.encode(SecureRandom.bytes(8))
         guard try dir.rename(Self.unusedName, to: taken) else { return nil }
+        // A slot whose claim was interrupted is the claimed identity's own inode: its name goes,
+        // its bytes stay (see `sweepLeftovers`).
+        if try dir.hasOtherName(taken) {
+            _ = try dir.unlinkName(taken)
+            return nil
+        }
         defer { _ = try? dir.wipe(taken) }
         guard var bytes = try dir.read(taken, maxBytes: Self.maxFileBytes) else {
             throw .unavailable("the taken unused identity vanished")

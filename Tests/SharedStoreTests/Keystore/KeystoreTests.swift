@@ -234,6 +234,29 @@ struct KeystoreTests {
         }
     }
 
+    /// `claimUnused` links the slot to `<clientId>.identity`, then unlinks the slot: a kill
+    /// between the two leaves `unused.identity` as a second name of the claimed identity.
+    @Test("a claim of the unused slot killed between its link and its unlink: the sweep finishes it (the slot's name goes, the identity keeps its bytes), and a take never zeroes the claimed identity")
+    func interruptedClaimIsFinished() throws {
+        for sweepFirst in [true, false] {
+            try withKeystore { keystore, dir in
+                let spare = Identity.generate()
+                try keystore.storeUnused(spare)
+                let slot = "\(dir)/unused.identity", named = "\(dir)/\(spare.clientId).identity"
+                let bytes = try #require(FileManager.default.contents(atPath: slot))
+                #expect(link(slot, named) == 0)  // the claim's link; its unlink never came
+                if sweepFirst {
+                    #expect(try keystore.sweepLeftovers() == 1)
+                    #expect(!FileManager.default.fileExists(atPath: slot), "the sweep left the claimed slot")
+                }
+                #expect(try keystore.takeUnused() == nil, "the claimed identity was handed out as unused again")
+                #expect(FileManager.default.contents(atPath: named) == bytes, "the claimed identity was zeroed")
+                #expect(try keystore.identity(clientId: spare.clientId).inboxId == spare.inboxId)
+                #expect(try keystore.peekUnused() == nil)
+            }
+        }
+    }
+
     @Test("leftovers of a killed operation (.deleted-, .taken-, .tmp-) are wiped; identities stay")
     func sweepLeftoversWipesOnlyLeftovers() throws {
         try withKeystore { keystore, dir in
