@@ -107,13 +107,7 @@ extension StressSuite.PowerCutTests {
     @Test("Explode to an offline member, killed at each named step and the power cut with it: the push survives in the outbox or the notice queue, the member deletes the conversation when back, the sender ends with nothing")
     func offlineExplodeSurvivesPowerCut() async throws {
         let report = try await onDedicatedThread { try OfflineExplodeCrash(powerCut: .all).run() }
-        print(report.summaryLine)
-        for summary in report.powerCuts { print("  power cut: \(summary)") }
-        for finding in report.findings { print("  finding: \(finding)") }
-        #expect(report.rounds == OfflineExplodeCrash.points.count)
-        #expect(report.notReached.isEmpty, "crash points never reached: \(report.notReached)")
-        #expect(report.powerCuts.count == report.kills)
-        #expect(report.findings.isEmpty, "\(report.findings)")
+        report.expectEveryRoundSound(rounds: OfflineExplodeCrash.points.count)
     }
 }
 
@@ -145,12 +139,6 @@ extension StressSuite.PowerCutTests {
     @Test("Bob killed after sealing a receipt (before queueing it) and after its delivery (before deleting its notice), the power cut with it: the receipt owed survives and is sent once, a delivered one at most once more; alice's push ends delivered and bob owes nothing")
     func receiptsSurvivePowerCut() async throws {
         let report = try await onDedicatedThread { try ReceiptPowerCut().run() }
-        print(report.summaryLine)
-        for summary in report.powerCuts { print("  power cut: \(summary)") }
-        for finding in report.findings { print("  finding: \(finding)") }
-        #expect(report.rounds == ReceiptPowerCut.points.count)
-        #expect(report.notReached.isEmpty, "crash points never reached: \(report.notReached)")
-        #expect(report.powerCuts.count == report.kills)
-        #expect(report.findings.isEmpty, "\(report.findings)")
+        report.expectEveryRoundSound(rounds: ReceiptPowerCut.points.count)
     }
 }

@@ -24,22 +24,10 @@ struct OfflineExplodeCrash {
     /// and each death is also a power cut of this kind.
     var powerCut: PowerCutFileSystem.Cut? = nil
 
-    struct Report: Sendable {
-        var rounds = 0
-        var kills = 0
-        var powerCuts: [String] = []
-        var notReached: [String] = []
-        var findings: [String] = []
-        var seconds = 0.0
-
-        var summaryLine: String {
-            "STRESS offline-explode-crash: rounds=\(rounds) kills=\(kills) notReached=\(notReached.count) "
-                + "findings=\(findings.count) seconds=\(String(format: "%.1f", seconds))"
-        }
-    }
+    typealias Report = CrashRoundsReport
 
     func run() throws -> Report {
-        var report = Report()
+        var report = Report(name: "offline-explode-crash")
         let started = Date()
         let tmp = try TemporaryDirectory(prefix: "sotto-notice")
         // A short delivery wait: the explode gives up on bob after 1 s and deletes.

@@ -21,22 +21,10 @@ struct ReceiptPowerCut {
     static let points = ["receipts.sealed", "notice.delivered"]
     var powerCut: PowerCutFileSystem.Cut = .all
 
-    struct Report: Sendable {
-        var rounds = 0
-        var kills = 0
-        var powerCuts: [String] = []
-        var notReached: [String] = []
-        var findings: [String] = []
-        var seconds = 0.0
-
-        var summaryLine: String {
-            "STRESS receipt-power-cut: rounds=\(rounds) kills=\(kills) notReached=\(notReached.count) "
-                + "findings=\(findings.count) seconds=\(String(format: "%.1f", seconds))"
-        }
-    }
+    typealias Report = CrashRoundsReport
 
     func run() throws -> Report {
-        var report = Report()
+        var report = Report(name: "receipt-power-cut")
         let started = Date()
         let tmp = try TemporaryDirectory(prefix: "sotto-receipt-power")
         let power = try PowerCutFileSystem.mount(in: tmp.path)
