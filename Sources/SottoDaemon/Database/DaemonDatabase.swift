@@ -114,16 +114,12 @@ public final class DaemonDatabase: Sendable {
     // MARK: Errors
 
     /// Damage met at run time is recorded and logged once, so the workers stop acking pushes
-    /// into this file (docs/adr/0018). A writer's own error type carrying damage or a full
-    /// disk surfaces as its ``StoreError``, so callers and the control socket say what it is.
+    /// into this file (docs/adr/0018). A writer's own error type carrying a ``StoreError``
+    /// (damage, a full disk, a busy timeout, an I/O error) surfaces as it, so callers and the
+    /// control socket say what it is rather than the writer's type name.
     private func recorded(_ error: any Error) -> any Error {
         var error = error
-        if let carried = (error as? any StoreErrorConvertible)?.underlyingStoreError {
-            switch carried {
-            case .corrupt, .diskFull: error = carried
-            default: break
-            }
-        }
+        if let carried = (error as? any StoreErrorConvertible)?.underlyingStoreError { error = carried }
         if case StoreError.corrupt(let code, let message, let statement) = error, !damageMarker.isPresent {
             let cause = "\(SQLiteResultCode.name(code)) met at run time: \(message)" + (statement.map { " in \"\($0)\"" } ?? "")
             damageMarker.mark(cause)
