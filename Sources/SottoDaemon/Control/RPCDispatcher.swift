@@ -55,9 +55,20 @@ struct RPCDispatcher: ControlRequestHandler {
                 return JSONRPC.errorLine(id: request.id, .unavailable("\(error)"))
             }
         } catch {
-            DaemonLog.warning("\(request.method) failed: \(type(of: error))")
-            return JSONRPC.errorLine(id: request.id, .internalError(String(describing: type(of: error))))
+            let name = Self.caseName(error)
+            DaemonLog.warning("\(request.method) failed: \(name)")
+            return JSONRPC.errorLine(id: request.id, .internalError(name))
         }
+    }
+
+    /// An unexpected error's type and, for an enum, its case ("InboxWriteError.clientIdInUse"):
+    /// enough to tell failures apart in a report, without associated values, which could hold
+    /// user data.
+    static func caseName(_ error: any Error) -> String {
+        let type = String(describing: Swift.type(of: error))
+        let mirror = Mirror(reflecting: error)
+        guard mirror.displayStyle == .enum else { return type }
+        return type + "." + (mirror.children.first?.label ?? String(describing: error))
     }
 
     /// What a full disk's error adds: where to free space.
