@@ -75,7 +75,7 @@ struct IdentityRelayKeys {
         if mkdir(directory, 0o700) == 0 {
             // The new directory's name is an entry of the group directory: without this fsync
             // a power cut can take relayd-users, and every key in it, away (docs/adr/0058).
-            if !SyncMutation.skips(.relayKeyParent), let why = Self.syncDirectory(groupDirectory) {
+            if !SyncMutation.skips(.relayKeyParent), let why = DirectorySync.fsync(groupDirectory) {
                 rmdir(directory)  // made again, and its parent fsynced, by the next attempt
                 return why
             }
@@ -103,20 +103,12 @@ struct IdentityRelayKeys {
             guard linkError == EEXIST else { return "cannot create \(file): \(String(cString: strerror(linkError)))" }
             return nil  // another writer's key won; it made its own name durable
         }
-        if !SyncMutation.skips(.relayKeyDirectory), let why = Self.syncDirectory(directory) {
+        if !SyncMutation.skips(.relayKeyDirectory), let why = DirectorySync.fsync(directory) {
             // A name that a power cut could still take must not name a consumer: the next
             // attempt writes a new key, nothing on the relay has used this one yet.
             unlink(file)
             return why
         }
         return nil
-    }
-
-    /// nil once `path`'s entries are durable, else why not.
-    private static func syncDirectory(_ path: String) -> String? {
-        let dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard dir >= 0 else { return "cannot open \(path) to fsync it: \(String(cString: strerror(errno)))" }
-        defer { close(dir) }
-        return fsync(dir) == 0 ? nil : "cannot fsync \(path): \(String(cString: strerror(errno)))"
     }
 }

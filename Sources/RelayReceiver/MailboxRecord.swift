@@ -133,13 +133,6 @@ struct MailboxRecord {
         if SyncMutation.skips(.mailboxRecordDirectory) { return }
         // The new record is in place but its name is not durable yet: a failure here is
         // reported so the caller saves again, as for any other failed save.
-        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard dir >= 0 else {
-            throw WriteFailure(description: "cannot open \(directory) to fsync it: \(String(cString: strerror(errno)))")
-        }
-        defer { close(dir) }
-        guard fsync(dir) == 0 else {
-            throw WriteFailure(description: "cannot fsync \(directory): \(String(cString: strerror(errno)))")
-        }
+        if let why = DirectorySync.fsync(directory) { throw WriteFailure(description: why) }
     }
 }

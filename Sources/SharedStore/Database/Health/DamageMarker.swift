@@ -62,17 +62,7 @@ public struct DamageMarker: Sendable, Equatable {
         }
         let linked = link(temp, path) == 0 || errno == EEXIST
         unlink(temp)
-        return linked && (SyncMutation.skips(.damageMarkerDirectory) || syncDirectory())
-    }
-
-    /// fsync of the directory holding the marker: its new name (and the temporary's unlink).
-    private func syncDirectory() -> Bool {
-        let slash = path.lastIndex(of: "/")
-        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        return fsync(fd) == 0
+        return linked && (SyncMutation.skips(.damageMarkerDirectory) || DirectorySync.fsync(DirectorySync.parent(of: path)) == nil)
     }
 
     /// Removes the marker (after a full check found the file sound). False if it stays.
