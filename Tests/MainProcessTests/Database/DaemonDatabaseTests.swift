@@ -90,7 +90,9 @@ struct DaemonDatabaseTests {
     @Test func writesWaitingForAWorkersLockHoldNoCooperativeThread() async throws {
         let f = try StoreFixture()
         var profile = ConnectionProfile.daemon
-        profile.busyTimeoutMs = 3_000
+        // Long enough that a loaded machine's slow read cannot outlast it (a CI run saw 3 s
+        // pass); without the feature the read still waits for the writes to fail, so it fails.
+        profile.busyTimeoutMs = 30_000
         let db = try DaemonDatabase(directory: f.directory, profile: profile)
         let conversationId = f.conversationId
         // A worker holds the write lock; more writes wait than the machine has cooperative threads.
