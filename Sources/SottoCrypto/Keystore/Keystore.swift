@@ -2,6 +2,7 @@
 import Glibc
 import SottoWire
 #endif
+import Synchronization
 
 /// The file keystore (`<group>/keystore/`): one sealed file per identity, readable by many
 /// processes at once, written atomically by one.
@@ -29,6 +30,13 @@ public final class Keystore: Sendable {
 
     /// Where `masterKey` came from; `sotto status` names it.
     public let masterKeySource: MasterKeySource
+
+    /// One operation on the unused slot at a time in this process. The daemon claims the slot
+    /// for a new conversation while its refill writes the next identity into it; unserialized,
+    /// the refill's rename could land between the claim's read and its move, and the claimed
+    /// clientId's file would hold the next identity (`claimRacingRefillsNeverMovesTheNextIdentity`).
+    /// Only the daemon touches the slot, so a lock in the process is enough.
+    private let slotLock = Mutex(())
 
     /// Opens the keystore and loads its master key. A reader (`createIfMissing` false: the
     /// worker, the CLI) takes it from the first `MasterKeySource` that has it and gets
@@ -203,6 +211,10 @@ public final class Keystore: Sendable {
 
     /// Puts a pre-generated identity in the slot, replacing any identity already there.
     public func storeUnused(_ identity: Identity) throws(KeystoreError) {
+        try slotLock.withLock { _ throws(KeystoreError) in try storeUnusedLocked(identity) }
+    }
+
+    private func storeUnusedLocked(_ identity: Identity) throws(KeystoreError) {
         var record = try IdentityRecord.seal(identity, masterKey: masterKey)
         defer { SecretBytes.zero(&record) }
         try dir.writeAtomically(Self.unusedName, record, replace: true)
@@ -211,6 +223,10 @@ public final class Keystore: Sendable {
     /// Takes the identity out of the slot, or nil if it is empty. Atomic: the slot file is
     /// renamed to a private name first, so of two concurrent takers exactly one gets it.
     public func takeUnused() throws(KeystoreError) -> Identity? {
+        try slotLock.withLock { _ throws(KeystoreError) in try takeUnusedLocked() }
+    }
+
+    private func takeUnusedLocked() throws(KeystoreError) -> Identity? {
         let taken = ".taken-" + Hex.encode(SecureRandom.bytes(8))
         guard try dir.rename(Self.unusedName, to: taken) else { return nil }
         // A slot whose claim was interrupted is the claimed identity's own inode: its name goes,
@@ -232,12 +248,17 @@ public final class Keystore: Sendable {
     /// unlinked, and the directory is synced once for both (2 fsyncs instead of the 6 of
     /// take + save).
     /// `expectedInboxId` guards against a slot that changed since it was read.
-    /// Returns nil when the slot is empty.
+    /// Returns nil when the slot is empty or holds another identity (a refill replaced it):
+    /// the caller, who holds the identity it meant, saves it as a new one.
     public func claimUnused(expectedInboxId: String) throws(KeystoreError) -> Identity? {
+        try slotLock.withLock { _ throws(KeystoreError) in try claimUnusedLocked(expectedInboxId: expectedInboxId) }
+    }
+
+    private func claimUnusedLocked(expectedInboxId: String) throws(KeystoreError) -> Identity? {
         guard var bytes = try dir.read(Self.unusedName, maxBytes: Self.maxFileBytes) else { return nil }
         defer { SecretBytes.zero(&bytes) }
         let identity = try IdentityRecord.open(bytes, masterKey: masterKey, expectedClientId: nil)
-        guard identity.inboxId == expectedInboxId else { throw .unavailable("the unused slot changed while it was claimed") }
+        guard identity.inboxId == expectedInboxId else { return nil }
         try dir.writeAtomically(Self.aliasName(inboxId: identity.inboxId), Array(identity.clientId.utf8), replace: true,
                                 syncDirectory: false)
         guard try dir.move(Self.unusedName, to: Self.fileName(clientId: identity.clientId)) else {
@@ -249,6 +270,10 @@ public final class Keystore: Sendable {
 
     /// The identity in the slot, left there; nil if empty.
     public func peekUnused() throws(KeystoreError) -> Identity? {
+        try slotLock.withLock { _ throws(KeystoreError) in try peekUnusedLocked() }
+    }
+
+    private func peekUnusedLocked() throws(KeystoreError) -> Identity? {
         guard var bytes = try dir.read(Self.unusedName, maxBytes: Self.maxFileBytes) else { return nil }
         defer { SecretBytes.zero(&bytes) }
         return try IdentityRecord.open(bytes, masterKey: masterKey, expectedClientId: nil)

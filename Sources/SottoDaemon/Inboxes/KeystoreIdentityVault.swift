@@ -18,7 +18,8 @@ public struct KeystoreIdentityVault: IdentityVault {
     /// One link and one alias (2 fsyncs) instead of taking the slot and saving anew (6).
     public func claimUnusedIdentity(_ identity: Identity) async throws {
         if try keystore.claimUnused(expectedInboxId: identity.inboxId) == nil {
-            try keystore.save(identity)  // the slot was emptied behind our back: store it directly
+            // The slot was emptied or refilled behind our back: store the identity directly.
+            try keystore.save(identity)
         }
     }
 

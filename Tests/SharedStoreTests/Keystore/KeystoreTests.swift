@@ -1,6 +1,7 @@
 import Foundation
 import SottoCrypto
 import SottoWire
+import Synchronization
 import TestSupport
 import Testing
 
@@ -305,7 +306,7 @@ struct KeystoreTests {
         let spare = Identity.generate()
         #expect(try keystore.claimUnused(expectedInboxId: spare.inboxId) == nil)   // empty slot
         try keystore.storeUnused(spare)
-        #expect(throws: KeystoreError.self) { try keystore.claimUnused(expectedInboxId: Identity.generate().inboxId) }
+        #expect(try keystore.claimUnused(expectedInboxId: Identity.generate().inboxId) == nil)   // holds another
         #expect(try keystore.peekUnused()?.isSame(as: spare) == true)             // a refused claim changes nothing
 
         let claimed = try #require(try keystore.claimUnused(expectedInboxId: spare.inboxId))
@@ -315,6 +316,37 @@ struct KeystoreTests {
         #expect(try keystore.identity(inboxId: spare.inboxId).isSame(as: spare))
         let names = Set(try FileManager.default.contentsOfDirectory(atPath: dir))
         #expect(names == ["master.key", spare.clientId + ".identity", spare.inboxId + ".inbox"])
+    }
+
+    @Test("a claim of the unused slot racing refills of it (two threads): each claimed clientId's file opens as the identity claimed, or the claim is refused; never another identity under its name")
+    func claimRacingRefillsNeverMovesTheNextIdentity() throws {
+        try withKeystore { keystore, _ in
+            try keystore.storeUnused(Identity.generate())
+            let refilling = Mutex(true)
+            let refiller = Thread {
+                for _ in 0..<300 { try? keystore.storeUnused(Identity.generate()) }
+                refilling.withLock { $0 = false }
+            }
+            refiller.start()
+            var claimed = 0, notThere = 0, wrong: [String] = []
+            while refilling.withLock({ $0 }) {
+                guard let peeked = try keystore.peekUnused() else { continue }
+                guard let got = try keystore.claimUnused(expectedInboxId: peeked.inboxId) else {
+                    notThere += 1
+                    continue
+                }
+                claimed += 1
+                #expect(got.isSame(as: peeked))
+                do {
+                    if !(try keystore.identity(clientId: got.clientId).isSame(as: got)) { wrong.append("another identity") }
+                } catch {
+                    wrong.append("\(error)")
+                }
+            }
+            print("KEYSTORE claim race: claimed=\(claimed) replacedBeforeTheClaim=\(notThere) wrong=\(wrong.count)")
+            #expect(claimed > 0)
+            #expect(wrong.count == 0, "claimed clientIds holding the wrong bytes, e.g. \(wrong.first ?? "")")
+        }
     }
 
     @Test func readerProcessNeverSeesATornWrite() throws {
