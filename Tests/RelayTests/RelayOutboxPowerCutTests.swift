@@ -15,30 +15,34 @@ import TestSupport
 @Suite("Relay outbox power cut", .serialized,
        .enabled(if: NatsServer.isInstalled && PowerCutFileSystem.isAvailable, "needs nats-server, root, /dev/fuse and fusermount3"))
 struct RelayOutboxPowerCutTests {
-    struct Case: CustomTestStringConvertible, Sendable {
+    struct Case: CustomTestStringConvertible, CustomStringConvertible, Sendable {
         let crashAt: String
         /// A text long enough to go by reference: its body is published before the push.
         let long: Bool
         var testDescription: String { "\(crashAt), \(long ? "64 KiB text by reference" : "short text")" }
+        var description: String { testDescription }
     }
 
     static let cases = [Case(crashAt: "outbox.relayed", long: false), Case(crashAt: "outbox.bodyPublished", long: true)]
+    /// Each step with all unsynced writes lost; torn at the body's publish too (short), or each
+    /// step with each kind (full, `SOTTO_STRESS_PROFILE=full`).
+    static let rounds = PowerCutRound.plan(steps: cases, tornAt: cases[1], seed: 13)
 
-    @Test("Killed at the step, the power cut with it, restarted: the send is on alice's disk with its push still pending, the push goes out at most once more (the relay keeps one copy, one body) and is never lost: bob stores it once, alice's outbox ends delivered with no body kept",
-          arguments: cases)
-    func publishStepSurvivesPowerCut(_ step: Case) async throws {
+    @Test("Killed at the step, the power cut with it (all unsynced writes lost; the last one torn; under the full profile a random half too), restarted: the send is on alice's disk with its push still pending, the push goes out at most once more (the relay keeps one copy, one body) and is never lost: bob stores it once, alice's outbox ends delivered with no body kept",
+          arguments: rounds)
+    func publishStepSurvivesPowerCut(_ round: PowerCutRound<Case>) async throws {
         // Blocking steps: on a thread of their own, not the test pool's (async tests starve).
-        try await onOwnThread { try self.publishStepSurvivesPowerCutSteps(step) }
+        try await onOwnThread { try self.publishStepSurvivesPowerCutSteps(round.step, round.cut) }
     }
 
-    private func publishStepSurvivesPowerCutSteps(_ step: Case) throws {
+    private func publishStepSurvivesPowerCutSteps(_ step: Case, _ cut: PowerCutFileSystem.Cut) throws {
         let started = Date()
         guard let rig = try OutboxPowerCutRig.make() else { return }
         defer { rig.tearDown() }
         let (alice, bob) = (rig.alice, rig.bob)
         try rig.arm(step.crashAt)
         let text = step.long ? FanoutCrashTests.longText : "relayed across a power cut"
-        let (died, summary) = try rig.sendAndCut(text, at: step.crashAt, cut: .all)
+        let (died, summary) = try rig.sendAndCut(text, at: step.crashAt, cut: cut)
         #expect(died, "\(step.crashAt) never reached")
 
         // The send was committed (and fsynced) before its first publish: it is on the disk once,
@@ -70,7 +74,7 @@ struct RelayOutboxPowerCutTests {
         try alice.waitUntil("alice's push delivered (bob's receipt)", timeoutMs: 60_000) { try states() == ["delivered"] }
         #expect(try alice.query("SELECT count(*) FROM outbox_body")[0].int64(0) == 0, "alice keeps the body")
         #expect(try alice.query("PRAGMA integrity_check")[0].string(0) == "ok")
-        print("RELAY outbox power cut at \(step.crashAt): \(summary); before the restart bob's mailbox held \(copiesBefore), "
+        print("RELAY outbox power cut at \(step.crashAt) (cut \(cut)): \(summary); before the restart bob's mailbox held \(copiesBefore), "
               + "the relay \(bodiesBefore) bodies; seconds=\(String(format: "%.1f", Date().timeIntervalSince(started)))")
     }
 }
