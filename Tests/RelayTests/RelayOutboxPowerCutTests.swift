@@ -15,105 +15,66 @@ import TestSupport
 @Suite("Relay outbox power cut", .serialized,
        .enabled(if: NatsServer.isInstalled && PowerCutFileSystem.isAvailable, "needs nats-server, root, /dev/fuse and fusermount3"))
 struct RelayOutboxPowerCutTests {
-    struct Case: CustomTestStringConvertible, Sendable {
+    struct Case: CustomTestStringConvertible, CustomStringConvertible, Sendable {
         let crashAt: String
         /// A text long enough to go by reference: its body is published before the push.
         let long: Bool
         var testDescription: String { "\(crashAt), \(long ? "64 KiB text by reference" : "short text")" }
+        var description: String { testDescription }
     }
 
     static let cases = [Case(crashAt: "outbox.relayed", long: false), Case(crashAt: "outbox.bodyPublished", long: true)]
+    /// Each step with all unsynced writes lost; torn at the body's publish too (short), or each
+    /// step with each kind (full, `SOTTO_STRESS_PROFILE=full`).
+    static let rounds = PowerCutRound.plan(steps: cases, tornAt: cases[1], seed: 13)
 
-    @Test("Killed at the step, the power cut with it, restarted: the send is on alice's disk with its push still pending, the push goes out at most once more (the relay keeps one copy, one body) and is never lost: bob stores it once, alice's outbox ends delivered with no body kept",
-          arguments: cases)
-    func publishStepSurvivesPowerCut(_ step: Case) async throws {
+    @Test("Killed at the step, the power cut with it (all unsynced writes lost; the last one torn; under the full profile a random half too), restarted: the send is on alice's disk with its push still pending, the push goes out at most once more (the relay keeps one copy, one body) and is never lost: bob stores it once, alice's outbox ends delivered with no body kept",
+          arguments: rounds)
+    func publishStepSurvivesPowerCut(_ round: PowerCutRound<Case>) async throws {
         // Blocking steps: on a thread of their own, not the test pool's (async tests starve).
-        try await onOwnThread { try self.publishStepSurvivesPowerCutSteps(step) }
+        try await onOwnThread { try self.publishStepSurvivesPowerCutSteps(round.step, round.cut) }
     }
 
-    private func publishStepSurvivesPowerCutSteps(_ step: Case) throws {
+    private func publishStepSurvivesPowerCutSteps(_ step: Case, _ cut: PowerCutFileSystem.Cut) throws {
         let started = Date()
-        let tmp = try TemporaryDirectory(prefix: "sotto-relay-outbox-power")
-        let disk = try PowerCutFileSystem.mount(in: tmp.path)
-        defer { disk.abandon() }
-        let server = try NatsServer.start(storeDirectory: tmp.path + "/jetstream")
-        defer { server.stop() }
-        let relayURL = ["SOTTO_RELAY": server.url]
-        let alice = try Device.start("alice", in: tmp.path, environment: relayURL, groupIn: disk.mountpoint)
-        defer { alice.stop() }
-        let bob = try Device.start("bob", in: tmp.path, environment: relayURL)
-        defer { bob.stop() }
-        let (aliceRelayd, bobRelayd) = (RelaydRuns(), RelaydRuns())
-        let startRelayd = { (runs: RelaydRuns, device: Device) throws in
-            let process = try runs.launch(["--ack-wait-ms", "3000", "--retry-min-ms", "200"],
-                                          environment: device.environment.merging(relayURL.merging(["PATH": "/usr/bin:/bin"]) { $1 }) { $1 })
-            guard process.waitForLine(containing: "relay connected", timeout: 30) else {
-                throw RelayRigFailure("\(device.name)'s sotto-relayd did not connect: \(process.output.suffix(8))")
-            }
-        }
-        defer { aliceRelayd.stop(); bobRelayd.stop() }
-        try startRelayd(aliceRelayd, alice)
-        try startRelayd(bobRelayd, bob)
-
-        let trip = try #require(try alice.json(["new", "--name", "Cut"])["conversationId"] as? String)
-        let code = try #require(try alice.json(["invite", trip, "--expires", "1h"])["code"] as? String)
-        _ = try bob.json(["join", code, "--profile-name", "bob"])
-        try bob.waitUntil("bob active", timeoutMs: 60_000) { try bob.conversation(trip)?["state"] as? String == "active" }
-        try alice.waitUntil("alice lists bob", timeoutMs: 60_000) { try alice.conversation(trip)?["members"] as? Int == 2 }
-        // Alice owes nothing: the first publish of her armed daemon is the text's.
-        try alice.waitUntil("alice's queues drained", timeoutMs: 60_000) {
-            try alice.query("SELECT count(*) FROM outbox WHERE state = 'pending'")[0].int64(0) == 0
-                && alice.query("SELECT count(*) FROM outliving_notice")[0].int64(0) == 0
-        }
-        bobRelayd.stop()  // what the relay holds for bob stays there, countable
-        let bobClientId = try #require(try bob.query("SELECT clientId FROM conversation WHERE id = ?", [.text(trip)]).first?.string(0))
-        let bobBox = try Mailbox(clientId: bobClientId)
-        try disk.syncEverything()  // the conversation was set up long ago
-
-        alice.stopDaemon()
-        try alice.startDaemon(environment: [CrashPoint.variable: step.crashAt])
+        guard let rig = try OutboxPowerCutRig.make() else { return }
+        defer { rig.tearDown() }
+        let (alice, bob) = (rig.alice, rig.bob)
+        try rig.arm(step.crashAt)
         let text = step.long ? FanoutCrashTests.longText : "relayed across a power cut"
-        _ = try alice.cli(["send", trip, text, "--json"])  // the daemon may die before it answers
-        #expect(try alice.diedAtCrashPoint(step.crashAt, timeoutMs: 30_000), "\(step.crashAt) never reached")
-        let summary = try disk.powerCycle(.all) {
-            aliceRelayd.stop(SIGKILL)
-            alice.stopPushSocket()
-        }
+        let (died, summary) = try rig.sendAndCut(text, at: step.crashAt, cut: cut)
+        #expect(died, "\(step.crashAt) never reached")
 
         // The send was committed (and fsynced) before its first publish: it is on the disk once,
         // its push pending, since the relay's answer was never recorded.
-        let relay = try RelayConnection.connect(RelayConfiguration(url: try RelayURL.parse(server.url)))
-        defer { relay.close() }
-        let ids = try alice.query("SELECT id FROM message WHERE conversationId = ? AND isOutgoing = 1 AND contentType = ?",
-                                  [.text(trip), .text(ContentType.text)]).map { try $0.string(0) }
+        let relay = try rig.peers.relay()
+        let ids = try rig.sentIds()
         #expect(ids.count == 1, "the send is on alice's disk \(ids.count) times")
         let id = try #require(ids.first)
         let states = { try alice.query("SELECT state FROM outbox WHERE messageId = ?", [.text(id)]).map { try $0.string(0) } }
         #expect(try states() == ["pending"])
-        let copiesBefore = try relay.storedCount(bobBox)
+        let copiesBefore = try relay.storedCount(rig.bobBox)
         let bodiesBefore = try relay.bodyStreamUsage().messages
         #expect(copiesBefore == (step.crashAt == "outbox.relayed" ? 1 : 0), "bob's mailbox held \(copiesBefore) before the restart")
         #expect(bodiesBefore == (step.long ? 1 : 0), "the relay held \(bodiesBefore) bodies before the restart")
 
-        try alice.startPushSocket()
-        try alice.startDaemon()
-        try startRelayd(aliceRelayd, alice)
+        try rig.restartAlice()
         try alice.waitUntil("relayed after the restart", timeoutMs: 60_000) { try states() == ["relayed"] }
         // Published again, de-duplicated by the relay: one copy, one body.
-        let copiesAfter = try relay.storedCount(bobBox)
+        let copiesAfter = try relay.storedCount(rig.bobBox)
         #expect(copiesAfter == 1, "bob's mailbox holds \(copiesAfter) copies")
         #expect(try relay.bodyStreamUsage().messages == (step.long ? 1 : 0))
 
-        try startRelayd(bobRelayd, bob)
+        try rig.peers.startRelayd("bob")
         try bob.waitUntil("bob stored it", timeoutMs: 60_000) {
-            try bob.storedTexts(conversation: trip).contains { $0.text == text }
+            try bob.storedTexts(conversation: rig.conversation).contains { $0.text == text }
         }
-        try bob.waitUntil("bob's mailbox is empty", timeoutMs: 30_000) { try relay.storedCount(bobBox) == 0 }
-        #expect(try bob.storedTexts(conversation: trip).filter { $0.text == text }.count == 1, "bob stored it more than once")
+        try bob.waitUntil("bob's mailbox is empty", timeoutMs: 30_000) { try relay.storedCount(rig.bobBox) == 0 }
+        #expect(try bob.storedTexts(conversation: rig.conversation).filter { $0.text == text }.count == 1, "bob stored it more than once")
         try alice.waitUntil("alice's push delivered (bob's receipt)", timeoutMs: 60_000) { try states() == ["delivered"] }
         #expect(try alice.query("SELECT count(*) FROM outbox_body")[0].int64(0) == 0, "alice keeps the body")
         #expect(try alice.query("PRAGMA integrity_check")[0].string(0) == "ok")
-        print("RELAY outbox power cut at \(step.crashAt): \(summary); before the restart bob's mailbox held \(copiesBefore), "
+        print("RELAY outbox power cut at \(step.crashAt) (cut \(cut)): \(summary); before the restart bob's mailbox held \(copiesBefore), "
               + "the relay \(bodiesBefore) bodies; seconds=\(String(format: "%.1f", Date().timeIntervalSince(started)))")
     }
 }

@@ -43,10 +43,12 @@ final class RelayPeers: @unchecked Sendable {
     /// (`-V`), for `RelayLinkage`. `environment`: added to every device's daemon and CLI.
     /// `operatorMode`: the relay is set up by `scripts/relay-operator.py` and every device gets
     /// its signing key (per-identity users; the server is then always started).
+    /// `groupIn`: a device's group directory goes there (the power-cut file system's mount);
+    /// the relay's store never does.
     static func make(_ names: [String], startServer: Bool = true, user: String? = nil,
                      password: String? = nil, observed: Bool = false, operatorMode: Bool = false,
                      environment: [String: String] = [:], daemonArguments: [String] = [],
-                     relaydArguments: [String] = []) throws -> RelayPeers? {
+                     relaydArguments: [String] = [], groupIn: [String: String] = [:]) throws -> RelayPeers? {
         guard NatsServer.isInstalled else {
             print(NatsServer.skipMessage)
             return nil
@@ -79,7 +81,7 @@ final class RelayPeers: @unchecked Sendable {
                 peers.devices[name] = try Device.start(name, in: tmp.path,
                                                        environment: login.merging(["SOTTO_RELAY": server.url]) { $1 }
                                                            .merging(environment) { $1 },
-                                                       daemonArguments: daemonArguments)
+                                                       groupIn: groupIn[name], daemonArguments: daemonArguments)
                 if startServer { try peers.startRelayd(name) }
             }
         } catch {
@@ -107,7 +109,8 @@ final class RelayPeers: @unchecked Sendable {
         }
     }
 
-    func stopRelayd(_ name: String) { relayds[name]?.stop() }
+    /// SIGTERM stops it; SIGKILL is a crash (or the power going).
+    func stopRelayd(_ name: String, signal: Int32 = SIGTERM) { relayds[name]?.stop(signal) }
 
     /// Every line the device's sotto-relayd printed, across restarts.
     func relaydOutput(_ name: String) -> [String] { relayds[name]?.output ?? [] }

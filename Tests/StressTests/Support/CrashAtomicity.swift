@@ -25,6 +25,10 @@ struct CrashAtomicity {
     /// Issue #21: alice's group directory lies on the power-cut file system (docs/adr/0037),
     /// and every death is also a power cut of this kind before the restart.
     var powerCut: PowerCutFileSystem.Cut? = nil
+    /// Issue #21, each named step with a cut of its own (`PowerCutRound.plan`), instead of
+    /// `points` `repeats` times with `powerCut`; alice's group directory lies on the power-cut
+    /// file system. Random kills still cut with `powerCut` (none when it is nil).
+    var plan: [PowerCutRound<String>]? = nil
 
     /// Named steps, in the order an operation passes them.
     static let explodePoints = ["send.composed", "explode.committed", "explode.delivered", "explode.rowsCommitted",
@@ -97,7 +101,7 @@ struct CrashAtomicity {
         let tmp = try TemporaryDirectory(prefix: "sotto-atomic")
         // A short delivery budget: an explosion's deletion is held back at most this long.
         let budget = ["SOTTO_EXPLODE_DELIVERY_MS": "3000"]
-        let power = try powerCut.map { _ in try PowerCutFileSystem.mount(in: tmp.path) }
+        let power = powerCut != nil || plan != nil ? try PowerCutFileSystem.mount(in: tmp.path) : nil
         defer { power?.abandon() }
         let alice = try Device.start("alice", in: tmp.path, environment: budget, groupIn: power?.mountpoint)
         defer { alice.stop() }
@@ -105,16 +109,16 @@ struct CrashAtomicity {
         let bob = try Device.start("bob", in: tmp.path, environment: budget)
         defer { bob.stop() }
 
-        for _ in 0..<repeats {
-            for point in points {
-                switch operation {
-                case .explode: try explodeRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
-                case .join: try joinRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
-                case .send: try sendRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
-                case .leave: try leaveRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
-                case .remove: try removeRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
-                case .scheduledExplode: try scheduledExplodeRound(alice: alice, bob: bob, point: point, power: power, report: &report)
-                }
+        for (point, cut) in namedRounds {
+            var round = self
+            round.powerCut = cut
+            switch operation {
+            case .explode: try round.explodeRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
+            case .join: try round.joinRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
+            case .send: try round.sendRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
+            case .leave: try round.leaveRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
+            case .remove: try round.removeRound(alice: alice, bob: bob, crash: .named(point), power: power, report: &report)
+            case .scheduledExplode: try round.scheduledExplodeRound(alice: alice, bob: bob, point: point, power: power, report: &report)
             }
         }
         for round in 0..<randomKills {
@@ -147,6 +151,13 @@ struct CrashAtomicity {
         return report
     }
 
+    /// The named steps in the order they are visited, each with its cut: `plan`, or `points`
+    /// `repeats` times with `powerCut`.
+    private var namedRounds: [(point: String, cut: PowerCutFileSystem.Cut?)] {
+        if let plan { return plan.map { ($0.step, $0.cut) } }
+        return (0..<repeats).flatMap { _ in points.map { ($0, powerCut) } }
+    }
+
     /// The random kill's moment in a send's (or a removal's) run: 10–409 ms, 70 ms first.
     private func sendSpreadMs(_ round: Int) -> Int { 10 + (60 + round * 37) % 400 }
 
@@ -161,10 +172,11 @@ struct CrashAtomicity {
     /// and her disk comes back with what was fsynced.
     func cutPower(_ alice: Device, _ power: PowerCutFileSystem?, _ report: inout Report) throws {
         guard let power, let powerCut else { return }
-        report.powerCuts.append(try power.powerCycle(powerCut) {
+        let summary = try power.powerCycle(powerCut) {
             alice.stopPushSocket()
             alice.stopDaemon(signal: SIGKILL)
-        })
+        }
+        report.powerCuts.append("\(powerCut): \(summary)")
         try alice.startPushSocket()
     }
 

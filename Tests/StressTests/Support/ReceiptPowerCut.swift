@@ -13,13 +13,21 @@ import TestSupport
 /// restart sends it at most once more. Either way alice's push ends `delivered` and bob
 /// owes nothing.
 ///
+/// Each round has its own kind of cut (`PowerCutRound.plan`): all unsynced writes lost at
+/// each step, and the last write torn or a random half kept.
+///
 /// ```swift
-/// let report = try ReceiptPowerCut().run()
-/// print(report.summaryLine)   // STRESS receipt-power-cut: rounds=2 kills=2 … findings=0
+/// let report = try ReceiptPowerCut(rounds: ReceiptPowerCut.plan(full: false)).run()
+/// print(report.summaryLine)   // STRESS receipt-power-cut: rounds=3 kills=3 … findings=0
 /// ```
 struct ReceiptPowerCut {
     static let points = ["receipts.sealed", "notice.delivered"]
-    var powerCut: PowerCutFileSystem.Cut = .all
+    let rounds: [PowerCutRound<String>]
+
+    /// Each step with `.all`; torn at `receipts.sealed` too (short), or each step with each kind (full).
+    static func plan(full: Bool) -> [PowerCutRound<String>] {
+        PowerCutRound.plan(steps: points, tornAt: "receipts.sealed", seed: 23, full: full)
+    }
 
     typealias Report = CrashRoundsReport
 
@@ -34,16 +42,17 @@ struct ReceiptPowerCut {
         let bob = try Device.start("bob", in: tmp.path, groupIn: power.mountpoint)
         defer { bob.stop() }
         try power.syncEverything()  // the device was set up long ago
-        for point in Self.points {
-            try round(alice: alice, bob: bob, point: point, power: power, report: &report)
+        for planned in rounds {
+            try round(alice: alice, bob: bob, point: planned.step, cut: planned.cut, power: power, report: &report)
         }
         report.seconds = Date().timeIntervalSince(started)
         return report
     }
 
-    private func round(alice: Device, bob: Device, point: String, power: PowerCutFileSystem, report: inout Report) throws {
+    private func round(alice: Device, bob: Device, point: String, cut: PowerCutFileSystem.Cut, power: PowerCutFileSystem,
+                       report: inout Report) throws {
         report.rounds += 1
-        let label = "receipt@\(point)"
+        let label = "receipt@\(point) (cut \(cut))"
         let trip = try DaemonCrash.conversation(creator: alice, joiner: bob)
         let count = { (device: Device, table: String) throws -> Int64 in try device.query("SELECT count(*) FROM \(table)")[0].int64(0) }
         try bob.waitUntil("\(label): bob owes nothing from the join") {
@@ -61,7 +70,8 @@ struct ReceiptPowerCut {
             return
         }
         report.kills += 1
-        report.powerCuts.append(try power.powerCycle(powerCut) { bob.stopPushSocket() })
+        let summary = try power.powerCycle(cut) { bob.stopPushSocket() }
+        report.powerCuts.append("\(label): \(summary)")
         try bob.startPushSocket()
 
         // Alice's side was never cut: what her workers applied is exact. Her daemon records

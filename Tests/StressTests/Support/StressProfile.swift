@@ -2,7 +2,8 @@ import Foundation
 import TestSupport
 
 /// How hard a stress run pushes: the short profile runs inside `make test`; `make stress`
-/// sets `SOTTO_STRESS_PROFILE=full` (and `SOTTO_STRESS_BIN` to the release build).
+/// sets `SOTTO_STRESS_PROFILE=full` (read by `StressProfileVariable`) and `SOTTO_STRESS_BIN` to
+/// the release build.
 ///
 /// ```swift
 /// let profile = StressProfile.current
@@ -29,7 +30,7 @@ struct StressProfile: Sendable {
 
     static var current: StressProfile {
         let environment = ProcessInfo.processInfo.environment
-        var profile = environment["SOTTO_STRESS_PROFILE"] == "full" ? full : short
+        var profile = StressProfileVariable.isFull ? full : short
         if let text = environment["SOTTO_STRESS_PUSHES"], let pushes = Int(text), pushes > 0 {
             profile = StressProfile(name: profile.name, pushes: pushes, senders: profile.senders,
                                     keystoreIdentities: profile.keystoreIdentities, keystorePushes: profile.keystorePushes)
