@@ -10,16 +10,24 @@ import Synchronization
 /// try await database.write { conn in … }   // → the action runs once, after the commit
 /// ```
 public final class CommitSignal: Sendable {
-    private let action = Mutex<(@Sendable () -> Void)?>(nil)
+    /// The action in a struct, not a bare optional closure: copied out of a `Mutex` as
+    /// `withLock { $0 }`, a bare closure was wrapped in two reabstraction thunks that were
+    /// stored back, so every commit nested the action two calls deeper and kept ~250 bytes
+    /// (debug and release builds alike; the soak's steady growth, docs/adr/0059).
+    private struct Action: Sendable {
+        let run: @Sendable () -> Void
+    }
+
+    private let action = Mutex<Action?>(nil)
 
     public init() {}
 
     /// Sets what runs after each commit (replacing any earlier action).
     public func onCommit(_ action: @escaping @Sendable () -> Void) {
-        self.action.withLock { $0 = action }
+        self.action.withLock { $0 = Action(run: action) }
     }
 
     func fire() {
-        action.withLock { $0 }?()
+        action.withLock { $0 }?.run()
     }
 }
