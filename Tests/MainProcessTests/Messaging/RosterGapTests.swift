@@ -34,6 +34,9 @@ struct RosterGapTests {
         let (alice, bob, carol, dave) = (net["alice"], net["bob"], net["carol"], net["dave"])
         let trip = try net.conversation(creator: alice, joiners: [bob])
         let bobInbox = try bob.conversationIds(trip).inboxId
+        // Alice's endpoint is wiretapped: bob's roster request is opened by the independent reader.
+        let aliceTap = try PushTap.install(on: alice, in: net.tmp.path)
+        defer { aliceTap.stop() }
 
         // The delta adding carol cannot reach bob, and alice's outbox gives it up.
         bob.stopPushSocket()
@@ -89,11 +92,29 @@ struct RosterGapTests {
         #expect(fullRosters.last?.1.contains(#""version":3"#) == true)
         #expect(try alice.query("SELECT owed FROM roster_request WHERE inboxId = ?", [.text(bobInbox)]).map { try $0.int64(0) } == [0])
 
+        try Self.expectRosterRequestOpens(aliceTap.captured, creator: alice, from: bobInbox, conversation: trip)
+
         // And the conversation works for bob with the members he was missing.
         let text = "bob sees carol now"
         _ = try bob.json(["send", trip, text])
         for device in [alice, carol, dave] {
             try device.waitUntil("\(device.name) has bob's text") { hasText(device, trip, text) }
+        }
+    }
+
+    /// Issue #21, what Sotto sends: the roster request, as it reached the creator's endpoint,
+    /// opens and verifies with `../shared/tools/open_push.py` and the creator's key.
+    static func expectRosterRequestOpens(_ captured: [PushTap.Push], creator: Device, from member: String,
+                                         conversation: String) throws {
+        let inbox = try creator.conversationIds(conversation).inboxId
+        let key = try Keystore(directory: creator.group.keystorePath, environment: [:]).identity(inboxId: inbox)
+        let topic = try creator.query("SELECT topic FROM conversation WHERE id = ?", [.text(conversation)])[0].string(0)
+        let requests = try captured.map { try IndependentReader.open($0.payload, recipient: key, topic: topic) }
+            .filter { $0.contentType == ContentType.rosterRequest }
+        print("INDEPENDENT READER roster gap: \(captured.count) pushes to the creator opened, \(requests.count) roster_request")
+        #expect(!requests.isEmpty, "no roster_request reached the creator's endpoint")
+        for request in requests {
+            #expect(request.senderInboxId == member && request.conversationId == conversation)
         }
     }
 
