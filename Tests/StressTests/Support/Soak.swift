@@ -98,6 +98,16 @@ struct Soak {
         }
     }
 
+    /// Where the creator's daemon grows, when the curve says it does: with
+    /// `SOTTO_SOAK_HEAPTRACK=/tmp/alice.raw` (Debian's heaptrack installed), alice's daemon runs
+    /// with heaptrack's preload and writes its raw trace there; read it with
+    /// `/usr/lib/heaptrack/libexec/heaptrack_interpret < raw | gzip > alice.gz` and
+    /// `heaptrack_print -f alice.gz --print-leaks 1` (how docs/adr/0059 found the commit
+    /// signal's leak). Her RssAnon then includes heaptrack's own buffers: read bob's curve.
+    static func heaptrackEnvironment(rawOutput: String) -> [String: String] {
+        ["LD_PRELOAD": "/usr/lib/heaptrack/libheaptrack_preload.so", "DUMP_HEAPTRACK_OUTPUT": rawOutput]
+    }
+
     static var minutes: Double {
         Double(ProcessInfo.processInfo.environment["SOTTO_SOAK_MINUTES"] ?? "") ?? 60
     }
@@ -118,6 +128,10 @@ struct Soak {
         let tmp = try TemporaryDirectory(prefix: "soak")
         let alice = try Device.start("alice", in: tmp.path)
         let bob = try Device.start("bob", in: tmp.path)
+        if let raw = ProcessInfo.processInfo.environment["SOTTO_SOAK_HEAPTRACK"] {
+            alice.stopDaemon()
+            try alice.startDaemon(environment: Self.heaptrackEnvironment(rawOutput: raw))
+        }
         defer {
             alice.stop()
             bob.stop()
