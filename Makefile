@@ -61,9 +61,11 @@ bench: build-release
 # (FUZZ_SECONDS=…). The short storm and keystore race run in `make test`.
 # Issue #10: the full soak is an hour of rounds and idle gaps (SOTTO_SOAK_MINUTES=…) and
 # prints each daemon's RSS curve ("STRESS soak-rss").
+# Issue #21: the power-cut suites outside StressTests (relay, relayd, worker batch, keyring,
+# content sealing) run their full profile here too: every step with all, half and torn cuts.
 stress: build build-release
 	SOTTO_STRESS_PROFILE=full SOTTO_STRESS_BIN=$(CURDIR)/.build/release \
-	  $(SWIFT) test --skip-build --filter StressTests 2>&1 | tee .build/stress.log | grep -E "^STRESS|✘|passed|failed"
+	  $(SWIFT) test --skip-build --filter 'StressTests|PowerCut' 2>&1 | tee .build/stress.log | grep -E "^STRESS|✘|passed|failed"
 	@! grep -q "✘" .build/stress.log
 	./scripts/fuzz.sh $${FUZZ_SECONDS:-60}
 
