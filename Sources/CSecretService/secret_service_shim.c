@@ -88,6 +88,33 @@ static SecretService *open_service(Deadline *d, GError **err) {
     return secret_service_open_sync(SECRET_TYPE_SERVICE, NULL, SECRET_SERVICE_OPEN_SESSION, d->cancellable, err);
 }
 
+// Whether the service has a collection behind the "default" alias, where libsecret stores
+// (SECRET_COLLECTION_DEFAULT): 1 yes, 0 no (no alias, or one naming a collection that does
+// not exist), -1 no answer before the deadline (`*err` set). Any other error counts as yes,
+// so a service that answers the alias question oddly keeps the store's own answer.
+static int has_default_collection(SecretService *service, Deadline *d, GError **err) {
+    GError *local = NULL;
+    SecretCollection *collection = secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT,
+                                                                    SECRET_COLLECTION_NONE, d->cancellable, &local);
+    if (collection) {
+        g_object_unref(collection);
+        return 1;
+    }
+    if (!local) return 0;
+    if (g_error_matches(local, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+        g_propagate_error(err, local);
+        return -1;
+    }
+    int has = g_error_matches(local, SECRET_ERROR, SECRET_ERROR_NO_SUCH_OBJECT) ? 0 : 1;
+    g_error_free(local);
+    return has;
+}
+
+static int no_default_collection(char **error) {
+    if (error) *error = g_strdup("the Secret Service has no default collection");
+    return SOTTO_SECRET_NO_DEFAULT_COLLECTION;
+}
+
 int sotto_secret_lookup(const char *group, int timeout_ms, unsigned char **secret, size_t *length, char **error) {
     *secret = NULL;
     *length = 0;
@@ -136,6 +163,15 @@ int sotto_secret_lookup(const char *group, int timeout_ms, unsigned char **secre
             if (error) *error = g_strdup("the collection that holds the key is locked");
         }
     }
+    if (code == SOTTO_SECRET_NOT_FOUND) {
+        // Nothing to read: say now when there is also nowhere to store (a store would fail,
+        // or make libsecret prompt for a new keyring nobody sees).
+        switch (has_default_collection(service, &d, &err)) {
+        case 0: code = no_default_collection(error); break;
+        case -1: code = failure(err, &d, error, "Secret Service alias lookup failed"); break;
+        default: break;
+        }
+    }
     g_list_free_full(items, g_object_unref);
     g_object_unref(service);
     deadline_finish(&d);
@@ -159,7 +195,17 @@ int sotto_secret_store(const char *group, const char *label, const char *secret,
                                                 value, d.cancellable, &err);
     secret_value_unref(value);
     g_hash_table_unref(attributes);
-    int code = stored ? SOTTO_SECRET_FOUND : failure(err, &d, error, "cannot store the key in the Secret Service");
+    int code;
+    if (stored) {
+        code = SOTTO_SECRET_FOUND;
+    } else if (!g_error_matches(err, G_IO_ERROR, G_IO_ERROR_CANCELLED) && has_default_collection(service, &d, NULL) == 0) {
+        // No default collection (it went between a lookup and this store). GNOME Keyring's
+        // error names its missing "login" collection by D-Bus path, which says nothing to a user.
+        g_error_free(err);
+        code = no_default_collection(error);
+    } else {
+        code = failure(err, &d, error, "cannot store the key in the Secret Service");
+    }
     g_object_unref(service);
     deadline_finish(&d);
     return code;

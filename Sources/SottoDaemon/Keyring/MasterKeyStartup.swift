@@ -116,10 +116,16 @@ struct MasterKeyStartup {
         var waiting: String?
         while true {
             let found: SecretBytes?
-            switch service.lookup() {
+            var lookup = service.lookup()
+            if case .notFound = lookup { lookup = try firstKey(directory: directory, service: service) }
+            switch lookup {
             case .found(let key): found = key
-            case .notFound: found = try await firstKey(directory: directory, service: service)
+            case .notFound: found = nil  // firstKey never answers so
             case .garbage(let reason): throw Refusal(description: reason)
+            case .noDefaultCollection:
+                found = nil
+                waiting = announceWait(SecretService.noDefaultCollectionAdvice + "; sotto continues once a default "
+                    + "keyring exists", previous: waiting, note: note, notifier: notifier)
             case .locked(let reason):
                 found = nil
                 waiting = announceWait("the keyring that holds the master key is locked (\(reason)); "
@@ -138,7 +144,7 @@ struct MasterKeyStartup {
                 return kept
             }
             if let found {
-                if waiting != nil { DaemonLog.info("the keyring is unlocked: master key found, starting") }
+                if waiting != nil { DaemonLog.info("the keyring answers: master key found, starting") }
                 note.remove()
                 return found
             }
@@ -156,12 +162,13 @@ struct MasterKeyStartup {
     }
 
     /// Nothing in the Secret Service: the old key file moves there, or a new install gets its
-    /// first key there. Nil when the Secret Service refused it for being locked.
-    private func firstKey(directory: String, service: SecretService) async throws -> SecretBytes? {
+    /// first key there (`.found`). `.noDefaultCollection` when the Secret Service has nowhere
+    /// to keep it yet: the caller waits, and nothing was changed.
+    private func firstKey(directory: String, service: SecretService) throws -> SecretService.Lookup {
         if let old = try Keystore.keyFileKey(directory: directory) {
-            try store(old, in: service)
+            guard try store(old, in: service) else { return .noDefaultCollection }
             CrashPoint.reach("keyring.keyStored")
-            return try verified(old, in: service)
+            return .found(try verified(old, in: service))
         }
         let sealed = try Keystore.sealedIdentityCount(directory: directory)
         guard sealed == 0 else {
@@ -171,14 +178,18 @@ struct MasterKeyStartup {
         }
         try Keystore.discardUnusedSlot(directory: directory)
         let fresh = SecretBytes(SecureRandom.bytes(32))
-        try store(fresh, in: service)
+        guard try store(fresh, in: service) else { return .noDefaultCollection }
         DaemonLog.info("created the master key in the Secret Service")
-        return try verified(fresh, in: service)
+        return .found(try verified(fresh, in: service))
     }
 
-    private func store(_ key: SecretBytes, in service: SecretService) throws {
-        do {
+    /// False when there is no default collection to store in (a state the user ends).
+    private func store(_ key: SecretBytes, in service: SecretService) throws -> Bool {
+        do throws(SecretService.Failure) {
             try service.store(key)
+            return true
+        } catch let failure where failure.noDefaultCollection {
+            return false
         } catch {
             throw Refusal(description: "cannot keep the master key in the Secret Service: \(error)")
         }

@@ -22,6 +22,9 @@ struct SecretService: Sendable {
         case locked(String)
         /// No Secret Service answered (none on the bus, or it did not reply in time).
         case unreachable(String)
+        /// No entry, and no default collection to store one in (GNOME Keyring before the
+        /// first desktop login): wait for the user to make one.
+        case noDefaultCollection
         /// The entry is there but is not a 32-byte key: nothing is changed.
         case garbage(String)
     }
@@ -29,7 +32,16 @@ struct SecretService: Sendable {
     struct Failure: Error, CustomStringConvertible {
         let locked: Bool
         let description: String
+        /// The store found no default collection; `description` is then the user's words.
+        var noDefaultCollection = false
     }
+
+    /// What a user reads when there is no default collection: the fixes in the words of a
+    /// desktop (never the D-Bus path GNOME Keyring's own error names).
+    static let noDefaultCollectionAdvice = "the Secret Service has no default keyring yet (GNOME Keyring makes its "
+        + "login keyring at your first desktop login); log in to a desktop session once, or create a keyring in "
+        + "Passwords and Keys (Seahorse) and set it as the default, or keep the key elsewhere: "
+        + "sotto install --user --key-store file (or --key-store credential, docs/adr/0054)"
 
     let group: String
     var timeoutMs: Int32 = 5_000
@@ -59,6 +71,7 @@ struct SecretService: Sendable {
         case Int(SOTTO_SECRET_NOT_FOUND): return .notFound
         case Int(SOTTO_SECRET_LOCKED): return .locked(reason ?? "the keyring is locked")
         case Int(SOTTO_SECRET_UNREACHABLE): return .unreachable(reason ?? "no Secret Service")
+        case Int(SOTTO_SECRET_NO_DEFAULT_COLLECTION): return .noDefaultCollection
         default: return .unreachable(reason ?? "the Secret Service failed")
         }
     }
@@ -76,6 +89,9 @@ struct SecretService: Sendable {
         }
         let reason = Self.take(error)
         guard code == SOTTO_SECRET_FOUND else {
+            if code == SOTTO_SECRET_NO_DEFAULT_COLLECTION {
+                throw Failure(locked: false, description: Self.noDefaultCollectionAdvice, noDefaultCollection: true)
+            }
             throw Failure(locked: code == SOTTO_SECRET_LOCKED, description: reason ?? "cannot store the key")
         }
     }
