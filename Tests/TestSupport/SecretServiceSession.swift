@@ -54,7 +54,7 @@ public final class SecretServiceSession: @unchecked Sendable {
         _, session = service.OpenSession('plain', dbus.String('', variant_level=1))
         gnome = dbus.Interface(secrets, 'org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface')
         label = {'org.freedesktop.Secret.Collection.Label': dbus.String('Default keyring', variant_level=1)}
-        password = (session, dbus.ByteArray(b''), dbus.ByteArray(b'\(Self.password)'), 'text/plain')
+        password = (session, dbus.ByteArray(b''), dbus.ByteArray(b'\(SecretServiceSession.password)'), 'text/plain')
         path = gnome.CreateWithMasterPassword(label, password)
         service.SetAlias('default', path)
         print(path)
