@@ -38,7 +38,7 @@ struct SecretService: Sendable {
 
     /// What a user reads when there is no default collection: the fixes in the words of a
     /// desktop (never the D-Bus path GNOME Keyring's own error names).
-    static let noDefaultCollectionAdvice = "the Secret Service has no default keyring yet (GNOME Keyring makes its "
+    static let noDefaultCollectionAdvice = KeyringWaitNote.noDefaultKeyring + " yet (GNOME Keyring makes its "
         + "login keyring at your first desktop login); log in to a desktop session once, or create a keyring in "
         + "Passwords and Keys (Seahorse) and set it as the default, or keep the key elsewhere: "
         + "sotto install --user --key-store file (or --key-store credential, docs/adr/0054)"

@@ -50,6 +50,7 @@ struct KeyringNoDefaultCollectionTests {
             #expect(said.contains(fix), "status does not say \(fix): \(said)")
         }
         #expect(!said.contains("/org/freedesktop"), "status names a D-Bus path: \(said)")
+        #expect(!said.contains("sotto key import"), "status offers an import that cannot store either: \(said)")
         #expect(!alice.daemonLog.contains("/org/freedesktop"), "the log names a D-Bus path: \(alice.daemonLog)")
         #expect(alice.daemonIsRunning, "the daemon exited: \(alice.daemonLog)")
         #expect(try keyring.lookup(group: alice.group.path) == nil)
@@ -61,6 +62,19 @@ struct KeyringNoDefaultCollectionTests {
         let ack = try PushClient.send(PushPayload(clientId: recipient.clientId, topic: nil, envelope: sealed).encode(),
                                       to: alice.runtime.pushSocketPath)
         #expect(ack.contains("\"ok\":false") && ack.contains("\"retry\":true"), "\(ack)")
+
+        // Stopped while it waits: a clean exit. `sotto key import` (which needs the daemon
+        // stopped) cannot store either, and says the same; nothing is changed.
+        alice.stopDaemon()
+        #expect(alice.daemonLog.contains("stopped while waiting for the master key"), "\(alice.daemonLog)")
+        #expect(!FileManager.default.fileExists(atPath: alice.runtime.path + "/keyring-wait"))
+        let imported = try alice.cli(["key", "import"], stdin: RecoveryKey.encode(SecretBytes(SecureRandom.bytes(32))))
+        #expect(imported.status != 0 && imported.stderr.contains("no default keyring")
+                    && imported.stderr.contains("nothing was changed") && !imported.stderr.contains("/org/freedesktop"),
+                "exit \(imported.status): \(imported.stderr)")
+        #expect(try keyring.lookup(group: alice.group.path) == nil)
+        _ = try alice.launchDaemon()
+        try alice.waitUntil("the daemon waits again", timeoutMs: 30_000) { try alice.cli(["status"]).status == 75 }
 
         // A default keyring appears: the daemon continues by itself, with its key kept there.
         let collection = try keyring.createDefaultKeyring()
@@ -81,5 +95,38 @@ struct KeyringNoDefaultCollectionTests {
         #expect(created["conversationId"] is String, "\(created)")
         #expect(alice.daemonLog.contains("waiting for the master key: the Secret Service has no default keyring"),
                 "\(alice.daemonLog)")
+    }
+
+    @Test("no default keyring, then a desktop login (the keyring unlocked with a password makes its login keyring): the daemon continues")
+    func loginMakesTheDefaultKeyring() async throws {
+        try await onOwnThread { try self.loginSteps() }
+    }
+
+    private func loginSteps() throws {
+        let tmp = try TemporaryDirectory(prefix: "keyring-login")
+        defer { tmp.remove() }
+        let keyring = try SecretServiceSession.start(in: tmp.path, loginKeyring: false)
+        defer { keyring.stop() }
+        let alice = try Device.start("alice", in: tmp.path,
+                                     environment: keyring.environment.merging(["SOTTO_KEYRING_RETRY_MS": "50"]) { $1 },
+                                     waitForDaemon: false)
+        defer {
+            alice.stop()
+            KeyringLifecycleTests.forgetKernelKey(alice)
+        }
+        try alice.waitUntil("status says there is no default keyring", timeoutMs: 30_000) {
+            let waiting = try alice.cli(["status"])
+            return waiting.status == 75 && waiting.stdout.contains("no default keyring")
+        }
+        // What pam_gnome_keyring does at a login: the keyring daemon gets the password.
+        try keyring.unlock()
+        do {
+            try alice.waitUntil("the daemon serves after the login", timeoutMs: 30_000) { try alice.cli(["status"]).status == 0 }
+        } catch {
+            Issue.record("\(error)\nstatus: \(try alice.cli(["status"]))\n\(alice.daemonLog)\nkeyring: \(keyring.log)")
+            throw error
+        }
+        #expect(try keyring.lookup(group: alice.group.path)?.count == 64)
+        #expect(try alice.json(["new", "--name", "Trip"])["conversationId"] is String)
     }
 }
