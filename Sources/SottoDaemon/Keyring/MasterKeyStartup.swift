@@ -10,7 +10,8 @@ import SottoWire
 /// `SOTTO_KEY_STORE=keyring` (the default): the key lives in the user's Secret Service; the
 /// daemon reads it there (or moves an old `master.key` there, or makes the first key of a
 /// new install there) and copies it into the kernel keyring, where the sandboxed worker
-/// reads it. While the Secret Service is locked or absent the daemon waits, saying why in
+/// reads it. While the Secret Service is locked, absent or has no default collection to store
+/// in (docs/adr/0060) the daemon waits, saying why in
 /// `<runtime>/keyring-wait` and systemd's STATUS=; it never makes a new key over sealed
 /// identities. `SOTTO_KEY_STORE=credential`: the systemd credential `sotto-keystore-key` the
 /// unit received (docs/adr/0054: a headless machine; the worker's unit receives it too); an
