@@ -89,24 +89,37 @@ static SecretService *open_service(Deadline *d, GError **err) {
 }
 
 // Whether the service has a collection behind the "default" alias, where libsecret stores
-// (SECRET_COLLECTION_DEFAULT): 1 yes, 0 no (no alias, or one naming a collection that does
-// not exist), -1 no answer before the deadline (`*err` set). Any other error counts as yes,
-// so a service that answers the alias question oddly keeps the store's own answer.
+// (SECRET_COLLECTION_DEFAULT): 1 yes, 0 no (no alias, or one naming none of the service's
+// collections), -1 no answer before the deadline (`*err` set). One round trip (ReadAlias on
+// the service's proxy; its Collections property is already cached), so a short deadline is
+// not spent on it. Any other error counts as yes, so a service that answers the alias
+// question oddly keeps the store's own answer.
 static int has_default_collection(SecretService *service, Deadline *d, GError **err) {
     GError *local = NULL;
-    SecretCollection *collection = secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT,
-                                                                    SECRET_COLLECTION_NONE, d->cancellable, &local);
-    if (collection) {
-        g_object_unref(collection);
+    GVariant *reply = g_dbus_proxy_call_sync(G_DBUS_PROXY(service), "ReadAlias", g_variant_new("(s)", "default"),
+                                             G_DBUS_CALL_FLAGS_NONE, -1, d->cancellable, &local);
+    if (!reply) {
+        if (g_error_matches(local, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+            g_propagate_error(err, local);
+            return -1;
+        }
+        g_error_free(local);
         return 1;
     }
-    if (!local) return 0;
-    if (g_error_matches(local, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
-        g_propagate_error(err, local);
-        return -1;
+    const gchar *path = NULL;
+    g_variant_get(reply, "(&o)", &path);
+    int has = g_strcmp0(path, "/") != 0;
+    GVariant *collections = has ? g_dbus_proxy_get_cached_property(G_DBUS_PROXY(service), "Collections") : NULL;
+    if (collections) {
+        // An alias left naming a collection that was deleted is no default collection either.
+        has = 0;
+        GVariantIter iter;
+        const gchar *each = NULL;
+        g_variant_iter_init(&iter, collections);
+        while (!has && g_variant_iter_next(&iter, "&o", &each)) has = g_strcmp0(each, path) == 0;
+        g_variant_unref(collections);
     }
-    int has = g_error_matches(local, SECRET_ERROR, SECRET_ERROR_NO_SUCH_OBJECT) ? 0 : 1;
-    g_error_free(local);
+    g_variant_unref(reply);
     return has;
 }
 
