@@ -38,9 +38,14 @@ struct KeyringUserServiceTests {
         guard let manager = started else { return sandboxUnavailable("the master key in the keyring", skip) }
         defer { manager.stop() }
         let me = SottoUser(manager)
-        let activatable = try manager.user(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",
+        // The session bus (dbus.socket) may answer only a moment after the manager is up.
+        var activatable: (status: Int32, stdout: String, stderr: String) = (0, "", "")
+        let canActivate = try me.poll(timeoutMs: 30_000) {
+            activatable = try manager.user(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",
                                             "/org/freedesktop/DBus", "org.freedesktop.DBus.ListActivatableNames"])
-        try #require(activatable.stdout.contains("\"org.freedesktop.secrets\""), "no activatable Secret Service: \(activatable)")
+            return activatable.stdout.contains("\"org.freedesktop.secrets\"")
+        }
+        try #require(canActivate, "no activatable Secret Service on the session bus: \(activatable)")
         let owned = try manager.user(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
                                       "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.secrets"])
         #expect(owned.stdout.contains("boolean false"), "a Secret Service already runs: \(owned.stdout)")
