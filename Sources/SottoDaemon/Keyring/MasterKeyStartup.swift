@@ -163,11 +163,11 @@ struct MasterKeyStartup {
     }
 
     /// Nothing in the Secret Service: the old key file moves there, or a new install gets its
-    /// first key there (`.found`). `.noDefaultCollection` when the Secret Service has nowhere
-    /// to keep it yet: the caller waits, and nothing was changed.
+    /// first key there (`.found`). `.noDefaultCollection`, `.locked` or `.unreachable` when
+    /// the Secret Service cannot keep it yet: the caller waits, and nothing was changed.
     private func firstKey(directory: String, service: SecretService) throws -> SecretService.Lookup {
         if let old = try Keystore.keyFileKey(directory: directory) {
-            guard try store(old, in: service) else { return .noDefaultCollection }
+            if let wait = try store(old, in: service) { return wait }
             CrashPoint.reach("keyring.keyStored")
             return .found(try verified(old, in: service))
         }
@@ -179,18 +179,20 @@ struct MasterKeyStartup {
         }
         try Keystore.discardUnusedSlot(directory: directory)
         let fresh = SecretBytes(SecureRandom.bytes(32))
-        guard try store(fresh, in: service) else { return .noDefaultCollection }
+        if let wait = try store(fresh, in: service) { return wait }
         DaemonLog.info("created the master key in the Secret Service")
         return .found(try verified(fresh, in: service))
     }
 
-    /// False when there is no default collection to store in (a state the user ends).
-    private func store(_ key: SecretBytes, in service: SecretService) throws -> Bool {
+    /// Nil once stored; else the state to wait in, as for a lookup: no default collection, one
+    /// that is locked (a fresh install after a boot that left the login keyring locked:
+    /// nothing to find, nowhere to write), or a service that went away meanwhile.
+    private func store(_ key: SecretBytes, in service: SecretService) throws -> SecretService.Lookup? {
         do throws(SecretService.Failure) {
             try service.store(key)
-            return true
-        } catch let failure where failure.noDefaultCollection {
-            return false
+            return nil
+        } catch let failure where failure.state != nil {
+            return failure.state
         } catch {
             throw Refusal(description: "cannot keep the master key in the Secret Service: \(error)")
         }

@@ -30,10 +30,10 @@ struct SecretService: Sendable {
     }
 
     struct Failure: Error, CustomStringConvertible {
-        let locked: Bool
         let description: String
-        /// The store found no default collection; `description` is then the user's words.
-        var noDefaultCollection = false
+        /// The state the user can end that this failure is (`.locked`, `.unreachable`,
+        /// `.noDefaultCollection`: wait and try again), or nil for one no wait fixes.
+        var state: Lookup?
     }
 
     /// What a user reads when there is no default collection: the fixes in the words of a
@@ -88,12 +88,7 @@ struct SecretService: Sendable {
             }
         }
         let reason = Self.take(error)
-        guard code == SOTTO_SECRET_FOUND else {
-            if code == SOTTO_SECRET_NO_DEFAULT_COLLECTION {
-                throw Failure(locked: false, description: Self.noDefaultCollectionAdvice, noDefaultCollection: true)
-            }
-            throw Failure(locked: code == SOTTO_SECRET_LOCKED, description: reason ?? "cannot store the key")
-        }
+        guard code == SOTTO_SECRET_FOUND else { throw Self.failure(code, reason ?? "cannot store the key") }
     }
 
     /// Deletes the entry; true when there was one.
@@ -105,7 +100,18 @@ struct SecretService: Sendable {
         switch code {
         case SOTTO_SECRET_FOUND: return true
         case SOTTO_SECRET_NOT_FOUND: return false
-        default: throw Failure(locked: code == SOTTO_SECRET_LOCKED, description: reason ?? "cannot delete the key")
+        default: throw Self.failure(code, reason ?? "cannot delete the key")
+        }
+    }
+
+    /// A shim code other than FOUND as a failure, with the state it amounts to.
+    private static func failure(_ code: Int32, _ reason: String) -> Failure {
+        switch code {
+        case SOTTO_SECRET_NO_DEFAULT_COLLECTION: return Failure(description: noDefaultCollectionAdvice, state: .noDefaultCollection)
+        case SOTTO_SECRET_LOCKED: return Failure(description: reason, state: .locked(reason))
+        // The service went away or did not answer in time (a keyring daemon restarting).
+        case SOTTO_SECRET_UNREACHABLE: return Failure(description: reason, state: .unreachable(reason))
+        default: return Failure(description: reason, state: nil)
         }
     }
 
