@@ -45,9 +45,11 @@ public struct BodyReference: Sendable, Equatable {
     public var hint: BodyHint { BodyHint(id: id, length: length) }
 
     /// Whether a content of this type may travel by reference: anything but a reference (no
-    /// nesting) and a join request (a non-member's request always fits inline).
+    /// nesting), a join request (a non-member's request always fits inline), a receipt and a
+    /// join refusal (both always fit one push).
     public static func mayCarry(_ contentType: String) -> Bool {
         contentType != ContentType.body && contentType != ContentType.joinRequest && contentType != ContentType.receipt
+            && contentType != ContentType.joinRefused
     }
 
     public func encode() -> [UInt8] {
