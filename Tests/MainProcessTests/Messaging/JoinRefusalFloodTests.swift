@@ -43,7 +43,7 @@ struct JoinRefusalFloodTests {
         let started = WallClock.nowMs()
         for payload in payloads {
             let ack = try PushClient.send(payload, to: alice.runtime.pushSocketPath)
-            #expect(ack.contains("\"ok\":true"), ack)
+            #expect(ack.contains("\"ok\":true"), "\(ack)")
         }
         try alice.waitUntil("alice decided every request", timeoutMs: 60_000) {
             try alice.query("SELECT count(*) FROM join_request WHERE state = 'rejected'")[0].int64(0) == Int64(count)

@@ -80,14 +80,14 @@ struct JoinRefusalHostileTests {
         // The creator's own refusal of this join: applied, then the pending join is deleted.
         let real = try Self.refusal(right, signer: cora.identity, to: pending)
         let ack = try PushClient.send(real.payload, to: bob.runtime.pushSocketPath)
-        #expect(ack.contains("\"ok\":true") && ack.contains("\"duplicate\":false"), ack)
+        #expect(ack.contains("\"ok\":true") && ack.contains("\"duplicate\":false"), "\(ack)")
         try bob.waitUntil("bob deletes the pending join", timeoutMs: 30_000) { try bob.isDeleted(pending) }
         #expect(try bob.refusedJoin(cora.conversationId)?["reason"] as? String == "revoked")
         let shown = try Self.state(bob, pending)
 
         // Replayed as it was: its identity is gone, so it opens nowhere.
         let replay = try PushClient.send(real.payload, to: bob.runtime.pushSocketPath)
-        #expect(replay.contains("\"error\":\"unknown_client\""), replay)
+        #expect(replay.contains("\"error\":\"unknown_client\""), "\(replay)")
         #expect(try Self.state(bob, pending) == shown)
 
         // Bob tries again with a new invite: a new pending identity and request. The old signed
@@ -97,7 +97,7 @@ struct JoinRefusalHostileTests {
         #expect(try bob.refusedJoins().isEmpty, "a new try supersedes the refusal shown")
         let before = try Self.state(bob, again)
         let resealed = try PushClient.send(Self.sealed(real.signed, to: again), to: bob.runtime.pushSocketPath)
-        #expect(resealed.contains("\"error\":\"unknown_message\""), resealed)
+        #expect(resealed.contains("\"error\":\"unknown_message\""), "\(resealed)")
         #expect(try Self.state(bob, again) == before)
         #expect(before.hasSuffix("pendingJoin true"))
 
@@ -105,7 +105,7 @@ struct JoinRefusalHostileTests {
         let second = try Self.refusal(JoinRefusal(joinRequestId: again.joinRequestId, reason: .full).encode(),
                                       signer: cora.identity, to: again)
         let first = try PushClient.send(second.payload, to: bob.runtime.pushSocketPath)
-        #expect(first.contains("\"ok\":true"), first)
+        #expect(first.contains("\"ok\":true"), "\(first)")
         try bob.waitUntil("the second join is deleted", timeoutMs: 30_000) { try bob.isDeleted(again) }
         #expect(try bob.refusedJoin(cora.conversationId)?["reason"] as? String == "full")
         #expect(try bob.query("SELECT count(*) FROM join_refusal")[0].int64(0) == 1)

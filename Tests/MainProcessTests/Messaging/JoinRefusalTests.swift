@@ -94,4 +94,32 @@ struct JoinRefusalTests {
         }
         #expect(try alice.conversation(trip)?["members"] as? Int == 1)
     }
+
+    @Test("a conversation of 1,000 members: the next real joiner is refused full")
+    func full() throws {
+        let net = try Network(["alice", "bob"])
+        let (alice, bob) = (net["alice"], net["bob"])
+        let trip = try require(try alice.json(["new", "--name", "Trip"])["conversationId"] as? String)
+        let code = try require(try alice.json(["invite", trip, "--expires", "1h"])["code"] as? String)
+        // 999 members beside alice, written as a worker writes (the daemon counts the rows).
+        let conn = try SQLiteConnection.open(path: alice.group.databasePath, profile: .worker)
+        try conn.immediateTransaction { () throws(StoreError) in
+            for _ in 0..<999 {
+                let member = Identity.generate()
+                try conn.run("""
+                    INSERT INTO member(conversationId, inboxId, publicKey, endpoint, clientId, role)
+                    VALUES (?, ?, ?, 'unix:/nonexistent/member.sock', ?, 'member')
+                    """, [.text(trip), .text(member.inboxId), .text(member.publicKey.hex), .text(member.clientId)])
+            }
+        }
+        #expect(try alice.query("SELECT count(*) FROM member WHERE conversationId = ?", [.text(trip)])[0].int64(0) == 1_000)
+
+        _ = try bob.json(["join", code, "--profile-name", "Bob"])
+        let pending = try bob.pendingJoin(trip)
+        try bob.waitUntil("bob is refused and his pending join deleted", timeoutMs: 30_000) {
+            try bob.refusedJoin(trip)?["reason"] as? String == "full" && bob.isDeleted(pending)
+        }
+        #expect(alice.daemonLog.contains("rejected: the conversation has 1000 members"))
+        #expect(try alice.query("SELECT count(*) FROM member WHERE conversationId = ?", [.text(trip)])[0].int64(0) == 1_000)
+    }
 }
