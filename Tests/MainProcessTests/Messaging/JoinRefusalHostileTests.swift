@@ -110,4 +110,36 @@ struct JoinRefusalHostileTests {
         #expect(try bob.refusedJoin(cora.conversationId)?["reason"] as? String == "full")
         #expect(try bob.query("SELECT count(*) FROM join_refusal")[0].int64(0) == 1)
     }
+
+    @Test("the creator's refusal of a join it already accepted is refused: the conversation stays active")
+    func refusalAfterAcceptance() throws {
+        let tmp = try TemporaryDirectory(prefix: "sr")
+        let bob = try Device.start("bob", in: tmp.path)
+        defer { bob.stop() }
+        let cora = Creator()
+        _ = try bob.json(["join", try cora.invite(in: tmp.path), "--profile-name", "Bob"])
+        let pending = try bob.pendingJoin(cora.conversationId)
+        // Cora accepts: the full roster at version 1 makes bob's conversation active.
+        func member(_ identity: Identity, _ name: String) -> JSONValue {
+            ["inboxId": .string(identity.inboxId), "publicKey": .string(identity.publicKey.hex),
+             "endpoint": .string("unix:\(tmp.path)/\(name).sock"), "clientId": .string(identity.clientId),
+             "profileName": .string(name)]
+        }
+        let roster = JSONWriter.bytes(["name": "Cora's", "members": .array([member(cora.identity, "Cora"), member(pending.identity, "Bob")]),
+                                       "version": 1])
+        let accepted = SignedMessage.sign(id: Hex.encode(SecureRandom.bytes(16)), conversationId: cora.conversationId,
+                                          sentAtMs: WallClock.nowMs(), contentType: ContentType.membership, content: roster,
+                                          fallback: nil, signer: cora.identity.privateKey)
+        let ack = try PushClient.send(Self.sealed(accepted, to: pending), to: bob.runtime.pushSocketPath)
+        #expect(ack.contains("\"ok\":true"), "\(ack)")
+        try bob.waitUntil("bob's conversation is active") { try bob.conversation(cora.conversationId)?["state"] as? String == "active" }
+
+        let late = try Self.refusal(JoinRefusal(joinRequestId: pending.joinRequestId, reason: .revoked).encode(),
+                                    signer: cora.identity, to: pending)
+        let refused = try PushClient.send(late.payload, to: bob.runtime.pushSocketPath)
+        #expect(refused.contains("\"error\":\"unknown_message\""), "\(refused)")
+        #expect(try bob.query("SELECT count(*) FROM join_refusal")[0].int64(0) == 0)
+        #expect(try bob.conversation(cora.conversationId)?["state"] as? String == "active")
+        #expect(FileManager.default.fileExists(atPath: pending.identityFile))
+    }
 }
