@@ -31,6 +31,9 @@ struct JoinRefusalTests {
         let refused = try require(try bob.refusedJoin(trip))
         #expect(refused["reason"] as? String == "revoked")
         #expect(refused["reasonText"] as? String == "the invite was revoked")
+        let asked = try require((refused["askedAtMs"] as? NSNumber)?.int64Value)
+        let told = try require((refused["refusedAtMs"] as? NSNumber)?.int64Value)
+        print("join refusal: bob asked at \(asked), was told \(told - asked) ms later")
         #expect(try bob.conversation(trip) == nil)
         let ls = try bob.cli(["ls"])
         #expect(ls.stdout.contains("\(trip.prefix(12))  [refused: revoked]  the invite was revoked"), "\(ls.stdout)")
@@ -54,6 +57,8 @@ struct JoinRefusalTests {
         #expect(dismissed.status == 0, "\(dismissed.stderr)")
         #expect(try bob.refusedJoins().isEmpty)
         #expect(try bob.cli(["dismiss", String(trip.prefix(8))]).status != 0)
+        let garbage = try bob.cli(["dismiss", "zz;DROP"])
+        #expect(garbage.status != 0 && garbage.stderr.contains("is not a conversation id"), "\(garbage.stderr)")
     }
 
     @Test("a single-use invite carol used: bob is refused used_up; carol stays a member")
