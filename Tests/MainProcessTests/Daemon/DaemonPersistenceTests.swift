@@ -55,7 +55,10 @@ extension DaemonProcessTests {
             daemon = try DaemonProcess.start(home: home)
             defer { _ = try? daemon.stop() }
             let status = try daemon.result("status")
-            #expect(int64(status["lastSeq"]) == latest)
+            // Kept, not restarted from 0: at least where it was. The restarted outbox may already
+            // have recorded its next attempt at the unreachable member (a loaded fresh clone saw 8
+            // for 7); the replay below checks the numbering has no hole.
+            #expect((int64(status["lastSeq"]) ?? 0) >= latest, "lastSeq \(String(describing: status["lastSeq"])), was \(latest)")
             #expect(int64(status["conversations"]) == 2)
             let names = (try daemon.result("listConversations")["conversations"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
             #expect(Set(names) == ["Kept", "Also kept"])

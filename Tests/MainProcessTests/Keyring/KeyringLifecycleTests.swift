@@ -175,19 +175,27 @@ struct KeyringLifecycleTests {
         let keyring = try SecretServiceSession.start(in: tmp.path)
         defer { keyring.stop() }
         keyring.freeze()
-        let environment = keyring.environment.merging(["SOTTO_KEYRING_TIMEOUT_MS": "300", "SOTTO_KEYRING_RETRY_MS": "50"]) { $1 }
+        // 2 s per call, not the default 5: short enough to see the wait, long enough that a
+        // Secret Service that answers is not taken for a silent one on a loaded machine (300 ms
+        // was: a fresh clone with a build beside it never got an answer in time after the thaw).
+        let environment = keyring.environment.merging(["SOTTO_KEYRING_TIMEOUT_MS": "2000", "SOTTO_KEYRING_RETRY_MS": "50"]) { $1 }
         let alice = try Device.start("alice", in: tmp.path, environment: environment, waitForDaemon: false)
         defer {
             alice.stop()
             Self.forgetKernelKey(alice)
         }
-        try alice.waitUntil("status says no Secret Service answers", timeoutMs: 10_000) {
+        try alice.waitUntil("status says no Secret Service answers", timeoutMs: 30_000) {
             let waiting = try alice.cli(["status"])
             return waiting.status == 75 && waiting.stdout.contains("no answer before the deadline")
         }
         #expect(alice.daemonIsRunning)
         keyring.thaw()
-        try alice.waitUntil("the daemon serves once the Secret Service answers") { try alice.cli(["status"]).status == 0 }
+        do {
+            try alice.waitUntil("the daemon serves once the Secret Service answers", timeoutMs: 60_000) { try alice.cli(["status"]).status == 0 }
+        } catch {
+            Issue.record("\(error)\nstatus: \(try alice.cli(["status"]))\n\(alice.daemonLog)\nkeyring: \(keyring.log)")
+            throw error
+        }
         #expect(try keyring.lookup(group: alice.group.path)?.count == 64)
     }
     @Test("a reset keyring: the daemon refuses a new key over sealed identities; the recovery key brings it back")
