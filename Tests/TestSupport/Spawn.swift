@@ -40,23 +40,7 @@ public enum Spawn {
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
         if let directory { _ = addChdir(&actions, directory) }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for number in [SIGPIPE, SIGTERM, SIGINT, SIGCHLD] { sigaddset(&defaults, number) }
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        let (pid, rc) = spawn(executable, arguments, environment: environment, actions: &actions)
         close(input[0]); close(output[1]); close(errors[1])
         guard rc == 0 else {
             close(input[1]); close(output[0]); close(errors[0])
@@ -76,6 +60,15 @@ public enum Spawn {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let (pid, rc) = spawn(executable, arguments, environment: environment, actions: &actions)
+        guard rc == 0 else { throw Failure(description: "posix_spawn \(executable): \(String(cString: strerror(rc)))") }
+        return pid
+    }
+
+    /// `posix_spawn` with `actions`, an empty signal mask and default dispositions for the
+    /// signals the tests send; returns the pid and posix_spawn's result.
+    private static func spawn(_ executable: String, _ arguments: [String], environment: [String: String],
+                              actions: inout posix_spawn_file_actions_t) -> (pid_t, Int32) {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -92,8 +85,7 @@ public enum Spawn {
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-        guard rc == 0 else { throw Failure(description: "posix_spawn \(executable): \(String(cString: strerror(rc)))") }
-        return pid
+        return (pid, rc)
     }
 
     // MARK: - glibc functions Swift's Glibc module leaves out (they need _GNU_SOURCE)
