@@ -18,7 +18,7 @@ struct ListCommand: ParsableCommand {
                 let awake = conversation.awake ? "awake" : "asleep"
                 let muted = conversation.muted ? ", muted" : ""
                 let expires = conversation.expiresAtMs.map { " explodes \(CLIOutput.time($0))" } ?? ""
-                return "\(conversation.id.prefix(12))  \(conversation.name ?? "(unnamed)")  [\(conversation.state), \(awake)\(muted)]  unread \(conversation.unread)\(expires)"
+                return "\(conversation.id.prefix(12))  \(conversation.name.map(CLIOutput.line) ?? "(unnamed)")  [\(conversation.state), \(awake)\(muted)]  unread \(conversation.unread)\(expires)"
             }.joined(separator: "\n")
         }
     }

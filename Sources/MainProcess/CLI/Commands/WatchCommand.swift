@@ -41,12 +41,13 @@ struct WatchCommand: ParsableCommand {
         }
     }
 
-    /// `#12 messageInserted conversation 3f2a…  alice: hello`
+    /// `#12 messageInserted conversation 3f2a…  alice: hello`: one line whatever the text
+    /// holds (its line breaks shown as `␊`, docs/adr/0062).
     static func line(_ change: ChangeNotification) -> String {
         let conversation = change.conversationId.map { " conversation \($0.prefix(12))" } ?? ""
         var line = "#\(change.seq) \(change.kind)\(conversation)"
         if let text = change.text {
-            line += "  \(CLIOutput.sender(outgoing: change.outgoing, name: change.senderName, inboxId: change.senderInboxId)): \(text)"
+            line += "  \(CLIOutput.sender(outgoing: change.outgoing, name: change.senderName, inboxId: change.senderInboxId)): \(CLIOutput.line(text))"
         }
         return line
     }
