@@ -62,8 +62,9 @@ struct ClientOptions: ParsableArguments {
 /// How the CLI prints results and maps failures to exit codes.
 enum CLIOutput {
     /// Indented JSON with sorted keys, as `JSONSerialization` writes it (the CLI's `--json`
-    /// output has always been this; scripts may compare it).
-    static func json(_ value: JSONValue) -> String { value.sortedPrettyText }
+    /// output has always been this; scripts may compare it), with what it leaves raw and a
+    /// terminal would obey (C1, DEL, bidirectional controls) escaped: the same text decoded.
+    static func json(_ value: JSONValue) -> String { InertText.json(value.sortedPrettyText) }
 
     static func exit(for failure: ControlClient.Failure) -> Error {
         // The daemon's message may quote what a peer sent (its error text, a name).

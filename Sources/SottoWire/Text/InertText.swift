@@ -15,12 +15,14 @@
 ///   output around it; a tab stays a tab. A bare CR never stays.
 ///
 /// Everything else, emoji and right-to-left letters included, is kept as it is. `--json`
-/// output never goes through this: JSON escapes controls and keeps the exact text.
+/// output keeps the exact text: JSON escapes C0 itself, and `json` writes what JSON leaves
+/// raw (DEL, C1, bidirectional controls, separators) as `\u` escapes, which decode to the same.
 ///
 /// ```swift
 /// InertText.line("hi\u{1b}[2J\u{202e}")           // "hi␛[2J<U+202E>"
 /// InertText.lines("a\nb\rc", continuation: "  ┆ ") // "a\n  ┆ b␍c"
 /// InertText.containsControls("Ann\u{7f}")          // true: what names refuse
+/// InertText.json("{\"t\":\"a\u{9b}\"}")               // {"t":"a\u009b"}
 /// ```
 public enum InertText {
     /// The classes of code point shown instead of passed through.
@@ -48,6 +50,23 @@ public enum InertText {
     /// by `continuation`, a tab stays; everything else neutralised is shown as in `line`.
     public static func lines(_ text: String, continuation: String) -> String {
         render(text, lineBreak: "\n" + continuation)
+    }
+
+    /// JSON text (a whole document) with every neutralised code point that JSON leaves raw
+    /// written as a `\u` escape: such a code point can only be inside a string, where the
+    /// escape decodes to it, so the document means exactly what it meant.
+    public static func json(_ document: String) -> String {
+        guard document.unicodeScalars.contains(where: { $0.value >= 0x7F && neutralised($0) != nil }) else { return document }
+        var out = ""
+        out.reserveCapacity(document.utf8.count + 16)
+        for scalar in document.unicodeScalars {
+            if scalar.value >= 0x7F, neutralised(scalar) != nil {
+                out += "\\u" + hex4(scalar.value).lowercased()
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     // MARK: Classifying

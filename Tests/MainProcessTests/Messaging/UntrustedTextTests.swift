@@ -91,8 +91,12 @@ struct UntrustedTextTests {
         #expect(messages.contains { $0["text"] as? String == "re: " + Self.hostile && $0["referenceId"] as? String == first })
         #expect(messages.contains { $0["text"] as? String == "reacted " + Self.hostileReaction })
         #expect(try alice.conversation(trip)?["name"] as? String == Self.hostileConversationName)
-        let rawJSON = try alice.cli(["read", trip, "--json"]).stdout
-        #expect(!rawJSON.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x9B }, "JSON escapes controls")
+        // …and on a terminal too: JSON escapes C0, and the CLI what JSON leaves raw (C1, DEL, bidi).
+        let json = try PseudoTerminal.run(sotto, ["read", trip, "--json"], environment: alice.environment)
+        #expect(json.status == 0)
+        #expect(Self.obeyed(json.bytes.filter { $0 != 0x0A }).isEmpty, "\(Self.obeyed(json.bytes)): \(Self.shown(json.bytes))")
+        let decoded = try JSONSerialization.jsonObject(with: Data(json.bytes)) as? [String: Any]
+        #expect((decoded?["messages"] as? [[String: Any]])?.contains { $0["text"] as? String == Self.hostile } == true)
 
         // sotto watch: every change on one line, nothing obeyed.
         try watch.waitForOutput { bytes in

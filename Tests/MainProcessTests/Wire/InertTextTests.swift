@@ -90,6 +90,17 @@ struct InertTextTests {
         }
     }
 
+    @Test("JSON text: what JSON leaves raw (DEL, C1, bidi, separators) escaped; the document decodes to the same text")
+    func jsonDocuments() throws {
+        let text = "a\u{7F}b\u{9B}c\u{202E}d\u{2028}e é 👍"
+        let document = JSONWriter.string(["text": .string(text)])
+        let inert = InertText.json(document)
+        #expect(inert.contains("a\\u007fb\\u009bc\\u202ed\\u2028e é 👍"), "\(inert)")
+        #expect(!inert.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) || $0.value == 0x202E || $0.value == 0x2028 })
+        #expect(try JSONParser.parse(Array(inert.utf8))["text"]?.string == text)
+        #expect(InertText.json("{\n  \"a\" : 1\n}") == "{\n  \"a\" : 1\n}", "layout whitespace stays")
+    }
+
     @Test("a log line stays one line whatever a peer's text holds")
     func logLine() {
         let line = LogLine.format(.info, program: "sotto", "refused: \(Self.hostile)\n<2>forged critical", journal: true)
