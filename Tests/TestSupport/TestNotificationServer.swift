@@ -57,14 +57,15 @@ public final class TestNotificationServer: @unchecked Sendable {
         bus.terminate()
     }
 
-    /// The next notification shown, in the order they were posted.
-    public func nextNotification() throws -> Notification {
+    /// The next notification shown, in the order they were posted; throws when none comes
+    /// within `timeoutMs`.
+    public func nextNotification(timeoutMs: Int32 = 60_000) throws -> Notification {
         if !unread.isEmpty { return unread.removeFirst() }
-        while let line = server.readStdoutLine() {
+        while let line = server.readStdoutLine(timeoutMs: timeoutMs) {
             if let notification = Self.parse(line) { return notification }
             noteCapabilityAsk(line)
         }
-        throw Device.Failure(message: "the notification server ended")
+        throw Device.Failure(message: "no notification within \(timeoutMs) ms, or the notification server ended")
     }
 
     private func noteCapabilityAsk(_ line: String) {

@@ -101,7 +101,7 @@ struct UntrustedTextTests {
         // sotto watch: every change on one line, nothing obeyed.
         try watch.waitForOutput { bytes in
             let text = Self.shown(bytes)
-            return text.contains("reacted ␛]0;pwned␇") && text.components(separatedBy: "forged line (delivered)").count == 3
+            return text.contains("reacted ") && text.components(separatedBy: "forged line (delivered)").count == 3
         }
         watch.signal(SIGKILL)
         watch.waitForExit()
