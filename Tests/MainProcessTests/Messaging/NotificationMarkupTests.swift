@@ -23,10 +23,11 @@ struct NotificationMarkupTests {
         }
     }
 
-    /// The next notification whose body ends with `suffix` (others, e.g. a join, skipped).
-    static func next(_ server: TestNotificationServer, endingWith suffix: String) throws -> TestNotificationServer.Notification {
+    /// The next notification `wanted` picks (others, e.g. a join, skipped).
+    static func next(_ server: TestNotificationServer,
+                     where wanted: (TestNotificationServer.Notification) -> Bool) throws -> TestNotificationServer.Notification {
         var shown = try server.nextNotification()
-        while !shown.body.hasSuffix(suffix) { shown = try server.nextNotification() }
+        while !wanted(shown) { shown = try server.nextNotification() }
         return shown
     }
 
@@ -50,7 +51,7 @@ struct NotificationMarkupTests {
         try Self.waitForDesktopNotifications(alice)
 
         _ = try mallory.json(["send", trip, Self.hostile])
-        let shown = try Self.next(server, endingWith: "forged")
+        let shown = try Self.next(server) { $0.body.contains("forged") }
         #expect(shown.actions == ["default"], "posted by alice's daemon: \(shown)")
         #expect(shown.body.contains(Self.escapedLink) && shown.body.contains(Self.escapedImage), "\(shown.body)")
         #expect(shown.body.contains("it&#39;s &quot;quoted&quot; &amp; more␍␛[K forged"), "\(shown.body)")
@@ -60,14 +61,14 @@ struct NotificationMarkupTests {
         #expect(shown.summary == "Trip <U+202E>gnp.exe", "the summary is plain text, never markup: \(shown.summary)")
 
         _ = try mallory.json(["send", trip, "<b>bold</b> second"])
-        let second = try Self.next(server, endingWith: "second")
+        let second = try Self.next(server) { $0.body.contains("second") }
         #expect(second.body.hasSuffix("&lt;b&gt;bold&lt;/b&gt; second"), "\(second.body)")
         #expect(server.capabilityAsks.filter { $0 == shown.sender }.count == 1, "the daemon asked once: \(server.capabilityAsks)")
 
         // The daemon stopped: the worker posts, and asks first.
         alice.stopDaemon()
         _ = try mallory.json(["send", trip, "<a href=\"https://evil.example/y\">worker</a>"])
-        let byWorker = try Self.next(server, endingWith: "&lt;/a&gt;")
+        let byWorker = try Self.next(server) { $0.body.contains("evil.example/y") }
         #expect(byWorker.actions.isEmpty, "posted by the worker: \(byWorker)")
         #expect(byWorker.body.hasSuffix("&lt;a href=&quot;https://evil.example/y&quot;&gt;worker&lt;/a&gt;"), "\(byWorker.body)")
         #expect(server.capabilityAsks.filter { $0 == byWorker.sender }.count == 1, "the worker asked once: \(server.capabilityAsks)")
@@ -87,7 +88,7 @@ struct NotificationMarkupTests {
         try Self.waitForDesktopNotifications(alice)
 
         _ = try mallory.json(["send", trip, Self.hostile])
-        let shown = try Self.next(server, endingWith: "forged")
+        let shown = try Self.next(server) { $0.body.contains("forged") }
         #expect(shown.actions == ["default"])
         #expect(shown.body.contains("<a href=\"https://evil.example/x\">click</a> <img src=\"file:///etc/passwd\"/> it's \"quoted\" & more"),
                 "\(shown.body)")
@@ -96,7 +97,7 @@ struct NotificationMarkupTests {
 
         alice.stopDaemon()
         _ = try mallory.json(["send", trip, "\u{1B}[2J<i>by the worker</i>"])
-        let byWorker = try Self.next(server, endingWith: "</i>")
+        let byWorker = try Self.next(server) { $0.body.contains("by the worker") }
         #expect(byWorker.actions.isEmpty)
         #expect(byWorker.body.hasSuffix("␛[2J<i>by the worker</i>"), "\(byWorker.body)")
     }
