@@ -107,7 +107,7 @@ public enum InertText {
     // MARK: Rendering
 
     private static func render(_ text: String, lineBreak: String?) -> String {
-        guard text.unicodeScalars.contains(where: { neutralised($0) != nil }) else { return text }
+        guard mayHoldNeutralised(text) else { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count + 16)
         var pendingCarriageReturn = false
@@ -133,6 +133,13 @@ public enum InertText {
         }
         if pendingCarriageReturn { out += shown("\r") }
         return out
+    }
+
+    /// False only when no code point of `text` can be neutralised: no byte below 0x20, no DEL,
+    /// and none of the UTF-8 lead bytes of the other classes (0xC2: C1; 0xD8: U+061C; 0xE2:
+    /// U+2000–U+2FFF). A byte scan: most texts skip the scalar walk.
+    private static func mayHoldNeutralised(_ text: String) -> Bool {
+        text.utf8.contains { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 || $0 == 0xD8 || $0 == 0xE2 }
     }
 
     private static func hex4(_ value: UInt32) -> String {
