@@ -88,6 +88,46 @@ static SecretService *open_service(Deadline *d, GError **err) {
     return secret_service_open_sync(SECRET_TYPE_SERVICE, NULL, SECRET_SERVICE_OPEN_SESSION, d->cancellable, err);
 }
 
+// Whether the service has a collection behind the "default" alias, where libsecret stores
+// (SECRET_COLLECTION_DEFAULT): 1 yes, 0 no (no alias, or one naming none of the service's
+// collections), -1 no answer before the deadline (`*err` set). One round trip (ReadAlias on
+// the service's proxy; its Collections property is already cached), so a short deadline is
+// not spent on it. Any other error counts as yes, so a service that answers the alias
+// question oddly keeps the store's own answer.
+static int has_default_collection(SecretService *service, Deadline *d, GError **err) {
+    GError *local = NULL;
+    GVariant *reply = g_dbus_proxy_call_sync(G_DBUS_PROXY(service), "ReadAlias", g_variant_new("(s)", "default"),
+                                             G_DBUS_CALL_FLAGS_NONE, -1, d->cancellable, &local);
+    if (!reply) {
+        if (g_error_matches(local, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+            g_propagate_error(err, local);
+            return -1;
+        }
+        g_error_free(local);
+        return 1;
+    }
+    const gchar *path = NULL;
+    g_variant_get(reply, "(&o)", &path);
+    int has = g_strcmp0(path, "/") != 0;
+    GVariant *collections = has ? g_dbus_proxy_get_cached_property(G_DBUS_PROXY(service), "Collections") : NULL;
+    if (collections) {
+        // An alias left naming a collection that was deleted is no default collection either.
+        has = 0;
+        GVariantIter iter;
+        const gchar *each = NULL;
+        g_variant_iter_init(&iter, collections);
+        while (!has && g_variant_iter_next(&iter, "&o", &each)) has = g_strcmp0(each, path) == 0;
+        g_variant_unref(collections);
+    }
+    g_variant_unref(reply);
+    return has;
+}
+
+static int no_default_collection(char **error) {
+    if (error) *error = g_strdup("the Secret Service has no default collection");
+    return SOTTO_SECRET_NO_DEFAULT_COLLECTION;
+}
+
 int sotto_secret_lookup(const char *group, int timeout_ms, unsigned char **secret, size_t *length, char **error) {
     *secret = NULL;
     *length = 0;
@@ -136,6 +176,15 @@ int sotto_secret_lookup(const char *group, int timeout_ms, unsigned char **secre
             if (error) *error = g_strdup("the collection that holds the key is locked");
         }
     }
+    if (code == SOTTO_SECRET_NOT_FOUND) {
+        // Nothing to read: say now when there is also nowhere to store (a store would fail,
+        // or make libsecret prompt for a new keyring nobody sees).
+        switch (has_default_collection(service, &d, &err)) {
+        case 0: code = no_default_collection(error); break;
+        case -1: code = failure(err, &d, error, "Secret Service alias lookup failed"); break;
+        default: break;
+        }
+    }
     g_list_free_full(items, g_object_unref);
     g_object_unref(service);
     deadline_finish(&d);
@@ -159,7 +208,17 @@ int sotto_secret_store(const char *group, const char *label, const char *secret,
                                                 value, d.cancellable, &err);
     secret_value_unref(value);
     g_hash_table_unref(attributes);
-    int code = stored ? SOTTO_SECRET_FOUND : failure(err, &d, error, "cannot store the key in the Secret Service");
+    int code;
+    if (stored) {
+        code = SOTTO_SECRET_FOUND;
+    } else if (!g_error_matches(err, G_IO_ERROR, G_IO_ERROR_CANCELLED) && has_default_collection(service, &d, NULL) == 0) {
+        // No default collection (it went between a lookup and this store). GNOME Keyring's
+        // error names its missing "login" collection by D-Bus path, which says nothing to a user.
+        g_error_free(err);
+        code = no_default_collection(error);
+    } else {
+        code = failure(err, &d, error, "cannot store the key in the Secret Service");
+    }
     g_object_unref(service);
     deadline_finish(&d);
     return code;

@@ -27,6 +27,9 @@ final class MailboxSlot {
     var redeliveriesAwaited: Int64 = 0
     /// When opening the consumer failed: try again then.
     var openRetryAt: Int64 = 0
+    /// Retirements of this mailbox that failed in a row (the relay refused or lost a call):
+    /// the next is tried after `retryDelay` of them, not at the next minute's rescan.
+    var failedRetirements: UInt64 = 0
     /// While it has no connection: not opened before then (`ConnectSpread`), so a device's
     /// identities do not open their connections together.
     var connectAt: Int64 = 0

@@ -384,7 +384,13 @@ final class Receiver {
                 RelaydLog.info("identity gone: consumer deleted and mailbox purged: \(slot.mailbox)")
             }
         } catch {
-            RelaydLog.warning("identity gone, relay cleanup failed (\(error)); will retry: \(slot.mailbox)")
+            // A transient refusal (nats-server 2.9 answered a consumer delete with "unlinkat …
+            // directory not empty" under load, issue #32) is retried soon, doubling from
+            // --retry-min-ms: waiting for the minute's rescan kept the ciphertext there a minute.
+            slot.failedRetirements += 1
+            let delay = retryDelay(deliveries: slot.failedRetirements)
+            nextRescanAt = min(nextRescanAt, MonotonicClock.nowMs() + delay)
+            RelaydLog.warning("identity gone, relay cleanup failed (\(error)); will retry in \(delay) ms: \(slot.mailbox)")
         }
     }
 

@@ -7,11 +7,17 @@ import Glibc
 ///
 /// ```swift
 /// try CredsFile.check(path: "/home/me/.config/sotto/relay.creds")   // throws RelayError.malformedCredentials
+/// let (jwt, user) = try CredsFile.load(path: path)                  // what the connection logs in with
 /// ```
 public enum CredsFile {
     public static let maxBytes = 65_536
 
     public static func check(path: String) throws(RelayError) {
+        _ = try load(path: path)
+    }
+
+    /// The user JWT and the user's nkey, after the checks of `check`.
+    public static func load(path: String) throws(RelayError) -> (jwt: String, user: Nkey) {
         guard path.hasPrefix("/") else { throw .malformedCredentials("credentials file path \(RelayURL.quote(path)) is not absolute") }
         let text = try readText(path)
         guard let jwt = block(in: text, begin: "-----BEGIN NATS USER JWT-----", end: "------END NATS USER JWT------") else {
@@ -24,6 +30,11 @@ public enum CredsFile {
         guard seed.utf8.count == 58, seed.hasPrefix("SU"),
               seed.utf8.allSatisfy({ (0x41...0x5a).contains($0) || (0x32...0x37).contains($0) }) else {
             throw .malformedCredentials("\(path): the nkey seed is not a user seed (SU…, 58 base32 characters)")
+        }
+        do throws(RelayError) {
+            return (jwt, try Nkey(seed: seed, kind: .user))
+        } catch {
+            throw .malformedCredentials("\(path): the nkey seed's checksum or kind is wrong")
         }
     }
 

@@ -79,7 +79,6 @@ public final class RelayConnection: @unchecked Sendable {
             throw .call(operation: "connect", status: "this build's NATS client names inboxes with a prefix shared by "
                         + "all its connections (CNatsNUID is not in effect); refusing to link identities", code: 0)
         }
-        if case .credsFile(let path) = config.credentials { try CredsFile.check(path: path) }
         var opts: OpaquePointer?
         try NatsCall.check(natsOptions_Create(&opts), "options")
         guard let opts else { throw .call(operation: "options", status: "no memory", code: 0) }
@@ -97,39 +96,45 @@ public final class RelayConnection: @unchecked Sendable {
         // The client's default `_INBOX.` is the same for every connection; a random prefix
         // per connection says nothing the relay could compare (docs/adr/0044).
         var login: UserLogin?
-        if case .signingKey(let key) = config.credentials {
+        switch config.credentials {
+        case .signingKey(let key):
             // Reply subjects under the user's own key: the only ones its permissions let it
             // subscribe to, and as private to one identity as the user itself.
             let user = user ?? Nkey.generate(.user)
             login = UserLogin(user: user, jwt: key.userJWT(for: user))
             try NatsCall.check(natsOptions_SetCustomInboxPrefix(opts, InboxPrefix.ofUser(user.publicKey)), "inbox prefix")
-        } else {
+        case .credsFile(let path):
+            // Read and checked again here (it may have changed since start), and signed by
+            // `UserLogin` as a signing key's user is, not by the C client's own file handler.
+            let (jwt, user) = try CredsFile.load(path: path)
+            login = UserLogin(user: user, jwt: jwt)
+            try NatsCall.check(natsOptions_SetCustomInboxPrefix(opts, InboxPrefix.random()), "inbox prefix")
+        case .none, .userPassword:
             try NatsCall.check(natsOptions_SetCustomInboxPrefix(opts, InboxPrefix.random()), "inbox prefix")
         }
         if config.url.isTLS { try secure(opts, config) }
-        switch config.credentials {
-        case .none: break
-        case .signingKey:
+        if case .userPassword(let user, let password) = config.credentials {
+            try NatsCall.check(natsOptions_SetUserInfo(opts, user, password), "user and password")
+        }
+        if let login {
             // The login outlives the options: the connection holds it (reconnects sign again).
-            let box = Unmanaged.passUnretained(login!).toOpaque()
             try NatsCall.check(natsOptions_SetUserCredentialsCallbacks(opts, { jwt, _, closure in
                 guard let jwt, let closure else { return NATS_ERR }
                 jwt.pointee = strdup(Unmanaged<UserLogin>.fromOpaque(closure).takeUnretainedValue().jwt)
                 return NATS_OK
-            }, box, { _, signature, length, nonce, closure in
+            }, Unmanaged.passUnretained(login).toOpaque(), { failure, signature, length, nonce, closure in
                 guard let signature, let length, let nonce, let closure else { return NATS_ERR }
                 let login = Unmanaged<UserLogin>.fromOpaque(closure).takeUnretainedValue()
-                let signed = login.user.sign(Array(String(cString: nonce).utf8))
+                guard let signed = login.signature(of: nonce) else {
+                    failure?.pointee = strdup(UserLogin.unsendableSignature)
+                    return NATS_ERR
+                }
                 guard let buffer = malloc(signed.count)?.assumingMemoryBound(to: UInt8.self) else { return NATS_NO_MEMORY }
                 buffer.initialize(from: signed, count: signed.count)
                 signature.pointee = buffer
                 length.pointee = Int32(signed.count)
                 return NATS_OK
-            }, box), "user credentials")
-        case .userPassword(let user, let password):
-            try NatsCall.check(natsOptions_SetUserInfo(opts, user, password), "user and password")
-        case .credsFile(let path):
-            try NatsCall.check(natsOptions_SetUserCredentialsFromFiles(opts, path, nil), "credentials file")
+            }, Unmanaged.passUnretained(login).toOpaque()), "user credentials")
         }
         try NatsCall.check(natsOptions_SetTimeout(opts, options.connectTimeoutMs), "connect timeout")
         if options.lean {
@@ -159,7 +164,14 @@ public final class RelayConnection: @unchecked Sendable {
         }, closure), "closed handler")
 
         var nc: OpaquePointer?
-        let connected = natsConnection_Connect(&nc, opts)
+        var connected = natsConnection_Connect(&nc, opts)
+        // A login refused before it was sent (`UserLogin.signature(of:)`) is tried again on a new
+        // connection, whose nonce is new: each try fails with probability 1/256.
+        var tries = 1
+        while connected != NATS_OK, tries < UserLogin.connectTries, login?.takeUnsentSignature() == true {
+            tries += 1
+            connected = natsConnection_Connect(&nc, opts)
+        }
         if connected == NATS_SSL_ERROR {
             throw NatsCall.error(connected, "TLS handshake with \(config.url) (its certificate is not trusted, or does not "
                                  + "name \(config.url.host); a private CA goes in \(RelayConfiguration.caVariable))")
@@ -217,14 +229,45 @@ public final class RelayConnection: @unchecked Sendable {
     }
 }
 
-/// One identity's login for the C client's credential callbacks: its nkey (to sign the
-/// server's nonce) and the user JWT minted for it.
+/// One login for the C client's credential callbacks: the nkey that signs the server's nonce
+/// and the user JWT (minted for an identity's nkey, or read from a `.creds` file).
+///
+/// nats.c 3.4.1 (Debian 12) sends no `sig` in its CONNECT when the signature's first byte is
+/// 0, and nats-server refuses that login ("Signature missing": Authorization Violation).
+/// Ed25519 signatures are deterministic, so such a nonce cannot be signed in a way the client
+/// will send: `signature(of:)` refuses it, the connect fails before anything is sent, and
+/// `RelayConnection.connect` tries again on a new connection with a new nonce (docs/adr/0063).
+/// One login in 256 met it; every one of them was refused before this.
 final class UserLogin: Sendable {
+    static let unsendableSignature = "the nonce's signature starts with a zero byte, which this NATS client would not send"
+    /// 8 tries: a login is refused for this reason with probability 256^-8.
+    static let connectTries = 8
+
     let user: Nkey
     let jwt: String
+    private let unsentSignatures = Mutex(0)
+
     init(user: Nkey, jwt: String) {
         self.user = user
         self.jwt = jwt
+    }
+
+    /// The nonce's signature, or nil when the C client would drop it (first byte 0).
+    func signature(of nonce: UnsafePointer<CChar>) -> [UInt8]? {
+        let signed = user.sign(Array(String(cString: nonce).utf8))
+        guard signed.first != 0 else {
+            unsentSignatures.withLock { $0 += 1 }
+            return nil
+        }
+        return signed
+    }
+
+    /// Whether a signature was refused since the last call (so the failed connect may be retried).
+    func takeUnsentSignature() -> Bool {
+        unsentSignatures.withLock { count in
+            defer { count = 0 }
+            return count > 0
+        }
     }
 }
 

@@ -21,6 +21,9 @@ struct CIPrerequisitesTests {
                             "PowerCutTests, DurabilityMutationTests, PowerCutFileSystemTests, the relay's power-cut suites"))
         }
         if let why = SecretServiceSession.unavailableReason { missing.append(("the keyring session: \(why)", "the Keyring suites")) }
+        if let why = SecretServiceSession.defaultKeyringUnavailableReason {
+            missing.append(("a default keyring made over D-Bus: \(why)", "the no-default-keyring tests (docs/adr/0060)"))
+        }
         if !Vectors.isAvailable { missing.append(("../shared/vectors/envelope-v1.json", "VectorTests")) }
         if !SmallFileSystem.canMount { missing.append(("mount(2) of a small tmpfs", "Disk full")) }
         if !FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") || !FileManager.default.fileExists(atPath: IndependentReader.toolPath) {

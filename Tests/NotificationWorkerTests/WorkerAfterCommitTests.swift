@@ -225,6 +225,32 @@ struct WorkerAfterCommitTests {
         for call in calls { #expect(!call.contains { $0.contains("secret fallback") || $0.contains("expiresAt") }) }
     }
 
+    @Test("A refused join says why in this device's words, never the creator's bytes")
+    func joinRefusedNotification() throws {
+        let f = try fixture(holdsCreatorKey: true)
+        let creatorKey = try #require(f.creatorKey)
+        // The recipient waits on a join: pending, with the request it sent.
+        let requestId = Hex.encode(SecureRandom.bytes(16))
+        let conn = try f.open()
+        try conn.run("UPDATE conversation SET state = 'pendingJoin' WHERE id = ?", [.text(f.recipient.conversationId)])
+        try conn.run("""
+            INSERT INTO message(id, conversationId, senderInboxId, sentAt, receivedAt, contentType, content, isOutgoing)
+            VALUES (?, ?, ?, 1, 1, ?, X'7b7d', 1)
+            """, [.text(requestId), .text(f.recipient.conversationId), .text(f.recipient.inboxId), .text(ContentType.joinRequest)])
+        let bus = try PrivateBus()
+        let push = try f.seal(contentType: ContentType.joinRefused,
+                              content: Array("{\"joinRequestId\":\"\(requestId)\",\"reason\":\"revoked\",\"note\":\"secret words\"}".utf8),
+                              fallback: "secret fallback", signer: creatorKey)
+        var environment = f.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        #expect(try runStdin(push, environment).status == 0)
+        let calls = try bus.readCalls()
+        #expect(calls.count == 1)
+        let strings = try #require(calls.first)
+        #expect(strings.prefix(4) == ["Sotto", "", "Trip", "Your request to join was refused: the invite was revoked"])
+        for call in calls { #expect(!call.contains { $0.contains("secret") }) }
+    }
+
     @Test("A cancelled explosion: the real worker clears the time and says so, without the content; a late older decision says nothing")
     func explodeCancelNotification() throws {
         let f = try fixture(holdsCreatorKey: true)

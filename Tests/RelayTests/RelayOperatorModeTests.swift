@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import RelayTransport
 import SharedStore
 import SottoCrypto
@@ -126,6 +127,45 @@ struct RelayOperatorModeTests {
         }
         guard let problems else { return }
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+    }
+
+    @Test("logins under load: 1,024 fresh users minted with the signing key, 8 connecting at once, are all let in (issue #32: nats.c dropped a nonce signature starting with 0, one login in 256 was refused)")
+    func concurrentLoginsAreNeverRefused() async throws {
+        let refusals = try await onOwnThread { () -> [String]? in
+            guard NatsServer.isInstalled else { return nil }
+            let tmp = try TemporaryDirectory(prefix: "sotto-op-logins")
+            defer { tmp.remove() }
+            let setup = try RelayOperatorSetup.make(directory: tmp.path + "/relay-operator")
+            let server = try setup.startServer(storeDirectory: tmp.path + "/jetstream")
+            defer { server.stop() }
+            let configuration = try setup.deviceConfiguration(server)
+            let refused = Mutex<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: 8) { _ in
+                for _ in 0..<128 {
+                    var options = RelayConnection.Options()
+                    options.connectTimeoutMs = 30_000  // load may slow a login; only a refusal counts
+                    do {
+                        let connection = try RelayConnection.connect(configuration, options: options)
+                        // The user's own scope works: its consumer's info is asked (none exists).
+                        _ = try connection.consumerState(Mailbox(clientId: UUID().uuidString.lowercased()).owned(by: connection.userPublicKey!))
+                        connection.close()
+                    } catch {
+                        refused.withLock { $0.append("\(error)") }
+                    }
+                }
+            }
+            let problems = refused.withLock { $0 }
+            if !problems.isEmpty {
+                print(server.log.filter { NatsServer.isProblemLine($0) || $0.contains("CONNECT") && $0.contains("Signature") }
+                    .suffix(20).joined(separator: "\n"))
+                if ProcessInfo.processInfo.environment["SOTTO_TEST_NATS_DEBUG"] == "trace" {
+                    try? server.log.joined(separator: "\n").write(toFile: "/tmp/flake/nats-trace.log", atomically: true, encoding: .utf8)
+                }
+            }
+            return problems
+        }
+        guard let refusals else { return }
+        #expect(refusals.isEmpty, "\(refusals.count) of 1,024 logins failed, first: \(refusals.prefix(3))")
     }
 
     // MARK: - Set-up

@@ -35,7 +35,7 @@ struct RelayPowerCutTests {
         }
         try rig.startPushSocket(acceptYes: true)
         try rig.startRelayd()
-        try waitUntil("150 messages stored", timeout: 120) { try rig.storedMessageIds().count >= 150 }
+        try waitWhileProgressing("150 messages stored", target: 150, stall: 60) { try rig.storedMessageIds().count }
 
         let summary = try disk.powerCycle(cut) {
             rig.killRelayd()
@@ -50,7 +50,7 @@ struct RelayPowerCutTests {
         // The relay redelivers what relayd had not acked before the cut.
         try rig.startPushSocket(acceptYes: true)
         try rig.startRelayd()
-        try waitUntil("600 messages stored", timeout: 120) { try rig.storedMessageIds().count >= sent.count }
+        try waitWhileProgressing("600 messages stored", target: sent.count, stall: 60) { try rig.storedMessageIds().count }
         let stored = try rig.storedMessageIds()
         let firstDifference = zip(stored, sent).enumerated().first { $0.element.0 != $0.element.1 }?.offset
         #expect(stored == sent, "first difference at \(String(describing: firstDifference)); relayd: \(rig.relaydOutput.suffix(12))")

@@ -92,6 +92,48 @@ struct RelayRetireTests {
 
     // MARK: - (b) the mailbox record
 
+    @Test("a consumer delete the relay refuses (its store cannot remove the consumer's directory) is retried within seconds, not at the next minute's rescan (issue #32)")
+    func refusedDeleteIsRetriedSoon() throws {
+        guard getuid() == 0 else {
+            print("not root: cannot make the relay's store read-only under it; skipped")
+            return
+        }
+        guard let rig = try RelayRig.make() else { return }
+        defer { rig.tearDown() }
+        try rig.startRelayd(arguments: ["--ack-wait-ms", "2000", "--retry-min-ms", "500", "--gone-after-ms", "300"])
+        let keystore = try Keystore(directory: rig.fixture.group.keystorePath, environment: [:])
+        let retired = Identity.generate()
+        try keystore.save(retired)
+        let box = try Mailbox(clientId: retired.clientId)
+        try waitUntil("a consumer for \(box)", timeout: 60) { try rig.publisher().consumerState(box) != nil }
+
+        // What nats-server 2.9 answered under load ("unlinkat …/obs/…: directory not empty"):
+        // the consumer's directory cannot be removed. A read-only bind mount over it does that.
+        let directory = rig.server.storeDirectory + "/jetstream/$G/streams/\(Mailbox.streamName)/obs/\(box.durable)"
+        #expect(FileManager.default.fileExists(atPath: directory), "the consumer's directory in the relay's store")
+        for arguments in [["--bind", directory, directory], ["-o", "remount,ro,bind", directory]] {
+            let mount = try ChildProcess.run("/usr/bin/mount", arguments)
+            #expect(mount.status == 0, "mount \(arguments): \(mount.stderr)")
+        }
+        var mounted = true
+        defer { if mounted { _ = try? ChildProcess.run("/usr/bin/umount", ["-l", directory]) } }
+
+        try keystore.delete(inboxId: retired.inboxId)
+        try waitUntil("relayd's delete refused", timeout: 60) {
+            rig.relaydOutput.contains { $0.contains("relay cleanup failed") && $0.contains(box.description) }
+        }
+        #expect(try ChildProcess.run("/usr/bin/umount", ["-l", directory]).status == 0)
+        mounted = false
+        let refusedAt = Date()
+        try waitUntil("the retirement finished", timeout: 60) {
+            rig.relaydOutput.contains { $0.contains("identity gone: consumer deleted and mailbox purged: \(box)") }
+        }
+        let took = Date().timeIntervalSince(refusedAt)
+        print("RELAY retirement retried \(String(format: "%.1f", took)) s after the refusal")
+        #expect(took < 20, "retried after \(took) s: the minute's rescan, not a retry of its own")
+        #expect(try rig.publisher().consumerState(box) == nil)
+    }
+
     @Test("relayd killed between purge and consumer delete, or stopped while an identity is deleted: a restart finishes the retirement; another device's consumer stays")
     func restartFinishesRetirement() throws {
         guard let rig = try RelayRig.make() else { return }

@@ -54,6 +54,24 @@ struct RelaySigningKeyTests {
         #expect(Set(nats.keys) == ["issuer_account", "type", "version"], "a scoped user must carry no permissions")
     }
 
+    @Test("a nonce whose signature starts with a zero byte is refused before nats.c could send the login without it; any other is signed, and each refusal is taken once")
+    func zeroLeadingSignatureIsRefused() throws {
+        let login = UserLogin(user: Nkey.generate(.user), jwt: "a.b.c")
+        // Ed25519 is deterministic: search the nonce (as nats-server makes them) whose signature starts with 0.
+        var zeroNonce: String?, otherNonce: String?
+        for index in 0..<100_000 where zeroNonce == nil || otherNonce == nil {
+            let nonce = "nonce-\(index)"
+            if login.user.sign(Array(nonce.utf8)).first == 0 { zeroNonce = zeroNonce ?? nonce } else { otherNonce = otherNonce ?? nonce }
+        }
+        let zero = try #require(zeroNonce), other = try #require(otherNonce)
+        #expect(!login.takeUnsentSignature())
+        #expect(zero.withCString { login.signature(of: $0) } == nil)
+        #expect(login.takeUnsentSignature())
+        #expect(!login.takeUnsentSignature(), "taken once")
+        #expect(other.withCString { login.signature(of: $0) } == login.user.sign(Array(other.utf8)))
+        #expect(!login.takeUnsentSignature())
+    }
+
     @Test("garbage, wrong sizes, wrong prefixes, a bad checksum and loose permissions are refused; no error quotes the seed")
     func garbageFiles() throws {
         let dir = try TemporaryDirectory(prefix: "sotto-signing")

@@ -23,6 +23,90 @@ struct KeyringUserServiceTests {
         try await onOwnThread { try self.steps() }
     }
 
+    @Test("no login keyring (gnome-keyring started by D-Bus activation): install leaves the daemon active and waiting, status names the fix, a default keyring made later lets it continue")
+    func noDefaultKeyringUnderSystemd() async throws {
+        try await onOwnThread { try self.noDefaultKeyringSteps() }
+    }
+
+    /// Issue #32 part 2 (docs/adr/0060): a user whose session bus can start gnome-keyring but
+    /// who never logged in to a desktop. Nothing starts a keyring here: the daemon's first
+    /// lookup makes the bus activate one, which has no collection.
+    private func noDefaultKeyringSteps() throws {
+        try #require(SecretServiceSession.defaultKeyringUnavailableReason == nil,
+                     "\(SecretServiceSession.defaultKeyringUnavailableReason ?? "")")
+        let (started, skip) = try SystemdUserManager.start(uid: Self.uid)
+        guard let manager = started else { return sandboxUnavailable("the master key in the keyring", skip) }
+        defer { manager.stop() }
+        let me = SottoUser(manager)
+        // The session bus (dbus.socket) may answer only a moment after the manager is up.
+        var activatable: (status: Int32, stdout: String, stderr: String) = (0, "", "")
+        let canActivate = try me.poll(timeoutMs: 30_000) {
+            activatable = try manager.user(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",
+                                            "/org/freedesktop/DBus", "org.freedesktop.DBus.ListActivatableNames"])
+            return activatable.stdout.contains("\"org.freedesktop.secrets\"")
+        }
+        try #require(canActivate, "no activatable Secret Service on the session bus: \(activatable)")
+        let owned = try manager.user(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                      "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.secrets"])
+        #expect(owned.stdout.contains("boolean false"), "a Secret Service already runs: \(owned.stdout)")
+
+        // Install: active (waiting is a state, not a failure), and install says why it waits.
+        let install = try manager.user([try builtExecutable("sotto"), "install", "--user"])
+        #expect(install.status == 0, "install: \(install.stdout) \(install.stderr)\n\(me.journalText("sotto.service"))")
+        #expect(install.stdout.contains("(active)") && install.stdout.contains("sotto.service is waiting for the master key: "),
+                "install: \(install.stdout)")
+        var said = ""
+        do {
+            try me.waitUntil("status says there is no default keyring", timeoutMs: 60_000) {
+                let status = try me.sotto(["status"])
+                said = status.stdout
+                return status.status == 75 && said.contains("no default keyring")
+            }
+        } catch {
+            Issue.record("\(error)\nstatus: \(said)\n\(me.journalText(nil))")
+            throw error
+        }
+        for fix in ["log in to a desktop session once", "Passwords and Keys (Seahorse)", "--key-store file", "--key-store credential"] {
+            #expect(said.contains(fix), "status does not say \(fix): \(said)")
+        }
+        #expect(!said.contains("/org/freedesktop"), "status names a D-Bus path: \(said)")
+        #expect(try manager.systemctl(["is-active", "sotto.service"]) == "active")
+        let statusText = try me.property("sotto.service", "StatusText")
+        #expect(statusText.contains("no default keyring") && !statusText.contains("/org/freedesktop"), "StatusText: \(statusText)")
+        let waitingPid = try me.property("sotto.service", "MainPID")
+
+        // A push meanwhile is refused retryably: the worker has no master key.
+        let recipient = Identity.generate()
+        let sealed = Envelope.seal(Array("while there is no keyring".utf8), recipient: recipient.publicKey,
+                                   clientId: recipient.clientId, topic: "/sotto/1/c/" + Hex.encode(SecureRandom.bytes(16)))
+        let socket = manager.outsidePath(manager.runtimeDirectory + "/sotto/push.sock")
+        let ack = try PushClient.send(PushPayload(clientId: recipient.clientId, topic: nil, envelope: sealed).encode(), to: socket)
+        #expect(ack.contains("\"ok\":false") && ack.contains("\"retry\":true"), "ack: \(ack)\n\(me.workerJournal().suffix(5))")
+
+        // The user makes a default keyring (as Seahorse does): the same daemon continues.
+        let made = try manager.user(SecretServiceSession.createDefaultKeyringCommand)
+        try #require(made.status == 0, "creating the default keyring: \(made.stdout) \(made.stderr)")
+        do {
+            try me.waitUntil("the daemon serves once a default keyring exists", timeoutMs: 60_000) {
+                try me.sotto(["status"]).status == 0
+            }
+        } catch {
+            Issue.record("\(error)\nstatus: \(try me.sotto(["status"]))\n\(me.journalText(nil))")
+            throw error
+        }
+        #expect(try me.property("sotto.service", "MainPID") == waitingPid, "the daemon was restarted, not continued")
+        #expect(try me.property("sotto.service", "NRestarts") == "0")
+        let status = try me.sotto(["status"]).stdout
+        #expect(status.contains("master key in the Secret Service"), "\(status)")
+        let conversation = try me.json(["new", "--name", "Trip"])["conversationId"] as? String
+        #expect(conversation != nil)
+        let lookup = ["secret-tool", "lookup", "application", "sotto", "group", SystemdUserManager.homeInside + "/.local/share/sotto"]
+        #expect(try manager.user(lookup).stdout.count == 64)
+        let journal = me.journalText("sotto.service")
+        #expect(journal.contains("waiting for the master key: the Secret Service has no default keyring"), "\(journal)")
+        #expect(!journal.contains("/org/freedesktop"), "the journal names a D-Bus path: \(journal)")
+    }
+
     private func steps() throws {
         let (started, skip) = try SystemdUserManager.start(uid: Self.uid)
         guard let manager = started else { return sandboxUnavailable("the master key in the keyring", skip) }

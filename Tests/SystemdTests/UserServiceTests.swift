@@ -19,6 +19,31 @@ struct UserServiceTests {
         try await onOwnThread { try self.lifecycleSteps() }  // a minute of blocking steps
     }
 
+    @Test("install prints the daemon's own reason when sotto.service does not become active")
+    func installSaysWhy() async throws {
+        try await onOwnThread { try self.installSaysWhySteps() }
+    }
+
+    /// A start-up failure a user can make: a relay.env whose SOTTO_RELAY is no relay URL. The
+    /// daemon exits 78 before READY=1; install must print why, not only "see systemctl status".
+    private func installSaysWhySteps() throws {
+        let (started, skip) = try SystemdUserManager.start(uid: Self.uid)
+        guard let manager = started else { return sandboxUnavailable("A real service manager", skip) }
+        defer { manager.stop() }
+        let me = SottoUser(manager)
+        let configure = try me.shell("mkdir -p ~/.config/sotto && (umask 077; "
+            + "printf 'SOTTO_RELAY=http://relay.example:4222\\n' > ~/.config/sotto/relay.env)")
+        try #require(configure.status == 0, "relay.env: \(configure.stderr)")
+
+        let install = try manager.user([try builtExecutable("sotto"), "install", "--user", "--key-store", "file"])
+        #expect(install.status == 1, "install: \(install.stdout) \(install.stderr)")
+        #expect(install.stderr.contains("The daemon says: ") && install.stderr.contains("malformed relay URL"),
+                "install did not print the daemon's reason: \(install.stderr)\n\(me.journalText("sotto.service"))")
+        let statusText = try me.property("sotto.service", "StatusText")
+        #expect(statusText.contains("malformed relay URL"), "StatusText: \(statusText)")
+        #expect(try manager.systemctl(["is-active", "sotto.service"]) != "active")
+    }
+
     private func lifecycleSteps() throws {
         let (started, skip) = try SystemdUserManager.start(uid: Self.uid)
         guard let manager = started else { return sandboxUnavailable("A real service manager", skip) }

@@ -10,15 +10,21 @@ import SottoWire
 /// ```swift
 /// let sink = AckingPushSink(path: dir.path + "/sink.sock")
 /// endpoint = "unix:" + sink.path     // for every member
+/// sink.captured                      // with `keep: true`: each payload line, in arrival order
 /// ```
 public final class AckingPushSink: @unchecked Sendable {
     public let path: String
     public let ackDelayMs: Int
     private let listener: Int32
+    /// Whether the payloads are kept (a test that opens what was sent); a benchmark keeps none.
+    private let keep: Bool
+    private let lock = NSLock()
+    private var payloads: [[UInt8]] = []
 
-    public init(path: String, ackDelayMs: Int = 0) {
+    public init(path: String, ackDelayMs: Int = 0, keep: Bool = false) {
         self.path = path
         self.ackDelayMs = ackDelayMs
+        self.keep = keep
         listener = UnixSocket.bind(path, type: Int32(SOCK_STREAM.rawValue))
         guard listener >= 0, listen(listener, 64) == 0 else { fatalError("sink: cannot listen on \(path)") }
         Thread { [self] in serve() }.start()
@@ -41,9 +47,16 @@ public final class AckingPushSink: @unchecked Sendable {
                     needed = lf + 1 + Int(hint?.length ?? 0)
                 }
             }
+            if keep, let lf = received.firstIndex(of: 0x0a) {
+                let line = Array(received[..<lf])
+                lock.withLock { payloads.append(line) }
+            }
             if ackDelayMs > 0 { usleep(useconds_t(ackDelayMs * 1_000)) }  // the stand-in worker's work, not a synchronisation
             _ = UnixSocket.sendAll(fd, ack)
             close(fd)
         }
     }
+
+    /// The payload lines received so far (only with `keep: true`).
+    public var captured: [[UInt8]] { lock.withLock { payloads } }
 }

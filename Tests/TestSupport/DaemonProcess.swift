@@ -51,14 +51,14 @@ public final class DaemonProcess: @unchecked Sendable {
     }
 
     public let home: DaemonHome
-    public let process: Process
+    public let process: SpawnedProcess
     public let notify: NotifySocket
     public let logPath: String
     /// The `READY=1` datagram (with its `STATUS=` line).
     public private(set) var readyMessage = ""
     private var client: ControlSocketClient?
 
-    private init(home: DaemonHome, process: Process, notify: NotifySocket, logPath: String) {
+    private init(home: DaemonHome, process: SpawnedProcess, notify: NotifySocket, logPath: String) {
         self.home = home
         self.process = process
         self.notify = notify
@@ -88,23 +88,17 @@ public final class DaemonProcess: @unchecked Sendable {
         let run = home.nextRun()
         let notify = try NotifySocket(path: home.tmp.path + "/notify-\(run).sock")
         let logPath = home.tmp.path + "/daemon-\(run).log"
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try builtExecutable("sotto"))
         var arguments = ["daemon"]
         if let capacity { arguments += ["--capacity", String(capacity)] }
-        process.arguments = arguments
         var inherited = ProcessInfo.processInfo.environment
         for name in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "CREDENTIALS_DIRECTORY"] {
             inherited[name] = nil
         }
-        process.environment = inherited.merging(home.environment) { $1 }
-            .merging(["NOTIFY_SOCKET": notify.path]) { $1 }
-            .merging(environment) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: logPath)
-        try process.run()
+        let process = try SpawnedProcess.launch(try builtExecutable("sotto"), arguments,
+                                                environment: inherited.merging(home.environment) { $1 }
+                                                    .merging(["NOTIFY_SOCKET": notify.path]) { $1 }
+                                                    .merging(environment) { $1 },
+                                                log: logPath)
         return DaemonProcess(home: home, process: process, notify: notify, logPath: logPath)
     }
 

@@ -31,7 +31,7 @@ public final class Device: @unchecked Sendable {
     public let environment: [String: String]
     /// After `daemon` on every start (e.g. `--capacity 2`).
     public let daemonArguments: [String]
-    private var daemon: Process?
+    private var daemon: SpawnedProcess?
     private var push: PushSocketServer?
 
     private init(name: String, root: String, group: GroupDirectory, environment: [String: String], daemonArguments: [String]) {
@@ -86,20 +86,11 @@ public final class Device: @unchecked Sendable {
     /// Starts the daemon without waiting for it to serve (one waiting for a locked keyring
     /// never answers `status` with 0 until it is unlocked).
     @discardableResult
-    public func launchDaemon(environment extra: [String: String] = [:]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try builtExecutable("sotto"))
-        process.arguments = ["daemon"] + daemonArguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }.merging(extra) { $1 }
-        if !FileManager.default.fileExists(atPath: daemonLogPath) {
-            _ = FileManager.default.createFile(atPath: daemonLogPath, contents: nil)
-        }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: daemonLogPath))
-        log.seekToEndOfFile()
-        process.standardOutput = log
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+    public func launchDaemon(environment extra: [String: String] = [:]) throws -> SpawnedProcess {
+        let process = try SpawnedProcess.launch(try builtExecutable("sotto"), ["daemon"] + daemonArguments,
+                                                environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }
+                                                    .merging(extra) { $1 },
+                                                log: daemonLogPath)
         daemon = process
         return process
     }

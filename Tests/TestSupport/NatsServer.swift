@@ -71,7 +71,8 @@ public final class NatsServer: @unchecked Sendable {
     public func restart() throws {
         let launched = try LoggedProcess.launch(Self.executable, [
             "-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDirectory, "-n", name,
-        ] + extraArguments, environment: ["PATH": "/usr/bin:/bin"])
+        ] + extraArguments + Self.debugArguments,
+            environment: ["PATH": "/usr/bin:/bin"])
         let ready = ["Server is ready"] + (extraArguments.contains("--cluster") ? ["Listening for route connections on"] : [])
         guard ready.allSatisfy({ launched.waitForLine(containing: $0, timeout: 30) }) else {
             launched.signal(SIGKILL)
@@ -96,6 +97,22 @@ public final class NatsServer: @unchecked Sendable {
     }
 
     public var log: [String] { lock.withLock { process?.output ?? [] } }
+
+    /// `SOTTO_TEST_NATS_DEBUG=1`: `-D` (why a client was refused); `trace`: `-DV` (every protocol line).
+    static var debugArguments: [String] {
+        switch ProcessInfo.processInfo.environment["SOTTO_TEST_NATS_DEBUG"] {
+        case "1": ["-D"]
+        case "trace": ["-DV"]
+        default: []
+        }
+    }
+
+    /// A line of the server's log worth showing when a test fails: an error, or why it refused
+    /// a client (nats-server says why only in debug lines: `SOTTO_TEST_NATS_DEBUG=1` adds `-D`).
+    public static func isProblemLine(_ line: String) -> Bool {
+        !line.contains("Authenticated JWT")
+            && ["[ERR]", "[WRN]", "Authorization", "authentication", "JWT", "Signature", "nonce"].contains { line.contains($0) }
+    }
 
     /// A port the kernel just handed out on 127.0.0.1 (bound, then released: another process
     /// may get it before the caller binds it; a server's port is a `PortReservation`).

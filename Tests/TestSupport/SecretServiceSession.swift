@@ -7,7 +7,9 @@ import SottoWire
 /// on it, its login keyring created and unlocked with a test password: the Secret Service
 /// the daemon keeps its master key in (docs/adr/0045). `lock()` locks the collection over
 /// D-Bus, `unlock()` starts the keyring daemon again with the password (what a login does),
-/// `freeze()` stops it (SIGSTOP) so it owns the name but never answers.
+/// `freeze()` stops it (SIGSTOP) so it owns the name but never answers. With
+/// `loginKeyring: false` it has no collection at all (a user who never logged in to a
+/// desktop) until `createDefaultKeyring()` makes one, as Seahorse would.
 ///
 /// ```swift
 /// guard let keyring = try SecretServiceSession.start(in: tmp.path) else { return }  // skipped: not installed
@@ -34,7 +36,31 @@ public final class SecretServiceSession: @unchecked Sendable {
         return nil
     }
 
-    public static func start(in parent: String) throws -> SecretServiceSession {
+    /// Why `createDefaultKeyring()` cannot run here (python3's D-Bus module missing), or nil.
+    public static var defaultKeyringUnavailableReason: String? {
+        FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/dbus/__init__.py")
+            ? nil : "python3-dbus is not installed (make deps installs it)"
+    }
+
+    /// A command that makes a new collection with a password and the alias `default`, what
+    /// "Passwords and Keys" (Seahorse) does with "New keyring" and "Set as default", without
+    /// its prompt: GNOME Keyring's `CreateWithMasterPassword`, then `SetAlias`. Prints the
+    /// collection's path. Run it with the session bus in `DBUS_SESSION_BUS_ADDRESS`.
+    public static let createDefaultKeyringCommand = ["/usr/bin/python3", "-c", """
+        import dbus
+        bus = dbus.SessionBus()
+        secrets = bus.get_object('org.freedesktop.secrets', '/org/freedesktop/secrets')
+        service = dbus.Interface(secrets, 'org.freedesktop.Secret.Service')
+        _, session = service.OpenSession('plain', dbus.String('', variant_level=1))
+        gnome = dbus.Interface(secrets, 'org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface')
+        label = {'org.freedesktop.Secret.Collection.Label': dbus.String('Default keyring', variant_level=1)}
+        password = (session, dbus.ByteArray(b''), dbus.ByteArray(b'\(SecretServiceSession.password)'), 'text/plain')
+        path = gnome.CreateWithMasterPassword(label, password)
+        service.SetAlias('default', path)
+        print(path)
+        """]
+
+    public static func start(in parent: String, loginKeyring: Bool = true) throws -> SecretServiceSession {
         let root = parent + "/secret-service"
         for path in [root, root + "/home", root + "/run"] {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
@@ -68,7 +94,7 @@ public final class SecretServiceSession: @unchecked Sendable {
             throw Device.Failure(message: "dbus-daemon did not print its address: \(bus.output)")
         }
         let session = SecretServiceSession(root: root, busAddress: address, bus: bus)
-        try session.startKeyring()
+        try session.startKeyring(login: loginKeyring)
         return session
     }
 
@@ -87,11 +113,13 @@ public final class SecretServiceSession: @unchecked Sendable {
 
     /// Starts the keyring daemon with the password on stdin: the login keyring is created the
     /// first time, unlocked every time. Returns once it owns org.freedesktop.secrets.
-    private func startKeyring() throws {
+    /// `login` false: no password, so no login keyring (as D-Bus activation starts it).
+    private func startKeyring(login: Bool = true) throws {
         let child = try LoggedProcess.launch("/bin/sh", [
             // exec with a here-document: the pid is the keyring daemon's own, so a signal reaches it.
-            "-c", "exec /usr/bin/gnome-keyring-daemon --foreground --components=secrets --unlock <<EOF\n"
-                + "$SOTTO_TEST_KEYRING_PASSWORD\nEOF\n",
+            "-c", login ? "exec /usr/bin/gnome-keyring-daemon --foreground --components=secrets --unlock <<EOF\n"
+                + "$SOTTO_TEST_KEYRING_PASSWORD\nEOF\n"
+                : "exec /usr/bin/gnome-keyring-daemon --foreground --components=secrets </dev/null",
         ], environment: ProcessInfo.processInfo.environment.merging(toolEnvironment) { $1 }
             .merging(["SOTTO_TEST_KEYRING_PASSWORD": Self.password]) { $1 })
         keyring = child
@@ -109,6 +137,15 @@ public final class SecretServiceSession: @unchecked Sendable {
             "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.secrets",
         ], environment: toolEnvironment)
         return reply?.stdout.contains("boolean true") ?? false
+    }
+
+    /// Makes a default keyring (`createDefaultKeyringCommand`); returns its D-Bus path.
+    @discardableResult
+    public func createDefaultKeyring() throws -> String {
+        let command = Self.createDefaultKeyringCommand
+        let result = try ChildProcess.run(command[0], Array(command.dropFirst()), environment: toolEnvironment)
+        guard result.status == 0 else { throw Device.Failure(message: "creating a default keyring failed: \(result.stderr)") }
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// What the keyring daemons printed (the current one's).

@@ -65,6 +65,37 @@ public enum Spawn {
         return Child(pid: pid, stdin: input[1], stdout: output[0], stderr: errors[0])
     }
 
+    /// Starts a program whose standard streams are files: stdin `/dev/null`, stdout and stderr
+    /// appended to `log` (created 0600 if missing). Nothing of the parent's is inherited but the
+    /// environment given.
+    public static func start(_ executable: String, _ arguments: [String], environment: [String: String],
+                             appendingOutputTo log: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for number in [SIGPIPE, SIGTERM, SIGINT, SIGCHLD] { sigaddset(&defaults, number) }
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        guard rc == 0 else { throw Failure(description: "posix_spawn \(executable): \(String(cString: strerror(rc)))") }
+        return pid
+    }
+
     // MARK: - glibc functions Swift's Glibc module leaves out (they need _GNU_SOURCE)
 
     private typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32

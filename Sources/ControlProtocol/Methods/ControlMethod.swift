@@ -24,6 +24,7 @@ public enum ControlMethodName: String, CaseIterable, Sendable {
     case rename
     case notificationPreview
     case receipts
+    case dismissRefusal
     case subscribe
 }
 
@@ -69,6 +70,6 @@ public enum ControlMethods {
         SendMessageParams.self, MarkReadParams.self, MuteConversationParams.self, CreateInviteParams.self,
         RevokeInviteParams.self, JoinConversationParams.self, ReactParams.self, ExplodeParams.self,
         LeaveParams.self, RemoveMemberParams.self, RenameParams.self, NotificationPreviewParams.self, ReceiptsParams.self,
-        SubscribeParams.self,
+        DismissRefusalParams.self, SubscribeParams.self,
     ] }
 }

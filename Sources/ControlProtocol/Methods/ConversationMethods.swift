@@ -26,14 +26,74 @@ public struct ListConversationsParams: ControlRequest {
 /// ```
 public struct ConversationList: WireCodable {
     public var conversations: [ConversationInfo]
+    /// Joins the creator refused, until the user dismisses them (docs/protocol/join-refusal.md).
+    public var refusedJoins: [RefusedJoinInfo]
 
-    public init(conversations: [ConversationInfo]) { self.conversations = conversations }
-    public init(json: JSONValue) throws(WireError) { conversations = try WireFields(json).array("conversations") }
-    public var json: JSONValue { ["conversations": .list(conversations)] }
+    public init(conversations: [ConversationInfo], refusedJoins: [RefusedJoinInfo] = []) {
+        self.conversations = conversations
+        self.refusedJoins = refusedJoins
+    }
+
+    public init(json: JSONValue) throws(WireError) {
+        let fields = try WireFields(json)
+        self.init(conversations: try fields.array("conversations"),
+                  refusedJoins: try fields.optionalArray("refusedJoins") ?? [])
+    }
+
+    public var json: JSONValue { ["conversations": .list(conversations), "refusedJoins": .list(refusedJoins)] }
 
     public static var schemaName: String { "ConversationList" }
     public static var fields: [WireField] {
-        [WireField("conversations", .array(ConversationInfo.self), "most recently active first")]
+        [WireField("conversations", .array(ConversationInfo.self), "most recently active first"),
+         WireField("refusedJoins", .array(RefusedJoinInfo.self), optional: true,
+                   "joins the creator refused, newest first, until dismissed (absent: none)")]
+    }
+}
+
+/// A join the creator refused (docs/protocol/join-refusal.md): its pending conversation and
+/// identity are deleted; this entry stays until the user dismisses it (`sotto dismiss`).
+///
+/// ```swift
+/// "\(refused.id.prefix(12))  refused: \(refused.reasonText)"   // "3fa2…  refused: the invite was revoked"
+/// ```
+public struct RefusedJoinInfo: WireCodable {
+    /// The closed set of docs/protocol/join-refusal.md §3, or `other`.
+    public static let reasons = ["full", "revoked", "used_up", "expired", "bad_secret", "unknown_invite", "other"]
+
+    public var id: String
+    public var reason: String
+    public var reasonText: String
+    public var askedAtMs: Int64
+    public var refusedAtMs: Int64
+
+    public init(id: String, reason: String, reasonText: String, askedAtMs: Int64, refusedAtMs: Int64) {
+        self.id = id
+        self.reason = reason
+        self.reasonText = reasonText
+        self.askedAtMs = askedAtMs
+        self.refusedAtMs = refusedAtMs
+    }
+
+    public init(json: JSONValue) throws(WireError) {
+        let fields = try WireFields(json)
+        self.init(id: try fields.string("id"), reason: try fields.string("reason"), reasonText: try fields.string("reasonText"),
+                  askedAtMs: try fields.int("askedAtMs"), refusedAtMs: try fields.int("refusedAtMs"))
+    }
+
+    public var json: JSONValue {
+        ["id": .string(id), "reason": .string(reason), "reasonText": .string(reasonText),
+         "askedAtMs": .int(askedAtMs), "refusedAtMs": .int(refusedAtMs)]
+    }
+
+    public static var schemaName: String { "RefusedJoinInfo" }
+    public static var fields: [WireField] {
+        [
+            WireField("id", .string, "the conversation id the join asked for"),
+            WireField("reason", .string, "full, revoked, used_up, expired, bad_secret, unknown_invite or other"),
+            WireField("reasonText", .string, "the reason in words"),
+            WireField("askedAtMs", .integer, "when this device asked to join"),
+            WireField("refusedAtMs", .integer, "when the refusal arrived"),
+        ]
     }
 }
 

@@ -6,7 +6,7 @@ import SottoWire
 /// conversation, summary = its name and body = "Sender: text"; otherwise summary = the
 /// sender and body = the text (a reaction's summary, or the fallback). The sender is its
 /// profile name, or a short inbox id only when it has none. An explosion says when, never
-/// content. Nothing for a muted conversation, the one open in the daemon, or a message no
+/// content; a refused join says why, in this device's words. Nothing for a muted conversation, the one open in the daemon, or a message no
 /// user sees (join requests, membership). The conversation's (else the device's)
 /// `NotificationPreview` can hide the text (`name`: "Ann: New message") or everything (`none`:
 /// "Sotto", "New message"). "The one open in the daemon": `isOpen`, which the daemon writes
@@ -40,6 +40,9 @@ enum NotificationText {
                                                      : "This conversation explodes at \(ISO8601.string(fromMillis: expiresAtMs))"
         case .joinRequest, .membership, .rosterDelta:
             return nil
+        case .joinRefused(let refusal):
+            // Words from the closed set of reasons, never the creator's bytes (docs/protocol/join-refusal.md §3).
+            body = "Your request to join was refused: \(refusal.reason.words)"
         case .leave:
             body = "\(sender) left"
         case .remove:

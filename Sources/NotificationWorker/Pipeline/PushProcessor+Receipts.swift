@@ -39,7 +39,7 @@ extension PushProcessor {
                       let member = try MemberRepository.member(conversationId: message.conversationId,
                                                                inboxId: message.senderInboxId, on: conn),
                       member.publicKey == message.senderPublicKey.lowercased(),
-                      try conn.queryOne("SELECT 1 FROM message WHERE id = ?", [.text(message.id)]) == nil
+                      try !MessageRepository.exists(id: message.id, on: conn)
                 else { return }
                 try ReceiptWriter.recordDue(messageId: message.id, conversationId: message.conversationId,
                                             senderInboxId: message.senderInboxId, error: code.rawValue,

@@ -29,6 +29,9 @@ public enum ContentType {
     /// A member asks the creator to rename it; the creator re-issues it as a roster delta
     /// (docs/protocol/roster.md §10). Sent to the creator only, never stored as a message.
     public static let rename = "sotto/rename:1.0"
+    /// The creator refuses a join request it opened (docs/protocol/join-refusal.md). Sent to
+    /// the requester alone, never stored as a message.
+    public static let joinRefused = "sotto/join_refused:1.0"
 }
 
 /// A request to join, sent by a non-member who holds an invite code (validated by the creator).
@@ -102,6 +105,8 @@ public enum MessageContent: Sendable, Equatable {
     case remove(inboxId: String)
     /// A delivery receipt for messages the recipient sent (docs/protocol/receipts.md).
     case receipt(Receipt)
+    /// The creator refuses this device's join request (docs/protocol/join-refusal.md).
+    case joinRefused(JoinRefusal)
     /// An unknown content type shown as its fallback text.
     case unknown(contentType: String, fallback: String)
 
@@ -191,6 +196,8 @@ public enum MessageContent: Sendable, Equatable {
             return .remove(inboxId: try string(value, "inboxId", contentType, ProtocolIds.isInboxId))
         case ContentType.receipt:
             return .receipt(try Receipt.decode(content))
+        case ContentType.joinRefused:
+            return .joinRefused(try JoinRefusal.decode(content))
         default:
             guard let fallback, !fallback.isEmpty else {
                 throw PushError(.unsupportedContent, "content type \(printable(contentType)) is unknown and has no fallback")
@@ -215,6 +222,7 @@ public enum MessageContent: Sendable, Equatable {
         case .leave: return "left the conversation"
         case .remove: return "removed a member"
         case .receipt: return "delivery receipt"
+        case .joinRefused(let refusal): return "refused your request to join: \(refusal.reason.words)"
         case .unknown(_, let fallback): return fallback
         }
     }

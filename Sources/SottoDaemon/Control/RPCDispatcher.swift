@@ -103,7 +103,8 @@ struct RPCDispatcher: ControlRequestHandler {
             }
         case .listConversations:
             return try await answer(request, as: ListConversationsParams.self) { _ in
-                ConversationList(conversations: try await service.listConversations().map(ConversationInfo.init))
+                ConversationList(conversations: try await service.listConversations().map(ConversationInfo.init),
+                                 refusedJoins: try await service.refusedJoins().map(RefusedJoinInfo.init))
             }
         case .newConversation:
             return try await answer(request, as: NewConversationParams.self) { params in
@@ -177,6 +178,10 @@ struct RPCDispatcher: ControlRequestHandler {
             return try await answer(request, as: LeaveParams.self) { params in
                 let result = try await daemon.leave.leave(params.conversation)
                 return LeaveResult(conversationId: result.conversationId, members: result.members)
+            }
+        case .dismissRefusal:
+            return try await answer(request, as: DismissRefusalParams.self) { params in
+                DismissRefusalResult(conversationId: try await service.dismissRefusal(params.conversation))
             }
         case .removeMember:
             return try await answer(request, as: RemoveMemberParams.self) { params in

@@ -16,6 +16,14 @@ extension ConversationInfo {
     }
 }
 
+extension RefusedJoinInfo {
+    /// A refused join: its reason always from the closed set, with its words.
+    init(_ refused: ConversationService.RefusedJoin) {
+        self.init(id: refused.conversationId, reason: refused.reason.rawValue, reasonText: refused.reason.words,
+                  askedAtMs: refused.askedAt, refusedAtMs: refused.refusedAt)
+    }
+}
+
 extension MessageInfo {
     /// A message with its sender's profile name when it has one (incoming only: `sotto read`
     /// shows "me" for outgoing, a short inbox id only without a name), and for an outgoing one

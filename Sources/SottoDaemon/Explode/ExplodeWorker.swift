@@ -20,6 +20,8 @@ import SottoWire
 /// A join the creator never accepted (refused, the invite expired, the creator gone) is
 /// given up the same way once `pendingJoinLimitMs` passed since this device asked: the
 /// `pendingJoin` conversation and its identity are deleted on this device (docs/adr/0033).
+/// A join the creator refused in a signed `sotto/join_refused:1.0` is deleted so at once
+/// (docs/protocol/join-refusal.md, docs/adr/0061).
 /// The unused inbox (a prepared identity with no rows) is not a conversation and is never
 /// touched.
 ///
@@ -60,6 +62,7 @@ actor ExplodeWorker: Service {
     /// How long a join may stay pending before it is given up (``PendingJoinLimit``).
     let pendingJoinLimitMs: Int64
     private(set) var abandonedJoins = 0
+    private(set) var refusedJoins = 0
 
     init(database: DaemonDatabase, keystore: Keystore, lifecycle: InboxLRU, awake: AwakeInboxes,
          walKeeper: WALKeeper, explodeDeliveryBudgetMs: Int64 = 10_000,
@@ -153,7 +156,8 @@ actor ExplodeWorker: Service {
     }
 
     /// Deletes the inboxes of joins asked more than `pendingJoinLimitMs` ago and never
-    /// accepted, as an explode deletes (rows and tombstone, then the identity). Returns when
+    /// accepted, and of joins the creator refused, as an explode deletes (rows and tombstone,
+    /// then the identity). Returns when
     /// the oldest join still pending reaches the limit.
     private func abandonStalledJoins(now: Int64) async -> Int64? {
         let stale = (try? database.read { conn in
@@ -166,6 +170,18 @@ actor ExplodeWorker: Service {
                 abandonedJoins += 1
             } catch {
                 DaemonLog.warning("abandoned join not deleted yet: \(error)")
+            }
+        }
+        // The creator refused (docs/protocol/join-refusal.md): deleted now, the same way; the
+        // `join_refusal` row stays to tell the user.
+        let refused = (try? database.read { conn in try JoinRefusalRepository.refusedPendingInboxes(on: conn) }) ?? []
+        for inboxId in refused where !reporting.contains(inboxId) && !stale.contains(inboxId) {
+            DaemonLog.info("the creator refused a join; deleting it and its identity")
+            do {
+                try await deleteInbox(inboxId)
+                refusedJoins += 1
+            } catch {
+                DaemonLog.warning("refused join not deleted yet: \(error)")
             }
         }
         let oldest = try? database.read { conn in try PendingJoinRepository.oldestRequest(on: conn) }

@@ -14,6 +14,10 @@ import SottoWire
 public struct KeyringWaitNote: Sendable {
     let path: String
 
+    /// How a reason about a Secret Service with no default keyring begins: `sotto status`
+    /// then offers no `sotto key import`, which could not store the key either.
+    public static let noDefaultKeyring = "the Secret Service has no default keyring"
+
     public init(runtime: RuntimeDirectory) { path = runtime.path + "/keyring-wait" }
 
     func write(_ reason: String) {

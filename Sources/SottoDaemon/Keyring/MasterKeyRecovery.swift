@@ -34,7 +34,8 @@ public struct MasterKeyRecovery: Sendable {
         } catch .locked(let reason) {
             switch SecretService(group: group.path, timeoutMs: Int32(MasterKeyStartup.timeoutMs(environment))).lookup() {
             case .found(let key): return RecoveryKey.encode(key)
-            case .notFound: throw Failure(description: "no master key in the Secret Service either (\(reason))")
+            case .notFound, .noDefaultCollection:
+                throw Failure(description: "no master key in the Secret Service either (\(reason))")
             case .locked(let why), .unreachable(let why), .garbage(let why): throw Failure(description: why)
             }
         }
@@ -77,6 +78,8 @@ public struct MasterKeyRecovery: Sendable {
             break
         case .locked(let why), .unreachable(let why):
             throw Failure(description: "cannot reach the keyring: \(why); nothing was changed")
+        case .noDefaultCollection:
+            throw Failure(description: "\(SecretService.noDefaultCollectionAdvice); nothing was changed")
         }
         do {
             try service.store(key)

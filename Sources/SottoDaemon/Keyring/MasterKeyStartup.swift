@@ -10,7 +10,8 @@ import SottoWire
 /// `SOTTO_KEY_STORE=keyring` (the default): the key lives in the user's Secret Service; the
 /// daemon reads it there (or moves an old `master.key` there, or makes the first key of a
 /// new install there) and copies it into the kernel keyring, where the sandboxed worker
-/// reads it. While the Secret Service is locked or absent the daemon waits, saying why in
+/// reads it. While the Secret Service is locked, absent or has no default collection to store
+/// in (docs/adr/0060) the daemon waits, saying why in
 /// `<runtime>/keyring-wait` and systemd's STATUS=; it never makes a new key over sealed
 /// identities. `SOTTO_KEY_STORE=credential`: the systemd credential `sotto-keystore-key` the
 /// unit received (docs/adr/0054: a headless machine; the worker's unit receives it too); an
@@ -116,10 +117,16 @@ struct MasterKeyStartup {
         var waiting: String?
         while true {
             let found: SecretBytes?
-            switch service.lookup() {
+            var lookup = service.lookup()
+            if case .notFound = lookup { lookup = try firstKey(directory: directory, service: service) }
+            switch lookup {
             case .found(let key): found = key
-            case .notFound: found = try await firstKey(directory: directory, service: service)
+            case .notFound: found = nil  // firstKey never answers so
             case .garbage(let reason): throw Refusal(description: reason)
+            case .noDefaultCollection:
+                found = nil
+                waiting = announceWait(SecretService.noDefaultCollectionAdvice + "; sotto continues once a default "
+                    + "keyring exists", previous: waiting, note: note, notifier: notifier)
             case .locked(let reason):
                 found = nil
                 waiting = announceWait("the keyring that holds the master key is locked (\(reason)); "
@@ -138,7 +145,7 @@ struct MasterKeyStartup {
                 return kept
             }
             if let found {
-                if waiting != nil { DaemonLog.info("the keyring is unlocked: master key found, starting") }
+                if waiting != nil { DaemonLog.info("the keyring answers: master key found, starting") }
                 note.remove()
                 return found
             }
@@ -156,12 +163,13 @@ struct MasterKeyStartup {
     }
 
     /// Nothing in the Secret Service: the old key file moves there, or a new install gets its
-    /// first key there. Nil when the Secret Service refused it for being locked.
-    private func firstKey(directory: String, service: SecretService) async throws -> SecretBytes? {
+    /// first key there (`.found`). `.noDefaultCollection`, `.locked` or `.unreachable` when
+    /// the Secret Service cannot keep it yet: the caller waits, and nothing was changed.
+    private func firstKey(directory: String, service: SecretService) throws -> SecretService.Lookup {
         if let old = try Keystore.keyFileKey(directory: directory) {
-            try store(old, in: service)
+            if let wait = try store(old, in: service) { return wait }
             CrashPoint.reach("keyring.keyStored")
-            return try verified(old, in: service)
+            return .found(try verified(old, in: service))
         }
         let sealed = try Keystore.sealedIdentityCount(directory: directory)
         guard sealed == 0 else {
@@ -171,14 +179,20 @@ struct MasterKeyStartup {
         }
         try Keystore.discardUnusedSlot(directory: directory)
         let fresh = SecretBytes(SecureRandom.bytes(32))
-        try store(fresh, in: service)
+        if let wait = try store(fresh, in: service) { return wait }
         DaemonLog.info("created the master key in the Secret Service")
-        return try verified(fresh, in: service)
+        return .found(try verified(fresh, in: service))
     }
 
-    private func store(_ key: SecretBytes, in service: SecretService) throws {
-        do {
+    /// Nil once stored; else the state to wait in, as for a lookup: no default collection, one
+    /// that is locked (a fresh install after a boot that left the login keyring locked:
+    /// nothing to find, nowhere to write), or a service that went away meanwhile.
+    private func store(_ key: SecretBytes, in service: SecretService) throws -> SecretService.Lookup? {
+        do throws(SecretService.Failure) {
             try service.store(key)
+            return nil
+        } catch let failure where failure.state != nil {
+            return failure.state
         } catch {
             throw Refusal(description: "cannot keep the master key in the Secret Service: \(error)")
         }

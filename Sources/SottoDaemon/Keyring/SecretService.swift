@@ -22,14 +22,26 @@ struct SecretService: Sendable {
         case locked(String)
         /// No Secret Service answered (none on the bus, or it did not reply in time).
         case unreachable(String)
+        /// No entry, and no default collection to store one in (GNOME Keyring before the
+        /// first desktop login): wait for the user to make one.
+        case noDefaultCollection
         /// The entry is there but is not a 32-byte key: nothing is changed.
         case garbage(String)
     }
 
     struct Failure: Error, CustomStringConvertible {
-        let locked: Bool
         let description: String
+        /// The state the user can end that this failure is (`.locked`, `.unreachable`,
+        /// `.noDefaultCollection`: wait and try again), or nil for one no wait fixes.
+        var state: Lookup?
     }
+
+    /// What a user reads when there is no default collection: the fixes in the words of a
+    /// desktop (never the D-Bus path GNOME Keyring's own error names).
+    static let noDefaultCollectionAdvice = KeyringWaitNote.noDefaultKeyring + " yet (GNOME Keyring makes its "
+        + "login keyring at your first desktop login); log in to a desktop session once, or create a keyring in "
+        + "Passwords and Keys (Seahorse) and set it as the default, or keep the key elsewhere: "
+        + "sotto install --user --key-store file (or --key-store credential, docs/adr/0054)"
 
     let group: String
     var timeoutMs: Int32 = 5_000
@@ -59,6 +71,7 @@ struct SecretService: Sendable {
         case Int(SOTTO_SECRET_NOT_FOUND): return .notFound
         case Int(SOTTO_SECRET_LOCKED): return .locked(reason ?? "the keyring is locked")
         case Int(SOTTO_SECRET_UNREACHABLE): return .unreachable(reason ?? "no Secret Service")
+        case Int(SOTTO_SECRET_NO_DEFAULT_COLLECTION): return .noDefaultCollection
         default: return .unreachable(reason ?? "the Secret Service failed")
         }
     }
@@ -75,9 +88,7 @@ struct SecretService: Sendable {
             }
         }
         let reason = Self.take(error)
-        guard code == SOTTO_SECRET_FOUND else {
-            throw Failure(locked: code == SOTTO_SECRET_LOCKED, description: reason ?? "cannot store the key")
-        }
+        guard code == SOTTO_SECRET_FOUND else { throw Self.failure(code, reason ?? "cannot store the key") }
     }
 
     /// Deletes the entry; true when there was one.
@@ -89,7 +100,18 @@ struct SecretService: Sendable {
         switch code {
         case SOTTO_SECRET_FOUND: return true
         case SOTTO_SECRET_NOT_FOUND: return false
-        default: throw Failure(locked: code == SOTTO_SECRET_LOCKED, description: reason ?? "cannot delete the key")
+        default: throw Self.failure(code, reason ?? "cannot delete the key")
+        }
+    }
+
+    /// A shim code other than FOUND as a failure, with the state it amounts to.
+    private static func failure(_ code: Int32, _ reason: String) -> Failure {
+        switch code {
+        case SOTTO_SECRET_NO_DEFAULT_COLLECTION: return Failure(description: noDefaultCollectionAdvice, state: .noDefaultCollection)
+        case SOTTO_SECRET_LOCKED: return Failure(description: reason, state: .locked(reason))
+        // The service went away or did not answer in time (a keyring daemon restarting).
+        case SOTTO_SECRET_UNREACHABLE: return Failure(description: reason, state: .unreachable(reason))
+        default: return Failure(description: reason, state: nil)
         }
     }
 

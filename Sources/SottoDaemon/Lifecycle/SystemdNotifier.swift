@@ -16,6 +16,14 @@ struct SystemdNotifier: Sendable {
     func watchdog() { send("WATCHDOG=1") }
     func stopping() { send("STOPPING=1\nSTATUS=stopping") }
 
+    /// The reason the process is about to exit, as its last `STATUS=`: systemd keeps it as the
+    /// unit's `StatusText` until the next start, where `sotto install` reads it. Waits (at most
+    /// `timeoutMs`) until systemd has read it, or an exit racing it could lose it.
+    func exiting(reason: String, timeoutMs: UInt64 = 2_000) {
+        send("STATUS=\(Self.oneLine(reason))")
+        _ = sd_notify_barrier(0, timeoutMs * 1_000)
+    }
+
     /// Half of `WATCHDOG_USEC` when systemd asked for pings (systemd's recommendation), else nil.
     var watchdogInterval: Duration? {
         var usec: UInt64 = 0

@@ -305,7 +305,8 @@ actor ConversationService {
     nonisolated func apply(_ changes: [FeedChange]) async {
         let relevant = changes.filter { change in
             switch change.knownKind {
-            case .messageInserted, .messageStatusChanged, .membersChanged, .conversationExpiresChanged, .joinRequestReceived:
+            case .messageInserted, .messageStatusChanged, .membersChanged, .conversationExpiresChanged, .joinRequestReceived,
+                 .joinRefused:
                 return change.conversationId != nil
             default:
                 return false
@@ -343,6 +344,9 @@ actor ConversationService {
                 if change.knownKind == .membersChanged { await joinRequests.announceAfterLeave(conversationId: conversationId) }
             case .joinRequestReceived:
                 await joinRequests.handlePending(conversationId: conversationId)
+            case .joinRefused:
+                // The creator refused this device's join: the sweep deletes it and its identity.
+                await expired.signal()
             default:
                 continue
             }

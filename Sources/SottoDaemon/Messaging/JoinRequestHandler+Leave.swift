@@ -32,7 +32,7 @@ extension JoinRequestHandler {
                 return true
             }
             if sent {
-                DaemonLog.info("a member left; the updated membership is sent to the others")
+                DaemonLog.info("a member left; a roster delta removing it is sent to the others")
                 await outbox.kick()
             }
         } catch {

@@ -9,8 +9,11 @@ import SottoWire
 /// and have arrived before the invite expired. Accepted: the requester becomes a member, gets
 /// the full roster, and every other member a `sotto/roster_delta:1.0` adding it
 /// (`RosterAnnouncer`, docs/protocol/roster.md), stored with their pushes in the transaction that accepts (so a crash never leaves a member nobody was
-/// told about). Otherwise the request is marked rejected and nothing else changes. The inbox
-/// stays protected while any request is pending.
+/// told about). Otherwise the request is marked rejected and, when the reason is one a joiner
+/// can be told (full, revoked, used up, expired, wrong secret, unknown invite), answered with a
+/// signed `sotto/join_refused:1.0` to the requester's endpoint, within `JoinRefusalRateLimit`
+/// (docs/protocol/join-refusal.md, `JoinRequestHandler+Refusal`). The inbox stays protected
+/// while any request is pending.
 ///
 /// ```swift
 /// let decided = await handler.handlePending(conversationId: cid)   // on joinRequestReceived
@@ -22,11 +25,22 @@ actor JoinRequestHandler {
         case rejected(requesterInboxId: String, reason: String)
     }
 
+    /// A rejection and what the joiner is told (nil: nothing, e.g. a request from the creator itself).
+    struct Rejection: Sendable {
+        let request: DBJoinRequest
+        let reason: String
+        let refusal: JoinRefusal.Reason?
+    }
+
     let database: DaemonDatabase
     /// Where a pending request or invite keeps the creator's inbox awake.
     let protection: any InboxProtection
     let identities: InboxIdentities
     let outbox: OutboxSender
+    /// How many refusals may leave this device (docs/protocol/join-refusal.md §6).
+    var refusalLimit = JoinRefusalRateLimit()
+    /// Refusals queued since the daemon started.
+    var refusalsSent = 0
 
     init(database: DaemonDatabase, protection: any InboxProtection, identities: InboxIdentities, outbox: OutboxSender) {
         self.database = database
@@ -93,26 +107,31 @@ actor JoinRequestHandler {
 
     /// Rejects a request that names no valid invite (or is otherwise refused); nil when it passes.
     private func rejectIfInvalid(_ request: DBJoinRequest, in conversation: DBConversation) async throws -> Decision? {
-        let reason = try database.read { conn -> String? in
-            guard conversation.creatorInboxId == conversation.inboxId else { return "not the creator of this conversation" }
-            if let expiresAt = conversation.expiresAt, expiresAt <= WallClock.nowMs() { return "conversation exploded" }
-            guard request.requesterInboxId != conversation.inboxId else { return "request from the creator itself" }
+        let found = try database.read { conn -> (String, JoinRefusal.Reason?)? in
+            guard conversation.creatorInboxId == conversation.inboxId else { return ("not the creator of this conversation", nil) }
+            if let expiresAt = conversation.expiresAt, expiresAt <= WallClock.nowMs() { return ("conversation exploded", nil) }
+            guard request.requesterInboxId != conversation.inboxId else { return ("request from the creator itself", nil) }
             // The worker verified the signature; a row written any other way must still name a real key.
             guard (try? PublicKey(hex: request.requesterPublicKey))?.inboxId == request.requesterInboxId else {
-                return "requester key does not match its inbox"
+                return ("requester key does not match its inbox", nil)
             }
             guard let invite = try InvitationWriter.invite(id: request.inviteId, on: conn),
-                  invite.conversationId == conversation.id else { return "unknown invite" }
-            guard Self.constantTimeEqual(invite.secret, request.secret) else { return "wrong secret" }
-            guard invite.isValid(at: request.receivedAt) else { return "invite expired" }
+                  invite.conversationId == conversation.id else { return ("unknown invite", .unknownInvite) }
+            guard Self.constantTimeEqual(invite.secret, request.secret) else { return ("wrong secret", .badSecret) }
+            guard invite.isValid(at: request.receivedAt) else { return ("invite expired", .expired) }
             // Revoked: refused whenever the request came, as long as it was not decided before.
-            guard invite.revokedAt == nil else { return "invite revoked" }
-            if invite.singleUse, try InvitationWriter.isUsed(inviteId: invite.id, on: conn) { return "invite already used" }
+            guard invite.revokedAt == nil else { return ("invite revoked", .revoked) }
+            if invite.singleUse, try InvitationWriter.isUsed(inviteId: invite.id, on: conn) {
+                return ("invite already used", .usedUp)
+            }
             return nil
         }
-        guard let reason else { return nil }
-        try await database.write { conn in _ = try InvitationWriter.reject(request, on: conn) }
+        guard let (reason, refusal) = found else { return nil }
+        let rejected = try await database.write { conn in try InvitationWriter.reject(request, on: conn) }
         DaemonLog.info("join request \(request.id) rejected: \(reason)")
+        if rejected {
+            await answer([Rejection(request: request, reason: reason, refusal: refusal)], in: conversation)
+        }
         return .rejected(requesterInboxId: request.requesterInboxId, reason: reason)
     }
 
@@ -123,24 +142,30 @@ actor JoinRequestHandler {
     private func acceptAndAnnounce(_ requests: [DBJoinRequest], in conversation: DBConversation) async throws -> [Decision] {
         let identity = try await identities.identity(of: conversation.inboxId)
         CrashPoint.reach("join.decided")
-        let decisions = try await database.write { conn -> [Decision] in
+        let (decisions, rejections) = try await database.write { conn -> ([Decision], [Rejection]) in
             var decisions: [Decision] = []
+            var rejections: [Rejection] = []
             var joined: [String] = []
             var members = try MemberRepository.members(of: conversation.id, on: conn).count
             for request in requests {
                 // Checked again under the write lock: two requests decided at once cannot both use
                 // a single-use invite, nor one slip past a revoke.
-                var refusal: String?
+                var refusal: (String, JoinRefusal.Reason)?
                 if let invite = try InvitationWriter.invite(id: request.inviteId, on: conn) {
                     let usedUp = invite.singleUse ? try InvitationWriter.isUsed(inviteId: invite.id, on: conn) : false
-                    if invite.revokedAt != nil { refusal = "invite revoked" } else if usedUp { refusal = "invite already used" }
+                    if invite.revokedAt != nil {
+                        refusal = ("invite revoked", .revoked)
+                    } else if usedUp {
+                        refusal = ("invite already used", .usedUp)
+                    }
                 }
                 if refusal == nil, members >= MessageContent.maxMembers {
-                    refusal = "the conversation has \(MessageContent.maxMembers) members"
+                    refusal = ("the conversation has \(MessageContent.maxMembers) members", .full)
                 }
-                if let refusal {
+                if let (reason, told) = refusal {
                     if try InvitationWriter.reject(request, on: conn) {
-                        decisions.append(.rejected(requesterInboxId: request.requesterInboxId, reason: refusal))
+                        decisions.append(.rejected(requesterInboxId: request.requesterInboxId, reason: reason))
+                        rejections.append(Rejection(request: request, reason: reason, refusal: told))
                     }
                     continue
                 }
@@ -152,7 +177,7 @@ actor JoinRequestHandler {
             if !joined.isEmpty {
                 try RosterAnnouncer.queue(.joined(joined), of: conversation, from: identity, on: conn)
             }
-            return decisions
+            return (decisions, rejections)
         }
         CrashPoint.reach("join.committed")
         for decision in decisions {
@@ -162,6 +187,7 @@ actor JoinRequestHandler {
             }
         }
         if decisions.contains(where: { if case .accepted = $0 { true } else { false } }) { await outbox.kick() }
+        if !rejections.isEmpty { await answer(rejections, in: conversation) }
         return decisions
     }
 

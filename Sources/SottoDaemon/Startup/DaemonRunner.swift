@@ -34,9 +34,11 @@ public struct DaemonRunner {
             return 0
         } catch let failure as DaemonStartup.StartupFailure {
             DaemonLog.error(failure.description)
+            if failure.exitCode != 0 { SystemdNotifier().exiting(reason: failure.description) }
             return failure.exitCode
         } catch {
             DaemonLog.error("stopped after a failure: \(error)")
+            SystemdNotifier().exiting(reason: "stopped after a failure: \(error)")
             return Self.partFailedExitCode
         }
     }

@@ -65,9 +65,23 @@ extension DaemonProcessTests {
             let second = try DaemonProcess.launch(home: home)
             #expect(second.waitForExit() == 75)
             #expect(second.log.contains("already running"))
-            #expect(second.notify.next(timeout: 0) == nil)  // it never said READY=1
+            // It never said READY=1; its last STATUS= is why (what `sotto install` prints).
+            let said = second.notify.next(timeout: 0)
+            #expect(said?.split(separator: "\n").contains("READY=1") == false, "\(second.notify.messages)")
+            #expect(said?.contains("STATUS=another sotto daemon is already running") == true, "\(second.notify.messages)")
             #expect(int64(try first.result("status")["pid"]) == Int64(first.pid))
             #expect(try first.stop() == 0)
+        }
+
+        @Test("a start-up failure is the daemon's last STATUS= (systemd's StatusText, which sotto install prints)")
+        func startupFailureStatus() throws {
+            let home = try DaemonHome()
+            let daemon = try DaemonProcess.launch(home: home, environment: ["SOTTO_RELAY": "http://relay.example:4222"])
+            // Read as it comes: its sd_notify_barrier waits until this side has taken the datagram.
+            let said = try #require(daemon.notify.next(timeout: 30), "no datagram; exit \(daemon.waitForExit()): \(daemon.log)")
+            #expect(daemon.waitForExit() == 78, "\(daemon.log)")
+            #expect(said.contains("malformed relay URL") && !said.contains("READY=1"), "\(said)\n\(daemon.log)")
+            #expect(daemon.log.contains("malformed relay URL"))
         }
     }
 }

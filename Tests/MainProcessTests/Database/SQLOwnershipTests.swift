@@ -41,7 +41,7 @@ struct SQLOwnershipTests {
         return found
     }
 
-    @Test(arguments: ["Sources/SottoDaemon", "Sources/MainProcess", "Sources/SottoClient",
+    @Test(arguments: ["Sources/SottoDaemon", "Sources/MainProcess", "Sources/SottoClient", "Sources/NotificationWorker",
                       "Sources/SottoWire", "Sources/SottoCrypto", "Sources/ControlProtocol",
                       "Sources/RelayTransport", "Sources/RelayReceiver",
                       "Benchmarks/DaemonBench", "Benchmarks/DaemonE2EBench"])

@@ -94,6 +94,46 @@ struct KeyringLifecycleTests {
         #expect(alice.daemonLog.contains("waiting for the master key"), "\(alice.daemonLog)")
     }
 
+    @Test("a fresh install while the keyring is locked (nothing to read, nowhere to write): the daemon waits, and continues after the unlock")
+    func freshInstallLocked() async throws {
+        try await onOwnThread { try self.freshInstallLockedSteps() }
+    }
+
+    /// Found while testing docs/adr/0060: the store into a locked collection failed, which
+    /// start-up took for a refusal (exit 78), though locked is a state the user ends.
+    private func freshInstallLockedSteps() throws {
+        let tmp = try TemporaryDirectory(prefix: "keyring-fresh-locked")
+        defer { tmp.remove() }
+        let keyring = try SecretServiceSession.start(in: tmp.path)
+        defer { keyring.stop() }
+        try keyring.lock()
+        let alice = try Device.start("alice", in: tmp.path,
+                                     environment: keyring.environment.merging(["SOTTO_KEYRING_RETRY_MS": "50"]) { $1 },
+                                     waitForDaemon: false)
+        defer {
+            alice.stop()
+            Self.forgetKernelKey(alice)
+        }
+        do {
+            try alice.waitUntil("status says the keyring is locked", timeoutMs: 30_000) {
+                let waiting = try alice.cli(["status"])
+                return waiting.status == 75 && waiting.stdout.contains("locked")
+            }
+        } catch {
+            Issue.record("\(error)\n\(alice.daemonLog)")
+            throw error
+        }
+        #expect(alice.daemonIsRunning, "\(alice.daemonLog)")
+        try keyring.unlock()
+        do {
+            try alice.waitUntil("the daemon serves after the unlock", timeoutMs: 30_000) { try alice.cli(["status"]).status == 0 }
+        } catch {
+            Issue.record("\(error)\nstatus: \(try alice.cli(["status"]))\n\(alice.daemonLog)\nkeyring: \(keyring.log)")
+            throw error
+        }
+        #expect(try keyring.lookup(group: alice.group.path)?.count == 64)
+    }
+
     @Test("garbage in the Secret Service: a clear error, nothing changed, no new key")
     func garbageEntry() async throws {
         try await onOwnThread { try self.garbageEntrySteps() }

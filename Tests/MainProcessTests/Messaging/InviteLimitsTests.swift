@@ -8,7 +8,7 @@ import TestSupport
 /// on join requests that arrive through its real push socket and worker.
 @Suite("Messaging: single-use and revoked invites", .serialized)
 struct InviteLimitsTests {
-    @Test("a single-use invite admits the first joiner and refuses the second; a real joiner with it stays pending")
+    @Test("a single-use invite admits the first joiner and refuses the second; a real joiner with it is told used_up")
     func singleUse() throws {
         let net = try Network(["alice", "bob"])
         let (alice, bob) = (net["alice"], net["bob"])
@@ -24,7 +24,8 @@ struct InviteLimitsTests {
             try alice.query("SELECT count(*) FROM join_request WHERE state = 'rejected'")[0].int64(0) == 2
         }
         #expect(try alice.conversation(trip)?["members"] as? Int == 2)
-        #expect(try bob.conversation(trip)?["state"] as? String == "pendingJoin")
+        // Answered (docs/protocol/join-refusal.md): bob's pending join goes, `sotto ls` says why.
+        try bob.waitUntil("bob is told", timeoutMs: 30_000) { try bob.refusedJoin(trip)?["reason"] as? String == "used_up" }
 
         // An invite without the flag still admits several.
         let open = try require(try alice.json(["invite", trip])["code"] as? String)

@@ -48,6 +48,9 @@ enum WireSamples {
         try check(StatusParams(), bareStatus)
         try check(ListConversationsParams(), ConversationList(conversations: [conversation, bareConversation]))
         try check(ListConversationsParams(), ConversationList(conversations: []))
+        try check(ListConversationsParams(), ConversationList(conversations: [bareConversation], refusedJoins: [
+            RefusedJoinInfo(id: "c0ffed", reason: "revoked", reasonText: tricky, askedAtMs: 1_700_000_000_000, refusedAtMs: 1_700_000_000_500),
+        ]))
         try check(NewConversationParams(name: tricky, profileName: "Ada"), NewConversationResult(conversationId: "c", inboxId: "i", topic: "t"))
         try check(NewConversationParams(), NewConversationResult(conversationId: "c", inboxId: "i", topic: "t"))
         try check(ReadMessagesParams(conversation: "c0", limit: 10_000), MessageList(messages: [message, bareMessage, outgoingMessage]))
@@ -81,6 +84,7 @@ enum WireSamples {
                   ExplodeResult(conversationId: "c0", expiresAtMs: nil, sequence: 3, deleted: false, delivered: 2, undelivered: 0))
         try check(ExplodeParams(conversation: "c0"), ExplodeResult(conversationId: "c0", expiresAtMs: 1, sequence: 1, deleted: true, delivered: 0, undelivered: 0))
         try check(LeaveParams(conversation: "c0"), LeaveResult(conversationId: "c0", members: 2))
+        try check(DismissRefusalParams(conversation: "c0"), DismissRefusalResult(conversationId: "c0ffed"))
         try check(SubscribeParams(since: 0), SubscribeResult(lastSeq: 99, gap: gap))
         try check(SubscribeParams(), SubscribeResult(lastSeq: 0))
     }

@@ -233,7 +233,7 @@ final class RelayPeers: @unchecked Sendable {
                 .map { row in (0..<5).map { (try? row.optionalString($0)) ?? "?" }.map { $0 ?? "nil" }.joined(separator: " ") } ?? []
             return "== \(name)\noutbox: \(outbox)\nrelayd: \(relaydOutput(name).suffix(15).joined(separator: "\n"))\n"
                 + "daemon: \(self[name].daemonLog.split(separator: "\n").suffix(15).joined(separator: "\n"))"
-        }.joined(separator: "\n")
+        }.joined(separator: "\n") + "\n== nats-server\n" + server.log.filter(NatsServer.isProblemLine).suffix(20).joined(separator: "\n")
     }
 
     /// Runs `body`; on a thrown error prints `diagnostics()` first.

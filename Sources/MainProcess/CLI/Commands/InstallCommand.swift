@@ -21,8 +21,10 @@ struct InstallCommand: ParsableCommand {
             runs (a device on a relay; enabling it is yours, see docs/relay.md). ~ is $HOME.
 
             Exit status: 0 installed and running (or files written with --no-enable),
-            1 a systemctl step failed or the daemon did not become active (the reason is
-            printed), 64 usage error.
+            1 a systemctl step failed or the daemon did not become active (systemctl's
+            error and the daemon's own reason are printed), 64 usage error. A daemon that
+            is up but waits for the master key (a locked keyring, no default keyring) is
+            active: exit 0, and the reason it waits is printed.
             """)
 
     @Flag(name: .long, help: "Install for the current user (the only mode).")
@@ -88,14 +90,14 @@ struct InstallCommand: ParsableCommand {
             let result = Systemctl.run(step)
             guard result.succeeded else {
                 throw fail("systemctl --user \(step.joined(separator: " ")) failed: \(result.message)\n"
-                     + "See: systemctl --user status sotto.service; journalctl --user -u sotto.service")
+                     + Self.daemonSays() + "See: systemctl --user status sotto.service; journalctl --user -u sotto.service")
             }
         }
         // Type=notify: restart returned after READY=1. Active now means it came up.
         let state = Systemctl.run(["is-active", "sotto.service"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         guard state == "active" else {
-            throw fail("sotto.service is \(state.isEmpty ? "not active" : state) after the restart. "
-                 + "See: systemctl --user status sotto.service; journalctl --user -u sotto.service")
+            throw fail("sotto.service is \(state.isEmpty ? "not active" : state) after the restart.\n"
+                 + Self.daemonSays() + "See: systemctl --user status sotto.service; journalctl --user -u sotto.service")
         }
         // A running relayd would keep the replaced (deleted) binary and the old unit.
         let relayd = Systemctl.run(["try-restart"] + UnitInstaller.restartedIfRunning)
@@ -106,6 +108,13 @@ struct InstallCommand: ParsableCommand {
         let relaydActive = Systemctl.run(["is-active", "sotto-relayd.service"]).stdout.hasPrefix("active")
         print("enabled and started sotto-push.socket and sotto.service (active)"
               + (relaydActive ? "; restarted sotto-relayd.service" : ""))
+        // Up, but serving nothing until the user acts (a locked keyring, no default keyring).
+        if let waiting = DaemonReason.waiting() { print("sotto.service is \(waiting)") }
+    }
+
+    /// "The daemon says: …\n" with its own reason, or nothing when there is none to read.
+    private static func daemonSays() -> String {
+        DaemonReason.read().map { "The daemon says: \($0)\n" } ?? ""
     }
 
     /// Prints the reason and returns exit status 1 to throw.

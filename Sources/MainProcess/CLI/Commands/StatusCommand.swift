@@ -20,7 +20,9 @@ struct StatusCommand: ParsableCommand {
         if !client.json, let waiting = KeyringWaitNote(runtime: runtime).read(),
            !FileManager.default.fileExists(atPath: runtime.controlSocketPath) {
             print("daemon started, " + waiting)
-            print("to get back in without the keyring: sotto key import (your recovery key)")
+            if !waiting.contains(KeyringWaitNote.noDefaultKeyring) {
+                print("to get back in without the keyring: sotto key import (your recovery key)")
+            }
             throw ExitCode(75)  // EX_TEMPFAIL: it continues once the keyring is unlocked
         }
         try client.call(StatusParams()) { status in

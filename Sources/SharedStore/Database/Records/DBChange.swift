@@ -14,6 +14,9 @@ public enum ChangeKind: String, Sendable, CaseIterable {
     /// A member asked the creator's device for the full roster (`roster_request`) or to rename
     /// it (`roster_rename`); `entityId` is the member's inboxId.
     case rosterRequested
+    /// The creator refused this device's join (`join_refusal`, docs/protocol/join-refusal.md);
+    /// `entityId` is the join request's message id. The daemon deletes the pending join.
+    case joinRefused
 }
 
 /// A row of `change_log`: one committed change, in commit order, for the daemon to catch up

@@ -20,6 +20,11 @@ public enum MessageRepository {
         }
     }
 
+    /// Whether a message with this id is stored (the dedupe key), without reading or opening it.
+    public static func exists(id: String, on conn: SQLiteConnection) throws(StoreError) -> Bool {
+        try conn.queryOne("SELECT 1 FROM message WHERE id = ?", [.text(id)]) != nil
+    }
+
     public static func find(id: String, on conn: SQLiteConnection) throws(StoreError) -> DBMessage? {
         try conn.queryOne("SELECT \(DBMessage.columns) FROM message WHERE id = ?", [.text(id)])
             .map { row throws(StoreError) in try DBMessage(row: row, on: conn) }

@@ -2,7 +2,7 @@
 /// version `i + 1`, which ``Migrator`` records in `PRAGMA user_version` in the same transaction.
 ///
 /// ```swift
-/// Schema.currentVersion          // 10
+/// Schema.currentVersion          // 11
 /// Schema.migrations[0].id        // "v1-initial"
 /// ```
 public enum Schema {
@@ -32,6 +32,7 @@ public enum Schema {
         Step(id: "v9-roster-requests", sql: v9),
         // docs/adr/0052: content sealed per conversation; no table changes, only values.
         Step(id: ContentSealingMigration.stepId, sql: "", rewrite: ContentSealingMigration.run),
+        Step(id: "v11-join-refusal", sql: v11),
     ]
 
     /// The version this build reads and writes.
@@ -346,6 +347,23 @@ public enum Schema {
             conversationId TEXT PRIMARY KEY NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
             version INTEGER NOT NULL,
             askedAt INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """
+
+    // MARK: v11
+
+    /// A join the creator refused (docs/protocol/join-refusal.md, docs/adr/0061), on the
+    /// joiner's device: one row per refused join request, written by the worker with the refusal. No
+    /// foreign key: it outlives the pending conversation and identity it answers (both deleted
+    /// as an abandoned join is), so `sotto ls` can say `refused: <reason>` until the user
+    /// dismisses it. It holds ids, times and a reason from a closed set: no name, no content.
+    static let v11 = """
+        CREATE TABLE join_refusal (
+            joinRequestId TEXT PRIMARY KEY NOT NULL,
+            conversationId TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            askedAt INTEGER NOT NULL,
+            refusedAt INTEGER NOT NULL
         ) WITHOUT ROWID;
         """
 }

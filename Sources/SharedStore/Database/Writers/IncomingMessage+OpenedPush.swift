@@ -48,6 +48,8 @@ extension IncomingMessage.Kind {
             self = .rosterRequest(version: version)
         case .rename(let name):
             self = .rename(profileName: name)
+        case .joinRefused(let refusal):
+            self = .joinRefused(joinRequestId: refusal.joinRequestId, reason: refusal.reason.rawValue)
         case .membership(let name, let members, let version):
             self = .membership(name: name, members: members.map(MemberEntry.init), version: version)
         case .rosterDelta(let delta):

@@ -57,6 +57,10 @@ public struct IncomingMessage: Sendable, Equatable {
         /// A member asks this device, the creator's, to rename it (docs/protocol/roster.md §10):
         /// recorded for the daemon to re-issue as a roster delta, never stored as a message.
         case rename(profileName: String)
+        /// The creator refuses this device's join request `joinRequestId`; `reason` is a raw
+        /// value of `JoinRefusal.Reason` (docs/protocol/join-refusal.md): recorded in
+        /// `join_refusal`, never stored as a message.
+        case joinRefused(joinRequestId: String, reason: String)
     }
 
     public var id: String

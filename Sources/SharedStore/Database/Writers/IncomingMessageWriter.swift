@@ -62,6 +62,19 @@ public enum IncomingMessageWriter {
                                         visible: false, on: conn)
             })
         }
+        if case .joinRefused(let joinRequestId, let reason) = m.kind {
+            // Recorded, never stored as a message; the daemon then deletes the pending join
+            // (docs/protocol/join-refusal.md §5). Visible: the user is told by a notification.
+            switch try JoinRefusalWriter.record(conversation: conversation, recipientInboxId: recipientInboxId,
+                                                joinRequestId: joinRequestId, reason: reason, now: now, on: conn) {
+            case .duplicate: return .duplicate
+            case .recorded(let seq):
+                return .written(try store { () throws(StoreError) in
+                    try self.receipt(seq: seq, conversationId: m.conversationId, senderInboxId: m.senderInboxId,
+                                     visible: true, on: conn)
+                })
+            }
+        }
         let seen = try store { () throws(StoreError) in
             try conn.queryOne("""
                 SELECT 1 FROM message WHERE id = ?1
@@ -140,8 +153,8 @@ public enum IncomingMessageWriter {
                 seq = try ChangeLog.append(conn, kind: .membersChanged, conversationId: m.conversationId,
                                            entityId: m.id, now: now)
 
-            case .receipt, .rosterRequest, .rename:
-                preconditionFailure("a receipt and a roster request are applied above")
+            case .receipt, .rosterRequest, .rename, .joinRefused:
+                preconditionFailure("a receipt, a roster request and a join refusal are applied above")
 
             case .membership(let name, let members, let version):
                 // Stored as a timeline row too, so a replayed membership is a duplicate. One
@@ -189,7 +202,7 @@ public enum IncomingMessageWriter {
         switch kind {
         case .stored, .membership, .rosterDelta: return true
         case .remove(let inboxId): return inboxId != recipientInboxId
-        case .explodeSettings, .joinRequest, .leave, .receipt, .rosterRequest, .rename: return false
+        case .explodeSettings, .joinRequest, .leave, .receipt, .rosterRequest, .rename, .joinRefused: return false
         }
     }
 

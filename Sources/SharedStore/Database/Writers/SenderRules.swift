@@ -13,6 +13,7 @@
 /// | `sotto/remove:1.0` | the creator, naming a member other than itself | `unknown_sender` / `malformed_message` |
 /// | `sotto/roster_request:1.0`, `sotto/rename:1.0` | a member who is not the creator (the signer is who asks), sent to the creator's device only | `unknown_sender` |
 /// | `sotto/receipt:1.0` | a member, naming only messages sent to it (`ReceiptWriter`) | `unknown_sender` / `unknown_message` |
+/// | `sotto/join_refused:1.0` | the creator, with the key the invite named, to a device whose join is pending, naming its join request (`JoinRefusalWriter`) | `unknown_sender` / `unknown_message` |
 ///
 /// ```swift
 /// try SenderRules.check(message, conversation: conversation, recipientInboxId: me, on: conn)
@@ -59,6 +60,12 @@ public enum SenderRules {
             // Only the creator's device answers; a request anywhere else would be kept for nobody.
             guard recipientInboxId == conversation.creatorInboxId else {
                 throw .notPermitted("a roster request goes to the conversation's creator, not to this member")
+            }
+        case .joinRefused:
+            // The creator's member row on a joining device holds the key its invite named.
+            guard isCreator else { throw .notPermitted("only the conversation's creator may refuse a join") }
+            guard recipientInboxId != conversation.creatorInboxId else {
+                throw .notPermitted("a join refusal goes to the device that asked to join")
             }
         case .stored, .joinRequest, .receipt:
             break

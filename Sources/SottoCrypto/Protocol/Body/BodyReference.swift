@@ -44,10 +44,12 @@ public struct BodyReference: Sendable, Equatable {
     /// What the push shows in clear of this body.
     public var hint: BodyHint { BodyHint(id: id, length: length) }
 
-    /// Whether a content of this type may travel by reference: anything but a reference (no
-    /// nesting) and a join request (a non-member's request always fits inline).
+    /// Whether a content of this type may travel by reference: anything but the types of
+    /// docs/protocol/bodies.md §4's one list (a reference: no nesting; a join request: a
+    /// non-member's request always fits inline; a receipt and a join refusal: they always fit one push).
     public static func mayCarry(_ contentType: String) -> Bool {
         contentType != ContentType.body && contentType != ContentType.joinRequest && contentType != ContentType.receipt
+            && contentType != ContentType.joinRefused
     }
 
     public func encode() -> [UInt8] {
