@@ -4,6 +4,12 @@
 //
 //   notify ID SENDER ACTIONS<TAB>SUMMARY<TAB>BODY     (ACTIONS: the action keys joined by ',', or '-')
 //
+// SUMMARY and BODY are the exact bytes received, in lowercase hex (so a tab, a newline or an
+// escape in them cannot end the line). GetCapabilities answers "body,actions,persistence",
+// or the comma-separated list given as `--capabilities LIST` (e.g. body,body-markup,
+// body-hyperlinks,actions: what GNOME Shell, KDE and dunst say), and prints
+// "capabilities SENDER".
+//
 // A line "invoke ID KEY" on stdin emits ActionInvoked(ID, KEY) addressed to the peer that
 // posted ID only, as dunst, KDE Plasma and notification-daemon do (GNOME Shell broadcasts
 // it): so a poster that has exited never hears it. It prints "invoked ID" or "unknown ID".
@@ -22,6 +28,11 @@
 static char *posters[MAX_NOTIFICATIONS + 1];
 static uint32_t next_id = 1;
 static sd_bus *bus;
+static char *capabilities[16] = {"body", "actions", "persistence", NULL};
+
+static void print_hex(const char *text) {
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) printf("%02x", *p);
+}
 
 static int on_notify(sd_bus_message *m, void *userdata, sd_bus_error *error) {
     (void)userdata; (void)error;
@@ -44,14 +55,25 @@ static int on_notify(sd_bus_message *m, void *userdata, sd_bus_error *error) {
     sd_bus_message_exit_container(m);
     uint32_t id = next_id++;
     if (id <= MAX_NOTIFICATIONS) posters[id] = strdup(sd_bus_message_get_sender(m));
-    printf("notify %u %s %s\t%s\t%s\n", id, sd_bus_message_get_sender(m), used ? actions : "-", summary, body);
+    printf("notify %u %s %s\t", id, sd_bus_message_get_sender(m), used ? actions : "-");
+    print_hex(summary);
+    printf("\t");
+    print_hex(body);
+    printf("\n");
     fflush(stdout);
     return sd_bus_reply_method_return(m, "u", id);
 }
 
 static int on_capabilities(sd_bus_message *m, void *userdata, sd_bus_error *error) {
     (void)userdata; (void)error;
-    return sd_bus_reply_method_return(m, "as", 3, "body", "actions", "persistence");
+    printf("capabilities %s\n", sd_bus_message_get_sender(m));
+    fflush(stdout);
+    sd_bus_message *reply = NULL;
+    int r = sd_bus_message_new_method_return(m, &reply);
+    if (r >= 0) r = sd_bus_message_append_strv(reply, capabilities);
+    if (r >= 0) r = sd_bus_send(NULL, reply, NULL);
+    sd_bus_message_unref(reply);
+    return r;
 }
 
 static int on_close(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -110,7 +132,12 @@ static int on_stdin(sd_event_source *source, int fd, uint32_t revents, void *use
     return 0;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "--capabilities") == 0) {
+        int count = 0;
+        for (char *name = strtok(argv[2], ","); name && count < 15; name = strtok(NULL, ",")) capabilities[count++] = name;
+        capabilities[count] = NULL;
+    }
     sd_event *event = NULL;
     int r = sd_event_default(&event);
     if (r >= 0) r = sd_bus_open_user(&bus);

@@ -77,11 +77,14 @@ struct WorkerBatchAfterCommitTests {
             "org.freedesktop.Notifications.GetCapabilities", "string:end-of-test"])
         var notifies = 0
         var strings: [String] = []
+        // The worker asks GetCapabilities too (no argument): only the marker's ends the read.
+        var capabilitiesCall = false
         while let line = monitor.readStdoutLine() {
             if line.hasPrefix("method call") {
-                if line.contains("member=GetCapabilities") { break }
+                capabilitiesCall = line.contains("member=GetCapabilities")
                 if line.contains("member=Notify") { notifies += 1 }
             } else if let range = line.range(of: "string \"") {
+                if capabilitiesCall, line.hasSuffix("string \"end-of-test\"") { break }
                 strings.append(String(line[range.upperBound...].dropLast()))
             }
         }

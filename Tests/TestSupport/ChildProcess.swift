@@ -93,6 +93,24 @@ public final class ChildProcess: @unchecked Sendable {
     /// The next line of stdout, or nil at end of stream.
     public func readStdoutLine() -> String? { readLine(from: stdoutFD, buffer: &stdoutBuffer) }
 
+    /// The next line of stdout; nil at end of stream, or when nothing completes a line within
+    /// `timeoutMs` (a wait for what may never come fails instead of hanging the run).
+    public func readStdoutLine(timeoutMs: Int32) -> String? {
+        let deadline = Date(timeIntervalSinceNow: Double(timeoutMs) / 1000)
+        while stdoutBuffer.firstIndex(of: 0x0a) == nil {
+            var descriptor = pollfd(fd: stdoutFD, events: Int16(POLLIN), revents: 0)
+            let left = Int32(deadline.timeIntervalSinceNow * 1000)
+            guard left > 0 else { return nil }
+            let ready = poll(&descriptor, 1, left)
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { return nil }
+            let chunk = Self.readChunk(stdoutFD)
+            if chunk.isEmpty { break }
+            stdoutBuffer.append(chunk)
+        }
+        return readLine(from: stdoutFD, buffer: &stdoutBuffer)
+    }
+
     /// The next line of stderr, or nil at end of stream.
     public func readStderrLine() -> String? { readLine(from: stderrFD, buffer: &stderrBuffer) }
 

@@ -56,15 +56,18 @@ public final class NotificationBusMonitor: @unchecked Sendable {
             "--dest=org.freedesktop.Notifications", "/org/freedesktop/Notifications",
             "org.freedesktop.Notifications.GetCapabilities", "string:end-of-read"])
         var current: [String]?
+        // A worker asks GetCapabilities too (with no argument): only ours ends the read.
+        var capabilitiesCall = false
         while let line = monitor.readStdoutLine() {
             if line.hasPrefix("method call") {
                 if let current { calls.append(current) }
-                if line.contains("member=GetCapabilities") { return calls }
+                capabilitiesCall = line.contains("member=GetCapabilities")
                 current = line.contains("member=Notify") ? [] : nil
             } else {
                 // `string "x"`, or a hint value `variant string "x"`.
                 var trimmed = Substring(line.trimmingCharacters(in: .whitespaces))
                 if trimmed.hasPrefix("variant ") { trimmed = trimmed.dropFirst(8).drop { $0 == " " } }
+                if capabilitiesCall, trimmed == "string \"end-of-read\"" { return calls }
                 if trimmed.hasPrefix("string \"") { current?.append(String(trimmed.dropFirst(8).dropLast())) }
             }
         }

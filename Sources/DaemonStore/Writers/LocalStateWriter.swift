@@ -10,7 +10,8 @@ public enum LocalStateWriteError: StoreErrorConvertible, Equatable {
     public var underlyingStoreError: StoreError? { if case .store(let error) = self { error } else { nil } }
 }
 
-/// This device's view of a conversation: read marks, mute, whether it is on screen.
+/// This device's view of a conversation: read marks, mute, notification preview (whether it
+/// is open in a client is `OpenStateWriter`'s).
 ///
 /// ```swift
 /// try LocalStateWriter.markRead(conversationId: id, at: now, on: conn)
@@ -41,13 +42,6 @@ public enum LocalStateWriter {
     public static func setNotificationPreview(_ preview: NotificationPreview?, conversationId: String,
                                               on conn: SQLiteConnection) throws(LocalStateWriteError) -> Int64 {
         try update("notificationPreview = ?", [.optional(preview?.rawValue)], conversationId, conn)
-    }
-
-    /// Whether the conversation is on screen (the worker then does not notify).
-    @discardableResult
-    public static func setOpen(_ isOpen: Bool, conversationId: String,
-                               on conn: SQLiteConnection) throws(LocalStateWriteError) -> Int64 {
-        try update("isOpen = ?", [.bool(isOpen)], conversationId, conn)
     }
 
     private static func update(_ assignments: String, _ binds: [SQLiteValue], _ conversationId: String,

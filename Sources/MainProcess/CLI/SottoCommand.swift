@@ -62,11 +62,13 @@ struct ClientOptions: ParsableArguments {
 /// How the CLI prints results and maps failures to exit codes.
 enum CLIOutput {
     /// Indented JSON with sorted keys, as `JSONSerialization` writes it (the CLI's `--json`
-    /// output has always been this; scripts may compare it).
-    static func json(_ value: JSONValue) -> String { value.sortedPrettyText }
+    /// output has always been this; scripts may compare it), with what it leaves raw and a
+    /// terminal would obey (C1, DEL, bidirectional controls) escaped: the same text decoded.
+    static func json(_ value: JSONValue) -> String { InertText.json(value.sortedPrettyText) }
 
     static func exit(for failure: ControlClient.Failure) -> Error {
-        FileHandle.standardError.write(Data("sotto: \(failure)\n".utf8))
+        // The daemon's message may quote what a peer sent (its error text, a name).
+        FileHandle.standardError.write(Data("sotto: \(InertText.line(String(describing: failure)))\n".utf8))
         switch failure {
         case .daemonNotRunning: return ExitCode(69)
         case .permissionDenied: return ExitCode(65)
@@ -75,12 +77,29 @@ enum CLIOutput {
         }
     }
 
-    /// Who sent a message, as a messenger shows it: "me", the sender's profile name, or a
-    /// short inbox id only when the sender has no name.
+    /// Who sent a message, as a messenger shows it: "me", the sender's profile name (inert),
+    /// or a short inbox id only when the sender has no name.
     static func sender(outgoing: Bool?, name: String?, inboxId: String?) -> String {
         if outgoing ?? false { return "me" }
-        if let name, !name.isEmpty { return name }
+        if let name, !name.isEmpty { return InertText.line(name) }
         return String((inboxId ?? "?").prefix(8))
+    }
+
+    // MARK: What other devices sent or named (docs/adr/0062)
+
+    /// What starts each line of a multi-line text after its first in `sotto read`: no line
+    /// of a text can pass for a message line of its own.
+    static let continuation = "  ┆ "
+
+    /// A text, reply or reaction as `sotto read` shows it: its line breaks kept, each
+    /// continued line marked, every control and bidirectional control shown, not obeyed.
+    static func text(_ text: String) -> String {
+        InertText.lines(text, continuation: continuation)
+    }
+
+    /// A name or a text on one line (`sotto watch`, `sotto ls`, error text).
+    static func line(_ text: String) -> String {
+        InertText.line(text)
     }
 
     static func time(_ ms: Int64?) -> String {

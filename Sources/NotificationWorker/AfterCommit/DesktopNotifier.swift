@@ -1,4 +1,5 @@
 import Glibc
+import SottoWire
 
 /// Posts `org.freedesktop.Notifications.Notify` on the user's session bus through sd-bus
 /// (loaded on first use, see `SDBus`). Called after the ack is written, so the sender never
@@ -8,13 +9,24 @@ import Glibc
 /// reported and otherwise ignored. The bus connection is opened on the first notification
 /// and kept for the process (an Accept=no worker posts many).
 ///
+/// The one call that waits is `GetCapabilities`, once per connection and for at most
+/// `capabilitiesTimeoutUs`: whether the server reads markup decides whether the body is
+/// escaped (`NotificationServerText`, docs/adr/0062); a server that does not answer in time
+/// is taken to read it.
+///
 /// ```swift
 /// let notifier = DesktopNotifier()
 /// notifier.post(summary: "Book club", body: "see you at 7")
 /// ```
 final class DesktopNotifier {
+    /// How long the capabilities may take: a server answers in a millisecond; a hung one
+    /// costs this once per process, after the ack.
+    static let capabilitiesTimeoutUs: UInt64 = 1_000_000
+
     private var sd: SDBus?
     private var bus: OpaquePointer?
+    /// What the server on `bus` said it supports; asked on the connection's first post.
+    private var capabilities: NotificationCapabilities?
 
     deinit {
         if let sd, let bus { _ = sd.flushCloseUnref(bus) }
@@ -39,10 +51,14 @@ final class DesktopNotifier {
         guard let sd = sd ?? SDBus.load() else { return .failed("libsystemd not loaded: \(SDBus.loadError())") }
         self.sd = sd
         guard let bus = bus ?? openBus(sd) else { return .noBus }
-        let outcome = send(summary: summary, body: body, category: category, sd: sd, bus: bus)
+        let capabilities = self.capabilities ?? askCapabilities(sd: sd, bus: bus)
+        self.capabilities = capabilities
+        let shown = NotificationServerText.make(summary: summary, body: body, capabilities: capabilities)
+        let outcome = send(summary: shown.summary, body: shown.body, category: category, sd: sd, bus: bus)
         if outcome != .sent {   // a broken connection is not reused
             _ = sd.flushCloseUnref(bus)
             self.bus = nil
+            self.capabilities = nil
         }
         return outcome
     }
@@ -52,6 +68,21 @@ final class DesktopNotifier {
         guard sd.openUser(&busPointer) >= 0, let opened = busPointer else { return nil }
         bus = opened
         return opened
+    }
+
+    /// `org.freedesktop.Notifications.GetCapabilities`, waited for up to `capabilitiesTimeoutUs`.
+    private func askCapabilities(sd: SDBus, bus: OpaquePointer) -> NotificationCapabilities {
+        var messagePointer: OpaquePointer?
+        guard sd.newMethodCall(bus, &messagePointer, "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
+                               "org.freedesktop.Notifications", "GetCapabilities") >= 0,
+              let message = messagePointer else { return .unanswered }
+        defer { _ = sd.messageUnref(message) }
+        var replyPointer: OpaquePointer?
+        guard sd.call(bus, message, Self.capabilitiesTimeoutUs, nil, &replyPointer) >= 0, let reply = replyPointer else {
+            return .unanswered
+        }
+        defer { _ = sd.messageUnref(reply) }
+        return NotificationCapabilities(names: sd.readStrings(reply))
     }
 
     private func send(summary: String, body: String, category: String, sd: SDBus, bus: OpaquePointer) -> Outcome {

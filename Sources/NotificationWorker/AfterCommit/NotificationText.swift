@@ -9,7 +9,10 @@ import SottoWire
 /// content; a refused join says why, in this device's words. Nothing for a muted conversation, the one open in the daemon, or a message no
 /// user sees (join requests, membership). The conversation's (else the device's)
 /// `NotificationPreview` can hide the text (`name`: "Ann: New message") or everything (`none`:
-/// "Sotto", "New message").
+/// "Sotto", "New message"). "The one open in the daemon": `isOpen`, which the daemon writes
+/// while a client has the conversation open (docs/adr/0062). The text here is still the
+/// member's own: whoever posts it (`DesktopNotifier`, or the daemon's `DesktopNotifications`)
+/// makes it inert and escapes it for the server (`NotificationServerText`).
 ///
 /// ```swift
 /// NotificationText.make(for: .text("hi"), receipt: receipt)   // ("Book club", "Ann: hi")

@@ -21,6 +21,9 @@ struct SDBus {
     typealias SetExpectReply = @convention(c) (OpaquePointer, Int32) -> Int32
     typealias Unref = @convention(c) (OpaquePointer) -> OpaquePointer?
     typealias Flush = @convention(c) (OpaquePointer) -> Int32
+    typealias Call = @convention(c) (OpaquePointer, OpaquePointer, UInt64, UnsafeMutableRawPointer?,
+                                     UnsafeMutablePointer<OpaquePointer?>) -> Int32
+    typealias ReadBasic = @convention(c) (OpaquePointer, CChar, UnsafeMutableRawPointer?) -> Int32
 
     let openUser: OpenUser
     let newMethodCall: NewMethodCall
@@ -32,6 +35,10 @@ struct SDBus {
     let flush: Flush
     let messageUnref: Unref
     let flushCloseUnref: Unref
+    let call: Call
+    let enterContainer: OpenContainer
+    let exitContainer: CloseContainer
+    let readBasic: ReadBasic
 
     static func load() -> SDBus? {
         guard let library = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL) else { return nil }
@@ -47,10 +54,15 @@ struct SDBus {
               let setExpectReply = symbol("sd_bus_message_set_expect_reply", as: SetExpectReply.self),
               let flush = symbol("sd_bus_flush", as: Flush.self),
               let messageUnref = symbol("sd_bus_message_unref", as: Unref.self),
-              let flushCloseUnref = symbol("sd_bus_flush_close_unref", as: Unref.self) else { return nil }
+              let flushCloseUnref = symbol("sd_bus_flush_close_unref", as: Unref.self),
+              let call = symbol("sd_bus_call", as: Call.self),
+              let enterContainer = symbol("sd_bus_message_enter_container", as: OpenContainer.self),
+              let exitContainer = symbol("sd_bus_message_exit_container", as: CloseContainer.self),
+              let readBasic = symbol("sd_bus_message_read_basic", as: ReadBasic.self) else { return nil }
         return SDBus(openUser: openUser, newMethodCall: newMethodCall, appendBasic: appendBasic,
                      openContainer: openContainer, closeContainer: closeContainer, send: send,
-                     setExpectReply: setExpectReply, flush: flush, messageUnref: messageUnref, flushCloseUnref: flushCloseUnref)
+                     setExpectReply: setExpectReply, flush: flush, messageUnref: messageUnref, flushCloseUnref: flushCloseUnref,
+                     call: call, enterContainer: enterContainer, exitContainer: exitContainer, readBasic: readBasic)
     }
 
     /// Why the last `load()` failed, in dlerror's words.
@@ -70,5 +82,19 @@ struct SDBus {
 
     func open(_ message: OpaquePointer, _ type: Character, _ contents: String) -> Int32 {
         contents.withCString { openContainer(message, CChar(type.asciiValue!), $0) }
+    }
+
+    /// Reads an `as` argument (GetCapabilities' reply); nil when it is not one.
+    func readStrings(_ message: OpaquePointer) -> [String]? {
+        guard "s".withCString({ enterContainer(message, CChar(UInt8(ascii: "a")), $0) }) > 0 else { return nil }
+        var strings: [String] = []
+        while true {
+            var item: UnsafePointer<CChar>?
+            let read = readBasic(message, CChar(UInt8(ascii: "s")), &item)
+            if read < 0 { return nil }
+            guard read > 0, let item else { break }
+            strings.append(String(cString: item))
+        }
+        return exitContainer(message) >= 0 ? strings : nil
     }
 }

@@ -236,8 +236,10 @@ public enum MessageContent: Sendable, Equatable {
     }
 
     /// No C0/C1 control characters and no DEL: a name cannot move a terminal's cursor.
+    /// `InertText` is the one table of what a control is; what it shows of the rest
+    /// (bidirectional controls) is decided where a name is shown (docs/adr/0062).
     public static func isDisplayable(_ text: String) -> Bool {
-        !text.unicodeScalars.contains { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }
+        !InertText.containsControls(text)
     }
 
     /// Invite ids and secrets: 1 to 64 bytes of lowercase hex.

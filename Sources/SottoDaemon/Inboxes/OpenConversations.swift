@@ -9,13 +9,19 @@
 /// it and removed when the last one leaves. Each client is known by its connection's serial,
 /// which is never reused while the daemon runs.
 ///
+/// The same two moments write the shared database's `isOpen` (`OpenStateColumn`), which the
+/// worker reads to post no desktop notification for a conversation open in a client
+/// (docs/adr/0062). The column is written before the protection changes, so a client that
+/// sees the conversation under `openInClient` in `sotto status` knows the worker sees it open.
+///
 /// ```swift
-/// let open = OpenConversations(protection: lifecycle)
+/// let open = OpenConversations(protection: lifecycle, column: OpenStateColumn(database: database))
 /// await open.open(inboxId, client: connection.serial)   // protected
 /// await open.close(client: connection.serial)           // released if nobody else has it open
 /// ```
 actor OpenConversations {
     private let protection: any InboxProtection
+    private let column: OpenStateColumn
     /// The inbox each client has open.
     private var byClient: [UInt64: String] = [:]
     /// How many clients have each inbox open.
@@ -25,8 +31,9 @@ actor OpenConversations {
     /// Inboxes whose protection is being brought in line right now.
     private var syncing: Set<String> = []
 
-    init(protection: any InboxProtection) {
+    init(protection: any InboxProtection, column: OpenStateColumn) {
         self.protection = protection
+        self.column = column
     }
 
     /// `client` now has `inboxId` open (nil: no single conversation, e.g. a subscription to
@@ -57,9 +64,9 @@ actor OpenConversations {
         counts[inboxId] = left > 0 ? left : nil
     }
 
-    /// Tells the lifecycle manager until what it was told matches the count. One caller per
-    /// inbox does the telling; a change that arrives while it awaits is picked up by its next
-    /// round, so opens and closes that race end in the state of the last one.
+    /// Tells the database and the lifecycle manager until what they were told matches the
+    /// count. One caller per inbox does the telling; a change that arrives while it awaits is
+    /// picked up by its next round, so opens and closes that race end in the state of the last one.
     private func sync(_ inboxId: String) async {
         guard syncing.insert(inboxId).inserted else { return }
         defer { syncing.remove(inboxId) }
@@ -67,6 +74,12 @@ actor OpenConversations {
             let wanted = counts[inboxId] != nil
             guard wanted != applied.contains(inboxId) else { return }
             if wanted { applied.insert(inboxId) } else { applied.remove(inboxId) }
+            do {
+                try await column.record(inboxId, isOpen: wanted)
+            } catch {
+                // The worker goes on deciding by the old value; the next start clears it.
+                DaemonLog.warning("inbox \(inboxId.prefix(12)) \(wanted ? "open" : "closed") in a client not recorded for the worker: \(error)")
+            }
             do {
                 try await protection.setProtected(inboxId, reason: .openInClient, wanted)
             } catch {

@@ -16,6 +16,11 @@ import SottoWire
 /// One thread connects and then polls the bus, the datagram socket and a stop pipe: the bus
 /// and everything marked below are touched on that thread only.
 ///
+/// What a worker hands over is made inert here before it is posted, and the body
+/// markup-escaped when the server reads markup (`NotificationServerText`, docs/adr/0062): the
+/// server is asked `GetCapabilities` before the first post, and again after a Notify is
+/// answered by another server than the one that answered it (the server was replaced).
+///
 /// ```swift
 /// let notifications = DesktopNotifications(socketPath: runtime.notificationsSocketPath,
 ///                                          openCommand: NotificationOpenCommand(environment: env))
@@ -29,6 +34,8 @@ final class DesktopNotifications: @unchecked Sendable {
     static let remembered = 256
     /// How long a Notify call may wait for its reply (the id a click names).
     static let replyTimeoutUs: UInt64 = 5_000_000
+    /// How long GetCapabilities may hold the bus thread (once per server).
+    static let capabilitiesTimeoutUs: UInt64 = 1_000_000
 
     let socketPath: String
     let openCommand: NotificationOpenCommand
@@ -48,6 +55,8 @@ final class DesktopNotifications: @unchecked Sendable {
     /// ActionInvoked is believed.
     private var serverName: String?
     private var droppedDatagrams = 0
+    /// What the server said it supports, and which server (unique bus name) said it.
+    private var capabilities: (server: String?, said: NotificationCapabilities)?
 
     init(socketPath: String, openCommand: NotificationOpenCommand) {
         self.socketPath = socketPath
@@ -192,11 +201,13 @@ final class DesktopNotifications: @unchecked Sendable {
 
     private func post(_ datagram: NotificationDatagram) {
         guard let bus else { return }
+        let said = capabilities?.said ?? askCapabilities(bus)
+        let shown = NotificationServerText.make(summary: datagram.summary, body: datagram.body, capabilities: said)
         var messagePointer: OpaquePointer?
         guard sd_bus_message_new_method_call(bus, &messagePointer, "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
                                              "org.freedesktop.Notifications", "Notify") >= 0, let message = messagePointer else { return }
         defer { sd_bus_message_unref(message) }
-        guard sotto_append_notify_with_action(message, "Sotto", datagram.summary, datagram.body, "im.received",
+        guard sotto_append_notify_with_action(message, "Sotto", shown.summary, shown.body, "im.received",
                                               "default", "Open") >= 0 else { return }
         let box = Unmanaged.passRetained(PendingNotify(owner: self, conversationId: datagram.conversationId)).toOpaque()
         let called = sd_bus_call_async(bus, nil, message, Self.onNotifyReply, box, Self.replyTimeoutUs)
@@ -206,8 +217,46 @@ final class DesktopNotifications: @unchecked Sendable {
         }
     }
 
+    /// GetCapabilities, waited for on this thread; remembered with the server that answered.
+    private func askCapabilities(_ bus: OpaquePointer) -> NotificationCapabilities {
+        var messagePointer: OpaquePointer?
+        var replyPointer: OpaquePointer?
+        var error = sotto_sd_bus_error_null()
+        defer { sd_bus_error_free(&error) }
+        guard sd_bus_message_new_method_call(bus, &messagePointer, "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
+                                             "org.freedesktop.Notifications", "GetCapabilities") >= 0,
+              let message = messagePointer else { return .unanswered }
+        defer { sd_bus_message_unref(message) }
+        guard sd_bus_call(bus, message, Self.capabilitiesTimeoutUs, &error, &replyPointer) >= 0, let reply = replyPointer else {
+            let name = error.name.map { String(cString: $0) } ?? "no answer"
+            DaemonLog.info("desktop notifications: the server did not say what it supports (\(name)); bodies are sent markup-escaped")
+            capabilities = (nil, .unanswered)
+            return .unanswered
+        }
+        defer { sd_bus_message_unref(reply) }
+        let said = NotificationCapabilities(names: Self.readStrings(reply))
+        capabilities = (sd_bus_message_get_sender(reply).map { String(cString: $0) }, said)
+        return said
+    }
+
+    /// An `as` argument; nil when the reply is not one.
+    private static func readStrings(_ message: OpaquePointer) -> [String]? {
+        guard sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "s") > 0 else { return nil }
+        var strings: [String] = []
+        while true {
+            var item: UnsafePointer<CChar>?
+            let read = sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &item)
+            if read < 0 { return nil }
+            guard read > 0, let item else { break }
+            strings.append(String(cString: item))
+        }
+        return sd_bus_message_exit_container(message) >= 0 ? strings : nil
+    }
+
     private func posted(id: UInt32, conversationId: String, server: String?) {
         if let server { serverName = server }
+        // Another server answered than the one whose capabilities are known: ask it next time.
+        if let server, let known = capabilities, known.server != server { capabilities = nil }
         conversationById[id] = conversationId
         postedOrder.append(id)
         if postedOrder.count > Self.remembered {

@@ -97,6 +97,14 @@ final class DaemonContext: Sendable {
             DaemonLog.info("wiped \(wiped) keystore file(s) left by an interrupted operation")
         }
         let damagedIdentities = try KeystoreCheck.run(keystore, environment: environment)
+        // No client is connected yet: a conversation a crashed run left open must notify again (docs/adr/0062).
+        let openState = OpenStateColumn(database: database)
+        do {
+            let stale = try openState.clearAll()
+            if stale > 0 { DaemonLog.info("\(stale) conversation(s) the last run left open in a client: notified again") }
+        } catch {
+            DaemonLog.warning("conversations the last run left open in a client stay without notifications: \(error)")
+        }
         let unusedInboxes = UnusedInboxCache(vault: KeystoreIdentityVault(keystore: keystore)) { Identity.generate() }
         let endpoint = relay?.url.endpoint ?? environment["SOTTO_ENDPOINT"] ?? "unix:" + runtime.pushSocketPath
         let budget = environment["SOTTO_EXPLODE_DELIVERY_MS"].flatMap(Int64.init) ?? 10_000
@@ -157,7 +165,7 @@ final class DaemonContext: Sendable {
             }
         }
         return DaemonContext(group: group, runtime: runtime, database: database, keystore: keystore,
-                             service: service, lifecycle: lifecycle, awake: awake, openConversations: OpenConversations(protection: lifecycle),
+                             service: service, lifecycle: lifecycle, awake: awake, openConversations: OpenConversations(protection: lifecycle, column: openState),
                              unusedInboxes: unusedInboxes, feed: feed,
                              outbox: outbox, walKeeper: walKeeper, invites: invites, joinRequests: joinRequests,
                              expired: expired, explode: explode, leave: LeaveService(service: service, expired: expired),

@@ -31,8 +31,12 @@ public enum LogLine {
         return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
     }
 
+    /// One line whatever `text` holds: a peer's error text or a name in it cannot start a
+    /// second journal entry (with a priority of its choosing) or reach a terminal that tails
+    /// the log as escapes (`InertText.line`, docs/adr/0062).
     public static func format(_ level: Level, program: String, _ text: String, journal: Bool = stderrIsJournal) -> String {
-        journal ? "<\(level.rawValue)>\(text)\n" : "<\(level.rawValue)>\(program)[\(getpid())]: \(text)\n"
+        let inert = InertText.line(text)
+        return journal ? "<\(level.rawValue)>\(inert)\n" : "<\(level.rawValue)>\(program)[\(getpid())]: \(inert)\n"
     }
 
     /// Writes one formatted line to stderr in a single write(2).

@@ -72,8 +72,8 @@ struct LongMessageTests {
             #expect(stored.contentType == ContentType.text)
             #expect(stored.content == Array(text.utf8))
             try member.waitUntil("\(member.name) has the short text") { hasText(member, trip, "train at 9?") }
-            // The plain `sotto read` prints it whole too.
-            #expect(try member.cli(["read", trip]).stdout.contains(text))
+            // The plain `sotto read` prints it whole too, its controls shown, not obeyed (docs/adr/0062).
+            #expect(try member.cli(["read", trip]).stdout.contains(InertText.lines(text, continuation: "  ┆ ")))
         }
         try alice.waitUntil("alice shows both sent") {
             Self.read(alice, trip, id: long)?["deliveryStatus"] as? String == "delivered"

@@ -117,7 +117,7 @@ struct DeletionRankingTests {
             try LocalStateWriter.setMuted(true, conversationId: StoreFixture.randomHex(16), on: conn)
         }
         try LocalStateWriter.setMuted(true, conversationId: f.conversationId, on: conn)
-        try LocalStateWriter.setOpen(true, conversationId: f.conversationId, on: conn)
+        #expect(try OpenStateWriter.set(true, inboxId: f.inboxId, on: conn) == 1)
         guard case .written(let r) = try IncomingMessageWriter.write(f.text("x"), recipientInboxId: f.inboxId,
                                                                      topic: f.topic, now: f.now, on: conn) else {
             Issue.record("refused"); return

@@ -18,13 +18,13 @@ struct ListCommand: ParsableCommand {
             }
             // The reason's words come from the closed set (RefusedJoinInfo.reasons), never a peer's bytes.
             let refused = result.refusedJoins.map { join in
-                "\(join.id.prefix(12))  [refused: \(join.reason)]  \(join.reasonText), at \(CLIOutput.time(join.refusedAtMs))  (`sotto dismiss \(join.id.prefix(12))`)"
+                "\(join.id.prefix(12))  [refused: \(CLIOutput.line(join.reason))]  \(CLIOutput.line(join.reasonText)), at \(CLIOutput.time(join.refusedAtMs))  (`sotto dismiss \(join.id.prefix(12))`)"
             }
             return (refused + result.conversations.map { conversation in
                 let awake = conversation.awake ? "awake" : "asleep"
                 let muted = conversation.muted ? ", muted" : ""
                 let expires = conversation.expiresAtMs.map { " explodes \(CLIOutput.time($0))" } ?? ""
-                return "\(conversation.id.prefix(12))  \(conversation.name ?? "(unnamed)")  [\(conversation.state), \(awake)\(muted)]  unread \(conversation.unread)\(expires)"
+                return "\(conversation.id.prefix(12))  \(conversation.name.map(CLIOutput.line) ?? "(unnamed)")  [\(conversation.state), \(awake)\(muted)]  unread \(conversation.unread)\(expires)"
             }).joined(separator: "\n")
         }
     }

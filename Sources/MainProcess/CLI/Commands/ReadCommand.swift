@@ -23,7 +23,7 @@ struct ReadCommand: ParsableCommand {
             return result.messages.map { message in
                 let sender = CLIOutput.sender(outgoing: message.outgoing, name: message.senderName, inboxId: message.senderInboxId)
                 let reference = message.referenceId.map { " ↪ \($0.prefix(8))" } ?? ""
-                return "\(CLIOutput.time(message.sentAtMs))  \(sender): \(message.text)\(reference) (\(Self.status(message)))  [\(message.id.prefix(8))]"
+                return "\(CLIOutput.time(message.sentAtMs))  \(sender): \(CLIOutput.text(message.text))\(reference) (\(Self.status(message)))  [\(message.id.prefix(8))]"
             }.joined(separator: "\n")
         }
     }
@@ -36,8 +36,9 @@ struct ReadCommand: ParsableCommand {
         let states = ["pending", "failed", "relayed", "sent", "delivered"]
         let counts = states.map { state in (state, deliveries.filter { $0.state == state }.count) }.filter { $0.1 > 0 }
         if counts.count > 1 { text += ": " + counts.map { "\($0.1) \($0.0)" }.joined(separator: ", ") }
+        // A failure's text may be the member's device's own words (its ack's message).
         if let why = deliveries.first(where: { $0.state == "pending" || $0.state == "failed" })?.lastError {
-            text += "; " + (why.count > 80 ? why.prefix(79) + "…" : why)
+            text += "; " + CLIOutput.line(why.count > 80 ? why.prefix(79) + "…" : why)
         }
         return text
     }

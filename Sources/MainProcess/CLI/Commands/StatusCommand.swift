@@ -19,7 +19,8 @@ struct StatusCommand: ParsableCommand {
             ?? RuntimeDirectory.resolve(environment: ProcessInfo.processInfo.environment)
         if !client.json, let waiting = KeyringWaitNote(runtime: runtime).read(),
            !FileManager.default.fileExists(atPath: runtime.controlSocketPath) {
-            print("daemon started, " + waiting)
+            // The keyring's own error text is in it: shown, never obeyed (docs/adr/0062).
+            print("daemon started, " + CLIOutput.line(waiting))
             if !waiting.contains(KeyringWaitNote.noDefaultKeyring) {
                 print("to get back in without the keyring: sotto key import (your recovery key)")
             }
@@ -37,10 +38,12 @@ struct StatusCommand: ParsableCommand {
             if let notices = status.outlivingNotices, notices.waiting > 0 {
                 lines.append("notices of deleted conversations waiting: \(notices.waiting) for \(notices.members) member(s), retried until delivered or 30 days old")
             }
-            if let masterKey = status.masterKey { lines.append("master key " + masterKey) }
-            if let damage = status.databaseDamaged { lines.append("DAMAGED: \(damage)") }
+            // Error texts other programs wrote (the Secret Service, SQLite, the file system) are
+            // shown inert like a peer's: nothing another device sent is in a status.
+            if let masterKey = status.masterKey { lines.append("master key " + CLIOutput.line(masterKey)) }
+            if let damage = status.databaseDamaged { lines.append("DAMAGED: \(CLIOutput.line(damage))") }
             for identity in status.damagedIdentities {
-                lines.append("identity \(identity.clientId) cannot be opened: \(identity.reason)")
+                lines.append("identity \(identity.clientId) cannot be opened: \(CLIOutput.line(identity.reason))")
             }
             return lines.joined(separator: "\n")
         }

@@ -28,7 +28,7 @@ struct WatchCommand: ParsableCommand {
                 let resumed = gap.resumedAtSeq.map { "#\($0)" } ?? "the end"
                 let line = "gap: changes after #\(gap.afterSeq) before \(resumed) cannot be read: \(gap.reason); \(gap.remedy)"
                 FileHandle.standardError.write(Data("sotto: \(line)\n".utf8))
-                print(client.json ? (["gap": reply["gap"] ?? gap.json] as JSONValue).sortedCompactText : line)
+                print(client.json ? InertText.json((["gap": reply["gap"] ?? gap.json] as JSONValue).sortedCompactText) : line)
                 fflush(nil)
             }
             while let change = try connection.nextChange() {
@@ -41,12 +41,13 @@ struct WatchCommand: ParsableCommand {
         }
     }
 
-    /// `#12 messageInserted conversation 3f2a…  alice: hello`
+    /// `#12 messageInserted conversation 3f2a…  alice: hello`: one line whatever the text
+    /// holds (its line breaks shown as `␊`, docs/adr/0062).
     static func line(_ change: ChangeNotification) -> String {
         let conversation = change.conversationId.map { " conversation \($0.prefix(12))" } ?? ""
         var line = "#\(change.seq) \(change.kind)\(conversation)"
         if let text = change.text {
-            line += "  \(CLIOutput.sender(outgoing: change.outgoing, name: change.senderName, inboxId: change.senderInboxId)): \(text)"
+            line += "  \(CLIOutput.sender(outgoing: change.outgoing, name: change.senderName, inboxId: change.senderInboxId)): \(CLIOutput.line(text))"
         }
         return line
     }
@@ -54,6 +55,6 @@ struct WatchCommand: ParsableCommand {
     /// One line per change. Compact JSON, not pretty JSON with its spaces taken out: that
     /// took the double spaces out of a message's text too.
     static func jsonLine(_ change: ChangeNotification) -> String {
-        change.json.sortedCompactText
+        InertText.json(change.json.sortedCompactText)
     }
 }
