@@ -1,0 +1,92 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+/// Issue #34 part 2: `sotto chat` in a real terminal (tmux) against real daemons and
+/// workers. What a person would see: bob's message appears on alice's screen; what alice
+/// types and sends with Enter reaches bob's device; a hostile title escape shows as text and
+/// leaves the pane's title alone; resize reflows; Ctrl-C and SIGTERM give the terminal back.
+@Suite("sotto chat in a terminal", .serialized, .timeLimit(.minutes(6)),
+       .enabled(if: ChatTerminal.isAvailable, "needs tmux (make deps installs it)"))
+struct ChatTerminalTests {
+    static func openInClient(_ device: Device) throws -> [String: Any] {
+        try device.json(["status"])["openInClient"] as? [String: Any] ?? [:]
+    }
+
+    /// The column (in characters) of the list's right edge on the first body row.
+    static func separatorColumn(_ screen: String) -> Int? {
+        let lines = screen.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count > 2 else { return nil }
+        return lines[1].firstIndex(of: "│").map { lines[1].distance(from: lines[1].startIndex, to: $0) }
+    }
+
+    @Test("a conversation between two devices, typed and read on the screen")
+    func conversationOnScreen() throws {
+        let net = try Network(["alice", "bob"])
+        let alice = net["alice"], bob = net["bob"]
+        let trip = try net.conversation(creator: alice, joiners: [bob], name: "Trip")
+        let tripInbox = try require(try alice.conversation(trip)?["inboxId"] as? String, "inboxId")
+        let terminal = try ChatTerminal.start(columns: 80, rows: 24, environment: alice.environment)
+        defer { terminal.stop() }
+
+        // The test can see a title change: the shell sets one, tmux shows it.
+        try terminal.typeLine("printf '\\033]0;probe-title\\007'")
+        try terminal.waitForValue("#{pane_title}", "probe-title")
+
+        try terminal.typeLine("\(try builtExecutable("sotto")) chat \(trip.prefix(8))")
+        try terminal.waitForScreen("the chat's frame") { $0.contains("Sotto · Trip") && $0.contains("Ctrl-C quit") }
+        try terminal.waitForValue("#{alternate_on}", "1")
+        try alice.waitUntil("Trip open in alice's client") { try Self.openInClient(alice)[tripInbox] != nil }
+
+        // Bob's message appears on alice's screen.
+        _ = try bob.json(["send", trip, "hello from bob"])
+        try terminal.waitForScreen("bob's message") { $0.contains("bob: hello from bob") }
+
+        // What alice types reaches bob's device.
+        try terminal.type("hi bob, typed in the chat")
+        try terminal.waitForScreen("the composer") { $0.contains("> hi bob, typed in the chat") }
+        try terminal.keys("Enter")
+        try bob.waitUntil("bob's device has it") { hasText(bob, trip, "hi bob, typed in the chat") }
+        try terminal.waitForScreen("alice's own line, delivered") { $0.contains("me: hi bob, typed in the chat (delivered)") }
+
+        // A hostile text is shown, not obeyed.
+        _ = try bob.json(["send", trip, "evil\u{1b}]0;pwned-title\u{07} \u{1b}[2Jgone? \u{1b}[31mred"])
+        let hostile = try terminal.waitForScreen("the hostile text, visibly") { $0.contains("evil␛]0;pwned-title␇") }
+        #expect(hostile.contains("␛[2Jgone? ␛[31mred"))
+        #expect(hostile.contains("bob: hello from bob"), "the screen was not cleared")
+        #expect(try terminal.value("#{pane_title}") == "probe-title", "the title was not changed")
+
+        // Resize reflows: the list's edge moves with the width (80: 26 columns, 120: 30).
+        #expect(Self.separatorColumn(try terminal.screen()) == 26)
+        try terminal.resize(columns: 120, rows: 40)
+        let wide = try terminal.waitForScreen("a 120×40 frame") { Self.separatorColumn($0) == 30 }
+        #expect(wide.split(separator: "\n", omittingEmptySubsequences: false).count >= 40)
+        #expect(wide.contains("bob: hello from bob"))
+
+        // Ctrl-C: the terminal as it was, a shell that echoes and runs commands.
+        try terminal.keys("C-c")
+        try terminal.waitForValue("#{alternate_on}", "0")
+        try terminal.typeLine("echo restored-$((40+2))")
+        try terminal.waitForScreen("the shell answers") { $0.contains("restored-42") }
+        try alice.waitUntil("Trip no longer open") { try Self.openInClient(alice)[tripInbox] == nil }
+    }
+
+    @Test("SIGTERM gives the terminal back too")
+    func sigtermRestores() throws {
+        let tmp = try TemporaryDirectory(prefix: "ct")
+        let alice = try Device.start("alice", in: tmp.path)
+        defer { alice.stop() }
+        _ = try alice.json(["new", "--name", "Solo"])
+        let terminal = try ChatTerminal.start(columns: 80, rows: 24, environment: alice.environment)
+        defer { terminal.stop() }
+        try terminal.typeLine("\(try builtExecutable("sotto")) chat")
+        try terminal.waitForScreen("the chat's frame") { $0.contains("Sotto · Solo") }
+        try terminal.waitForValue("#{alternate_on}", "1")
+        let chat = try #require(try terminal.paneChildren().first)
+        kill(chat, SIGTERM)
+        try terminal.waitForValue("#{alternate_on}", "0")
+        try terminal.typeLine("echo back-$((1+1))")
+        try terminal.waitForScreen("the shell answers") { $0.contains("back-2") }
+    }
+}
