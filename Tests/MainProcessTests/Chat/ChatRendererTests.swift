@@ -77,8 +77,72 @@ struct ChatRendererTests {
     }
 
     static let expected80x24 = """
+     Sotto · Trip 🏔 · 3 members
+    ›Trip 🏔                 2│
+      bob: see you at 9       │
+     家族                    m│
+      asleep                  │
+     Evil␛]0;title␇          …│
+      waiting for the creator │
+                              │
+                              │
+                              │
+                              │
+                              │16:00 bob: train at 9?
+                              │      ↪ bob: train at 9?
+                              │16:01 me: perfect (delivered)
+                              │      👍 bob
+                              │──────────────────────── new ────────────────────────
+                              │16:03 mallory: x␛[2J␛]0;pwned␇ forged
+                              │      (delivered)<U+202E>abc
+                              │16:05 bob: see you at 9, a longer line that has to
+                              │      wrap in the narrow pane of an 80 column
+                              │      terminal
+                              │16:06 me: on my way (pending)
+     Enter send · ↑↓/Tab conversation · PgUp/PgDn scroll · Ctrl-C quit
+    > typing…
     """
 
     static let expected120x40 = """
+     Sotto · Trip 🏔 · 3 members
+    ›Trip 🏔                     2│
+      bob: see you at 9           │
+     家族                        m│
+      asleep                      │
+     Evil␛]0;title␇              …│
+      waiting for the creator     │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │16:00 bob: train at 9?
+                                  │      ↪ bob: train at 9?
+                                  │16:01 me: perfect (delivered)
+                                  │      👍 bob
+                                  │────────────────────────────────────────── new ──────────────────────────────────────────
+                                  │16:03 mallory: x␛[2J␛]0;pwned␇ forged (delivered)<U+202E>abc
+                                  │16:05 bob: see you at 9, a longer line that has to wrap in the narrow pane of an 80
+                                  │      column terminal
+                                  │16:06 me: on my way (pending)
+     Enter send · ↑↓/Tab conversation · PgUp/PgDn scroll · Ctrl-C quit
+    > typing…
     """
 }
