@@ -52,10 +52,10 @@ struct ChatTerminalTests {
 
         // A hostile text is shown, not obeyed.
         _ = try bob.json(["send", trip, "evil\u{1b}]0;pwned-title\u{07} \u{1b}[2Jgone? \u{1b}[31mred"])
-        let hostile = try terminal.waitForScreen("the hostile text, visibly") { $0.contains("evil␛]0;pwned-title␇") }
-        #expect(hostile.contains("␛[2Jgone? ␛[31mred"))
-        #expect(hostile.contains("bob: hello from bob"), "the screen was not cleared")
+        let hostile = try terminal.waitForScreen("the hostile message") { $0.contains("gone?") }
         #expect(try terminal.value("#{pane_title}") == "probe-title", "the title was not changed")
+        #expect(hostile.contains("evil␛]0;pwned-title␇ ␛[2Jgone? ␛[31mred"), "shown, one character per control")
+        #expect(hostile.contains("bob: hello from bob"), "the screen was not cleared")
 
         // Resize reflows: the list's edge moves with the width (80: 26 columns, 120: 30).
         #expect(Self.separatorColumn(try terminal.screen()) == 26)
