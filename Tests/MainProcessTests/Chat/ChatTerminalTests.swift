@@ -57,6 +57,14 @@ struct ChatTerminalTests {
         #expect(hostile.contains("evil␛]0;pwned-title␇ ␛[2Jgone? ␛[31mred"), "shown, one character per control")
         #expect(hostile.contains("bob: hello from bob"), "the screen was not cleared")
 
+        // The daemon dies underneath: the app says so, stays usable, and resumes when it is back.
+        alice.stopDaemon(signal: SIGKILL)
+        try terminal.waitForScreen("the app says the daemon is gone") { $0.contains("daemon unreachable") }
+        try alice.startDaemon()
+        _ = try bob.json(["send", trip, "after the crash"])
+        try terminal.waitForScreen("resumed after the restart") { $0.contains("bob: after the crash") && $0.contains("Ctrl-C quit") }
+        try alice.waitUntil("Trip open again") { try Self.openInClient(alice)[tripInbox] != nil }
+
         // Resize reflows: the list's edge moves with the width (80: 26 columns, 120: 30).
         #expect(Self.separatorColumn(try terminal.screen()) == 26)
         try terminal.resize(columns: 120, rows: 40)
@@ -72,18 +80,36 @@ struct ChatTerminalTests {
         try alice.waitUntil("Trip no longer open") { try Self.openInClient(alice)[tripInbox] == nil }
     }
 
-    @Test("SIGTERM gives the terminal back too")
-    func sigtermRestores() throws {
+    /// CPU ticks (user + system) a process has used, from /proc/PID/stat.
+    static func cpuTicks(_ pid: Int32) throws -> Int64 {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
+        return Int64(fields[11])! + Int64(fields[12])!   // utime, stime (fields 14 and 15)
+    }
+
+    @Test("NO_COLOR draws no attributes; idle, the app does not run; SIGTERM gives the terminal back")
+    func noColorIdleAndSigterm() throws {
         let tmp = try TemporaryDirectory(prefix: "ct")
         let alice = try Device.start("alice", in: tmp.path)
         defer { alice.stop() }
         _ = try alice.json(["new", "--name", "Solo"])
-        let terminal = try ChatTerminal.start(columns: 80, rows: 24, environment: alice.environment)
+        var environment = alice.environment
+        environment["NO_COLOR"] = "1"
+        let terminal = try ChatTerminal.start(columns: 80, rows: 24, environment: environment)
         defer { terminal.stop() }
         try terminal.typeLine("\(try builtExecutable("sotto")) chat")
-        try terminal.waitForScreen("the chat's frame") { $0.contains("Sotto · Solo") }
+        try terminal.waitForScreen("the chat's frame") { $0.contains("Sotto · Solo") && $0.contains("Ctrl-C quit") }
         try terminal.waitForValue("#{alternate_on}", "1")
+        let styled = try terminal.tmux(["capture-pane", "-p", "-e", "-t", terminal.target])
+        #expect(!styled.contains("\u{1b}["), "NO_COLOR: no SGR on the screen")
+
         let chat = try #require(try terminal.paneChildren().first)
+        let before = try Self.cpuTicks(chat)
+        usleep(5_000_000)   // a measurement window, not a wait for anything
+        let used = try Self.cpuTicks(chat) - before
+        #expect(used <= 1, "idle for 5 s the app used \(used) ticks: it must wait in poll, not loop")
+        print("CHAT idle: \(used) CPU ticks in 5 s")
+
         kill(chat, SIGTERM)
         try terminal.waitForValue("#{alternate_on}", "0")
         try terminal.typeLine("echo back-$((1+1))")
