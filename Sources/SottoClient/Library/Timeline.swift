@@ -270,7 +270,7 @@ public final class Timeline: Sendable {
             var items = state.confirmed.map { TimelineItem(message: $0) }
             for echo in state.echoes {
                 let message = MessageInfo(id: echo.messageId ?? echo.localId, conversationId: conversation, senderInboxId: "",
-                                          sentAtMs: echo.createdAtMs, contentType: echo.replyTo == nil ? "text" : "reply",
+                                          sentAtMs: echo.createdAtMs, contentType: echo.replyTo == nil ? "xmtp.org/text:1.0" : "xmtp.org/reply:1.0",
                                           text: echo.text, outgoing: true, deliveryStatus: "pending", referenceId: echo.replyTo)
                 items.append(TimelineItem(message: message, isLocalEcho: true, sendError: echo.error))
             }

@@ -11,7 +11,7 @@ struct ChatRendererTests {
     static let t0: Int64 = 1_764_000_000_000   // 2025-11-24 16:00 UTC
 
     static func message(_ id: String, _ text: String, from: String?, at minute: Int64, status: String = "received",
-                        type: String = "text", reference: String? = nil) -> MessageInfo {
+                        type: String = "xmtp.org/text:1.0", reference: String? = nil) -> MessageInfo {
         MessageInfo(id: id, conversationId: "c1", senderInboxId: from == nil ? "me0000000" : "\(from!)-inbox",
                     sentAtMs: t0 + minute * 60_000, contentType: type, text: text, outgoing: from == nil,
                     deliveryStatus: from == nil ? status : "received", referenceId: reference, senderName: from)
@@ -34,8 +34,8 @@ struct ChatRendererTests {
         timeline.connected = true
         timeline.items = [
             TimelineItem(message: message("m1", "train at 9?", from: "bob", at: 0)),
-            TimelineItem(message: message("m2", "perfect", from: nil, at: 1, status: "delivered", type: "reply", reference: "m1")),
-            TimelineItem(message: message("m3", "reacted 👍", from: "bob", at: 2, type: "reaction", reference: "m2")),
+            TimelineItem(message: message("m2", "perfect", from: nil, at: 1, status: "delivered", type: "xmtp.org/reply:1.0", reference: "m1")),
+            TimelineItem(message: message("m3", "reacted 👍", from: "bob", at: 2, type: "xmtp.org/reaction:1.0", reference: "m2")),
             TimelineItem(message: message("m4", "x\u{1b}[2J\u{1b}]0;pwned\u{07} forged (delivered)\u{202e}abc", from: "mallory", at: 3)),
             TimelineItem(message: message("m5", "see you at 9, a longer line that has to wrap in the narrow pane of an 80 column terminal", from: "bob", at: 5)),
             TimelineItem(message: message("local-1", "on my way", from: nil, at: 6, status: "pending"), isLocalEcho: true),

@@ -80,6 +80,39 @@ struct ChatTerminalTests {
         try alice.waitUntil("Trip no longer open") { try Self.openInClient(alice)[tripInbox] == nil }
     }
 
+    @Test("reply to and react to a selected message")
+    func replyAndReact() throws {
+        let net = try Network(["alice", "bob"])
+        let alice = net["alice"], bob = net["bob"]
+        let trip = try net.conversation(creator: alice, joiners: [bob], name: "Trip")
+        let terminal = try ChatTerminal.start(columns: 80, rows: 24, environment: alice.environment)
+        defer { terminal.stop() }
+        try terminal.typeLine("\(try builtExecutable("sotto")) chat \(trip)")
+        _ = try bob.json(["send", trip, "pick me"])
+        try terminal.waitForScreen("bob's message") { $0.contains("bob: pick me") }
+        let picked = try require(message(bob, trip, text: "pick me")?["id"] as? String, "id")
+
+        try terminal.keys("C-p")
+        try terminal.waitForScreen("the newest message selected") { $0.contains("▸") && $0.contains("bob: pick me") && $0.contains("Ctrl-R reply") }
+        try terminal.keys("C-r")
+        try terminal.waitForScreen("the reply prompt") { $0.contains("reply \(picked.prefix(8))>") }
+        try terminal.type("my answer")
+        try terminal.keys("Enter")
+        try bob.waitUntil("bob has the reply, quoting") { message(bob, trip, text: "my answer")?["referenceId"] as? String == picked }
+        try terminal.waitForScreen("the quote and the reply") { $0.contains("↪ bob: pick me") && $0.contains("me: my answer (delivered)") }
+        let answer = try require(message(alice, trip, text: "my answer")?["id"] as? String, "id")
+
+        try terminal.keys("C-p")
+        try terminal.waitForScreen("my answer selected") { $0.contains("▸") && $0.contains("Ctrl-T react") }
+        try terminal.type("🎉")
+        try terminal.keys("C-t")
+        try bob.waitUntil("bob has the reaction") {
+            bob.messages(trip).contains { $0["contentType"] as? String == "xmtp.org/reaction:1.0" && $0["referenceId"] as? String == answer
+                                          && ($0["text"] as? String ?? "").contains("🎉") }
+        }
+        try terminal.waitForScreen("the reaction under the message") { $0.contains("🎉 me") }
+    }
+
     /// CPU ticks (user + system) a process has used, from /proc/PID/stat.
     static func cpuTicks(_ pid: Int32) throws -> Int64 {
         let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)

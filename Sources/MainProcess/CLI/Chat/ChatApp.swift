@@ -2,6 +2,7 @@ import ControlProtocol
 import Foundation
 import Glibc
 import SottoClient
+import SottoCrypto
 
 /// The running `sotto chat`: one thread that waits in `poll` on the keyboard, the library's
 /// wake pipe and the signal pipe (no timer, no busy loop), draws the newest snapshots of the
@@ -125,6 +126,23 @@ final class ChatApp {
             state.composer += text
         case .escape:
             state.replyingTo = nil
+            state.selectedMessageId = nil
+        case .previousMessage:
+            selectMessage(by: -1)
+        case .nextMessage:
+            selectMessage(by: 1)
+        case .reply:
+            if let selected = state.selectedMessageId {
+                state.replyingTo = selected
+                state.selectedMessageId = nil
+            }
+        case .react:
+            if let selected = state.selectedMessageId, let timeline {
+                let emoji = state.composer.trimmingCharacters(in: .whitespacesAndNewlines)
+                timeline.react(to: selected, emoji: emoji.isEmpty ? "👍" : emoji)
+                state.composer = ""
+                state.selectedMessageId = nil
+            }
         case .up, .backTab:
             move(by: -1)
         case .down, .tab:
@@ -146,6 +164,20 @@ final class ChatApp {
         return true
     }
 
+    /// Moves the message selection among the stored messages (not reactions, not echoes);
+    /// from none, Ctrl-P selects the newest.
+    private func selectMessage(by step: Int) {
+        let ids = (timeline?.current.items ?? [])
+            .filter { !$0.isLocalEcho && $0.message.contentType != ContentType.reaction }.map(\.id)
+        guard !ids.isEmpty else { return }
+        guard let current = state.selectedMessageId, let index = ids.firstIndex(of: current) else {
+            state.selectedMessageId = step < 0 ? ids.last : nil
+            return
+        }
+        let next = index + step
+        state.selectedMessageId = next >= ids.count ? nil : ids[max(0, next)]
+    }
+
     private func move(by step: Int) {
         guard !state.conversations.isEmpty else { return }
         let current = state.selectedIndex ?? 0
@@ -161,6 +193,7 @@ final class ChatApp {
         state.selectedId = id
         state.scrollUp = 0
         state.replyingTo = nil
+        state.selectedMessageId = nil
         let unread = state.conversations.first { $0.id == id }?.unread ?? 0
         let opened = Timeline(conversation: id, socketPath: socketPath, unreadAtOpen: unread)
         timelineObservation = opened.observe { [wake] _ in wake.wake() }

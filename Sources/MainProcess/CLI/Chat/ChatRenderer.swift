@@ -1,5 +1,6 @@
 import ControlProtocol
 import SottoClient
+import SottoCrypto
 import SottoWire
 
 /// One frame of `sotto chat`: `lines` as a person reads them (each exactly `width` columns),
@@ -146,7 +147,7 @@ enum ChatRenderer {
         var byId: [String: MessageInfo] = [:]
         for item in timeline.items {
             byId[item.id] = item.message
-            if item.message.contentType == "reaction", let target = item.message.referenceId {
+            if item.message.contentType == ContentType.reaction, let target = item.message.referenceId {
                 let emoji = item.message.text.hasPrefix("reacted ") ? String(item.message.text.dropFirst(8)) : item.message.text
                 reactions[target, default: []].append((InertText.line(emoji), sender(of: item.message)))
             }
@@ -159,7 +160,7 @@ enum ChatRenderer {
         if timeline.hasOlder && !timeline.items.isEmpty {
             add(timeline.loadingOlder ? " loading older…" : " ⇞ PageUp for older", "2")
         }
-        for item in timeline.items where item.message.contentType != "reaction" {
+        for item in timeline.items where item.message.contentType != ContentType.reaction {
             let message = item.message
             if message.id == timeline.firstUnreadId {
                 let label = " new "
@@ -170,7 +171,8 @@ enum ChatRenderer {
                 add("      ↪ " + sender(of: quoted) + ": " + InertText.line(quoted.text), "2")
             }
             let status = message.outgoing ? " (\(item.deliveryStatus))" : ""
-            let head = "\(time(message.sentAtMs, offset: state.utcOffsetSeconds)) \(sender(of: message)): "
+            let mark = message.id == state.selectedMessageId ? "▸" : ""
+            let head = "\(mark)\(time(message.sentAtMs, offset: state.utcOffsetSeconds)) \(sender(of: message)): "
             let textLines = message.text.split(separator: "\n", omittingEmptySubsequences: false).map { InertText.line(String($0)) }
             let indent = "      "
             var wrapped: [String] = []
@@ -181,7 +183,7 @@ enum ChatRenderer {
                                                continuation: width - indent.count)
                 for (piece, text) in pieces.enumerated() { wrapped.append(index == 0 && piece == 0 ? text : indent + text) }
             }
-            let attributes: String? = item.sendError != nil ? "31" : nil
+            let attributes: String? = item.sendError != nil ? "31" : (mark.isEmpty ? nil : "7")
             for line in wrapped { add(line, attributes) }
             if let error = item.sendError { add("      not sent: " + InertText.line(error), "31") }
             if let gathered = reactions[message.id] {
@@ -203,6 +205,7 @@ enum ChatRenderer {
     static func statusLine(_ state: ChatState) -> String {
         if !state.connected { return " daemon unreachable, reconnecting…" + (state.problem.map { " (" + InertText.line($0) + ")" } ?? "") }
         if let problem = state.problem { return " " + InertText.line(problem) }
+        if state.selectedMessageId != nil { return " Ctrl-R reply · Ctrl-T react (composer's emoji, else 👍) · Esc unselect" }
         return " Enter send · ↑↓/Tab conversation · PgUp/PgDn scroll · Ctrl-C quit"
     }
 

@@ -24,8 +24,10 @@ struct ChatState: Equatable {
     var color = true
     /// Times are shown in this offset from UTC (seconds), so a frame does not depend on the machine's zone.
     var utcOffsetSeconds = 0
-    /// The id of the message a reply would quote (`r` … Enter), nil when not replying.
+    /// The id of the message a reply quotes (Ctrl-R, then Enter sends it), nil when not replying.
     var replyingTo: String?
+    /// The message selected with Ctrl-P/Ctrl-N (to reply or react to), nil when none.
+    var selectedMessageId: String?
 
     var selectedIndex: Int? { conversations.firstIndex { $0.id == selectedId } }
     var selected: ConversationInfo? { selectedIndex.map { conversations[$0] } }

@@ -7,10 +7,13 @@
 enum ChatKey: Equatable {
     case text(String)
     case enter, altEnter, backspace, tab, backTab, up, down, pageUp, pageDown, ctrlC, escape
+    /// Ctrl-P / Ctrl-N: select the previous / next message; Ctrl-R: reply to it; Ctrl-T: react to it.
+    case previousMessage, nextMessage, reply, react
 }
 
 /// Turns terminal input into `ChatKey`s: UTF-8 text, Enter (CR), Alt+Enter (ESC CR),
-/// arrows and PageUp/PageDown (CSI and SS3 forms), Tab and Shift+Tab, Backspace, Ctrl-C.
+/// arrows and PageUp/PageDown (CSI and SS3 forms), Tab and Shift+Tab, Backspace, Ctrl-C,
+/// and Ctrl-P, Ctrl-N, Ctrl-R, Ctrl-T for a selected message.
 /// An incomplete sequence at the end of a read waits for the next read.
 struct KeyDecoder {
     private var pending: [UInt8] = []
@@ -30,6 +33,10 @@ struct KeyDecoder {
             let byte = pending[index]
             switch byte {
             case 0x03: flushText(); keys.append(.ctrlC); index += 1
+            case 0x10: flushText(); keys.append(.previousMessage); index += 1
+            case 0x0e: flushText(); keys.append(.nextMessage); index += 1
+            case 0x12: flushText(); keys.append(.reply); index += 1
+            case 0x14: flushText(); keys.append(.react); index += 1
             case 0x0d, 0x0a: flushText(); keys.append(.enter); index += 1
             case 0x09: flushText(); keys.append(.tab); index += 1
             case 0x7f, 0x08: flushText(); keys.append(.backspace); index += 1

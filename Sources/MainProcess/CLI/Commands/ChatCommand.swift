@@ -11,7 +11,8 @@ struct ChatCommand: ParsableCommand {
         commandName: "chat", abstract: "Read and answer conversations in a terminal app (Enter sends, Ctrl-C quits).",
         discussion: """
             Keys: Enter sends, Alt+Enter adds a line, Up/Down or Tab/Shift+Tab switch conversations,
-            PageUp/PageDown scroll the history, Esc cancels a reply, Ctrl-C quits. NO_COLOR turns
+            PageUp/PageDown scroll the history, Ctrl-P/Ctrl-N select a message, Ctrl-R replies to it,
+            Ctrl-T reacts to it (the composer's emoji, else 👍), Esc cancels, Ctrl-C quits. NO_COLOR turns
             attributes off. While a conversation is open here, it raises no desktop notification.
             """)
 
