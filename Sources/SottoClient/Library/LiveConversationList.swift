@@ -50,12 +50,12 @@ public final class LiveConversationList: Sendable {
     /// `handler` gets every new snapshot, on the list's queue.
     public func observe(_ handler: @escaping @Sendable (Snapshot) -> Void) -> Observation { observers.add(handler) }
 
-    /// Loads the list and follows the change feed.
+    /// Follows the change feed and loads the list once it is connected (so no change falls
+    /// between the load and the subscription, and starting costs one load).
     public func start() {
         let session = ChangeFeedSession(socketPath: channel.socketPath) { [weak self] event in self?.handle(event) }
         feed.withLock { $0 = session }
         session.start()
-        refresh()
     }
 
     public func stop() {

@@ -25,6 +25,9 @@ final class ChatApp {
     private var state = ChatState()
     private var decoder = KeyDecoder()
     private var shown: [String] = []
+    /// `SOTTO_CHAT_EXIT_AFTER_FIRST_FRAME=1`: quit once a frame shows the loaded list and the
+    /// open conversation (Benchmarks/chat-start-bench.sh measures start → first full frame).
+    private let exitAfterFirstFrame = ProcessInfo.processInfo.environment["SOTTO_CHAT_EXIT_AFTER_FIRST_FRAME"] == "1"
 
     init(socketPath: String, initial: [ConversationInfo], open: String?) throws {
         guard let signals = SignalPipe.install(), let wake = WakePipe() else {
@@ -49,6 +52,7 @@ final class ChatApp {
         defer { finish() }
         while true {
             draw()
+            if exitAfterFirstFrame, list.current.generation > 0, timeline?.current.connected ?? true { return 0 }
             var fds = [pollfd(fd: terminal.input, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: signals.readEnd, events: Int16(POLLIN), revents: 0)]
@@ -91,7 +95,7 @@ final class ChatApp {
     private func pullSnapshots() {
         let snapshot = list.current
         if snapshot.generation > 0 { state.conversations = snapshot.conversations }
-        state.connected = snapshot.connected || snapshot.generation == 0
+        state.connected = snapshot.connected || (snapshot.generation == 0 && snapshot.problem == nil)
         state.problem = snapshot.problem ?? timeline?.current.problem
         if let selected = state.selectedId, !state.conversations.contains(where: { $0.id == selected }), snapshot.generation > 0 {
             // Gone (exploded, left): open the first one instead.

@@ -22,10 +22,12 @@ struct ChatCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        let conversations: [ConversationInfo]
+        // The daemon must answer before the screen is taken; the list is read here only to
+        // resolve CONVERSATION (the app loads its own once its feed is connected).
+        var conversations: [ConversationInfo] = []
         do throws(ControlClient.Failure) {
             let connection = try ControlClient.connect(path: client.controlSocketPath)
-            conversations = try connection.call(ListConversationsParams()).conversations
+            if conversation != nil { conversations = try connection.call(ListConversationsParams()).conversations }
         } catch let failure {
             throw CLIOutput.exit(for: failure)
         }
