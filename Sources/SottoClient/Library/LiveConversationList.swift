@@ -58,9 +58,10 @@ public final class LiveConversationList: Sendable {
         session.start()
     }
 
+    /// Stops following; never waits for the daemon (a request in flight finishes on the queue).
     public func stop() {
         feed.withLock { $0 }?.stop()
-        channel.close()
+        queue.async { [channel] in channel.close() }
     }
 
     /// Loads the list again (coalesced: requests while a load runs make one more load after it).

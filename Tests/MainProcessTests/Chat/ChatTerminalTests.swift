@@ -113,6 +113,46 @@ struct ChatTerminalTests {
         try terminal.waitForScreen("the reaction under the message") { $0.contains("🎉 me") }
     }
 
+    @Test("wide, combining, emoji and right-to-left text keep every row in its columns")
+    func wideTextKeepsTheLayout() throws {
+        let net = try Network(["alice", "bob"])
+        let alice = net["alice"], bob = net["bob"]
+        let trip = try net.conversation(creator: alice, joiners: [bob], name: "Trip")
+        let terminal = try ChatTerminal.start(columns: 80, rows: 24, environment: alice.environment)
+        defer { terminal.stop() }
+        try terminal.typeLine("\(try builtExecutable("sotto")) chat \(trip)")
+        let text = "日本語 e\u{301}te 🎉👍 שלום עולם end"
+        _ = try bob.json(["send", trip, text])
+        let screen = try terminal.waitForScreen("the text") { $0.contains("bob: " + text) }
+        let rows = screen.split(separator: "\n", omittingEmptySubsequences: false)
+        // The column of each body row's separator, as Python's unicodedata counts cells (East
+        // Asian width W/F: 2, combining and format: 0): an oracle apart from the renderer's own.
+        let oracle = """
+            import sys, unicodedata
+            for row in sys.stdin.read().split("\\n"):
+                head = row.split("│")[0]
+                print(sum(0 if unicodedata.category(c) in ("Mn", "Me", "Cf") else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in head))
+            """
+        let body = rows.dropFirst().prefix(21).joined(separator: "\n")
+        let measured = try ChildProcess.run("/usr/bin/python3", ["-c", oracle], stdin: body)
+        let separators = measured.stdout.split(separator: "\n").map { Int($0) }
+        #expect(separators.count == 21 && separators.allSatisfy { $0 == 26 }, "\(separators)\n\(body)")
+        #expect(rows.contains { $0.hasSuffix("bob: " + text) }, "on one row, nothing after it")
+        #expect(rows.contains { $0.contains("Ctrl-C quit") })
+    }
+
+    @Test("sotto chat ID refuses an unknown or ambiguous id, and says when no daemon runs, before taking the screen")
+    func refusals() throws {
+        let tmp = try TemporaryDirectory(prefix: "cr")
+        let alice = try Device.start("alice", in: tmp.path)
+        defer { alice.stop() }
+        _ = try alice.json(["new", "--name", "One"])
+        let unknown = try alice.cli(["chat", "ffffffffff"])
+        #expect(unknown.status == 65 && unknown.stderr.contains("no conversation 'ffffffffff'"), "\(unknown)")
+        let noDaemon = try alice.cli(["chat", "--runtime-dir", tmp.path + "/nowhere"])
+        #expect(noDaemon.status == 69 && noDaemon.stderr.contains("not running"), "\(noDaemon)")
+    }
+
     /// CPU ticks (user + system) a process has used, from /proc/PID/stat.
     static func cpuTicks(_ pid: Int32) throws -> Int64 {
         let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)

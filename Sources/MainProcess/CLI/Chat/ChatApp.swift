@@ -84,10 +84,12 @@ final class ChatApp {
         }
     }
 
+    /// The terminal first: stopping the library never waits for the daemon, but nothing
+    /// should stand between Ctrl-C and the terminal given back.
     private func finish() {
+        terminal.restore()
         timeline?.stop()
         list.stop()
-        terminal.restore()
     }
 
     // MARK: Snapshots
