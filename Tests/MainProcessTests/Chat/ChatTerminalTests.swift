@@ -1,5 +1,8 @@
+import ControlProtocol
 import Foundation
 import Glibc
+import SottoClient
+import SottoWire
 import Testing
 import TestSupport
 
@@ -139,6 +142,32 @@ struct ChatTerminalTests {
         #expect(separators.count == 21 && separators.allSatisfy { $0 == 26 }, "\(separators)\n\(body)")
         #expect(rows.contains { $0.hasSuffix("bob: " + text) }, "on one row, nothing after it")
         #expect(rows.contains { $0.contains("Ctrl-C quit") })
+    }
+
+    @Test("PageUp scrolls back through a long conversation, fetching older pages from the daemon")
+    func pageUpThroughHistory() throws {
+        let tmp = try TemporaryDirectory(prefix: "cp")
+        let alice = try Device.start("alice", in: tmp.path)
+        defer { alice.stop() }
+        let id = try require(try alice.json(["new", "--name", "Long"])["conversationId"] as? String, "conversationId")
+        let client = try ControlClient.connect(path: alice.runtime.controlSocketPath)
+        for n in 1...150 { _ = try client.call(SendMessageParams(conversation: id, text: "line \(n)")) }
+        let terminal = try ChatTerminal.start(columns: 80, rows: 24, environment: alice.environment)
+        defer { terminal.stop() }
+        try terminal.typeLine("\(try builtExecutable("sotto")) chat \(id)")
+        try terminal.waitForScreen("the latest") { $0.contains("me: line 150 (") }
+        // 150 messages are three pages of 50: the first only is loaded until PageUp reaches its top.
+        let deadline = WallClock.nowMs() + 60_000
+        while !(try terminal.screen().contains("me: line 1 (")) {
+            if WallClock.nowMs() > deadline {
+                throw Device.Failure(message: "line 1 never came into view:\n\(try terminal.screen())")
+            }
+            try terminal.keys("PPage")
+            usleep(100_000)   // pace the keys; the loop ends on what the screen shows
+        }
+        #expect(!(try terminal.screen().contains("line 150 (")), "scrolled away from the bottom")
+        for _ in 0..<20 { try terminal.keys("NPage") }
+        try terminal.waitForScreen("back at the bottom") { $0.contains("me: line 150 (") }
     }
 
     @Test("sotto chat ID refuses an unknown or ambiguous id, and says when no daemon runs, before taking the screen")
