@@ -170,7 +170,7 @@ struct ChatTerminalTests {
         try terminal.waitForScreen("back at the bottom") { $0.contains("me: line 150 (") }
     }
 
-    @Test("sotto chat ID refuses an unknown or ambiguous id, and says when no daemon runs, before taking the screen")
+    @Test("sotto chat ID refuses an unknown id, and says when no daemon runs, before taking the screen")
     func refusals() throws {
         let tmp = try TemporaryDirectory(prefix: "cr")
         let alice = try Device.start("alice", in: tmp.path)
