@@ -88,7 +88,7 @@ enum ChatRenderer {
             let marker = isSelected ? "›" : " "
             let nameColumns = max(1, width - 1 - DisplayWidth.of(unread + flags))
             let top = marker + DisplayWidth.fit(name(of: conversation), columns: nameColumns) + flags + unread
-            let bottom = "  " + DisplayWidth.fit(preview(of: conversation), columns: max(0, width - 2))
+            let bottom = "  " + DisplayWidth.fit(preview(of: conversation, utcOffsetSeconds: state.utcOffsetSeconds), columns: max(0, width - 2))
             let topPlain = DisplayWidth.fit(top, columns: width)
             let bottomPlain = DisplayWidth.fit(bottom, columns: width)
             out.append((topPlain, isSelected ? sgr(state, "1;7") + topPlain + reset(state)
@@ -104,12 +104,12 @@ enum ChatRenderer {
         conversation.name.map(InertText.line) ?? "(unnamed) \(conversation.id.prefix(6))"
     }
 
-    static func preview(of conversation: ConversationInfo) -> String {
+    static func preview(of conversation: ConversationInfo, utcOffsetSeconds: Int = 0) -> String {
         if conversation.state == "pending" { return "waiting for the creator" }
+        if let expires = conversation.expiresAtMs { return "explodes at \(time(expires, offset: utcOffsetSeconds))" }
         if let last = conversation.lastMessage {
             return sender(of: last) + ": " + InertText.line(last.text)
         }
-        if let expires = conversation.expiresAtMs { return "explodes \(expires)" }
         return conversation.awake ? "no messages" : "asleep"
     }
 
