@@ -5,7 +5,7 @@
 
 SHELL := /bin/bash
 SWIFT ?= swift
-DEBIAN_PACKAGES := pkgconf g++ libsqlite3-dev sqlite3 libsecp256k1-dev libsodium-dev libsystemd-dev systemd dbus dbus-daemon dbus-bin time jq nats-server libnats-dev libfuse3-dev fuse3 libsecret-1-dev gnome-keyring libsecret-tools keyutils python3 python3-cryptography python3-dbus
+DEBIAN_PACKAGES := pkgconf g++ libsqlite3-dev sqlite3 libsecp256k1-dev libsodium-dev libsystemd-dev systemd dbus dbus-daemon dbus-bin time jq nats-server libnats-dev libfuse3-dev fuse3 libsecret-1-dev gnome-keyring libsecret-tools keyutils python3 python3-cryptography python3-dbus tmux
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps static-cxx build build-release test run bench stress clean

@@ -29,6 +29,7 @@ struct CIPrerequisitesTests {
         if !FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") || !FileManager.default.fileExists(atPath: IndependentReader.toolPath) {
             missing.append(("python3 and ../shared/tools/open_push.py", "the independent reader's tests"))
         }
+        if !ChatTerminal.isAvailable { missing.append(("tmux (\(ChatTerminal.tmux))", "the chat app's terminal tests (ChatTerminalTests)")) }
         return missing
     }
 

@@ -114,9 +114,11 @@ public struct ConversationInfo: WireCodable {
     public var expiresAtMs: Int64?
     /// Muted on this device (`sotto mute`): no desktop notifications.
     public var muted: Bool
+    /// The latest message, for a conversation list's preview line.
+    public var lastMessage: MessageInfo?
 
     public init(id: String, state: String, inboxId: String, unread: Int64, members: Int, awake: Bool, isCreator: Bool,
-                name: String? = nil, expiresAtMs: Int64? = nil, muted: Bool = false) {
+                name: String? = nil, expiresAtMs: Int64? = nil, muted: Bool = false, lastMessage: MessageInfo? = nil) {
         self.id = id
         self.state = state
         self.inboxId = inboxId
@@ -127,6 +129,7 @@ public struct ConversationInfo: WireCodable {
         self.name = name
         self.expiresAtMs = expiresAtMs
         self.muted = muted
+        self.lastMessage = lastMessage
     }
 
     public init(json: JSONValue) throws(WireError) {
@@ -134,7 +137,8 @@ public struct ConversationInfo: WireCodable {
         self.init(id: try fields.string("id"), state: try fields.string("state"), inboxId: try fields.string("inboxId"),
                   unread: try fields.int("unread", minimum: 0), members: try fields.count("members"), awake: try fields.bool("awake"),
                   isCreator: try fields.bool("isCreator"), name: try fields.optionalString("name"),
-                  expiresAtMs: try fields.optionalInt("expiresAtMs"), muted: try fields.optionalBool("muted") ?? false)
+                  expiresAtMs: try fields.optionalInt("expiresAtMs"), muted: try fields.optionalBool("muted") ?? false,
+                  lastMessage: try fields.optionalDecode("lastMessage"))
     }
 
     public var json: JSONValue {
@@ -149,6 +153,7 @@ public struct ConversationInfo: WireCodable {
         out["name"] = name.map(JSONValue.string)
         out["expiresAtMs"] = expiresAtMs.map(JSONValue.int)
         out["muted"] = .bool(muted)
+        out["lastMessage"] = lastMessage?.json
         return out.json
     }
 
@@ -165,6 +170,7 @@ public struct ConversationInfo: WireCodable {
             WireField("name", .string, optional: true, "its name, when it has one"),
             WireField("expiresAtMs", .integer, optional: true, "when it explodes, when scheduled"),
             WireField("muted", .boolean, optional: true, "muted on this device: no desktop notifications (absent: false)"),
+            WireField("lastMessage", .object(MessageInfo.self), optional: true, "its latest message, when it has one"),
         ]
     }
 }

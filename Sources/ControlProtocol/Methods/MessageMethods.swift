@@ -2,11 +2,12 @@ import SottoWire
 
 // MARK: - readMessages
 
-/// `readMessages`: a conversation's latest messages, oldest first (`sotto read`).
+/// `readMessages`: a conversation's latest messages, oldest first (`sotto read`); with
+/// `before`, the page of older messages just before that one (history paged on demand).
 ///
 /// ```swift
 /// let read = try client.call(ReadMessagesParams(conversation: "ab12", limit: 20))
-/// read.messages.last?.text
+/// let older = try client.call(ReadMessagesParams(conversation: "ab12", limit: 20, before: read.messages[0].id))
 /// ```
 public struct ReadMessagesParams: ControlRequest {
     public typealias Result = MessageList
@@ -22,15 +23,20 @@ public struct ReadMessagesParams: ControlRequest {
             WireField("conversation", .nonEmptyString, "conversation id, or a unique prefix of it"),
             WireField("limit", .integer(minimum: limits.lowerBound, maximum: limits.upperBound), optional: true,
                       "how many of the latest messages (default 50)"),
+            WireField("before", .string, optional: true,
+                      "a message id: the page of messages just older than it, read from the database, and nothing marked read "
+                      + "(default: the latest, marked read)"),
         ]
     }
 
     public var conversation: String
     public var limit: Int
+    public var before: String?
 
-    public init(conversation: String, limit: Int = ReadMessagesParams.defaultLimit) {
+    public init(conversation: String, limit: Int = ReadMessagesParams.defaultLimit, before: String? = nil) {
         self.conversation = conversation
         self.limit = limit
+        self.before = before
     }
 
     public init(json: JSONValue) throws(WireError) {
@@ -38,10 +44,16 @@ public struct ReadMessagesParams: ControlRequest {
         let conversation = try fields.nonEmptyString("conversation")
         let limit = try fields.optionalInt("limit") ?? Int64(Self.defaultLimit)
         guard Self.limits.contains(limit) else { throw WireError("'limit' must be 1…10000") }
-        self.init(conversation: conversation, limit: Int(limit))
+        self.init(conversation: conversation, limit: Int(limit), before: try fields.optionalString("before"))
     }
 
-    public var json: JSONValue { ["conversation": .string(conversation), "limit": .int(Int64(limit))] }
+    public var json: JSONValue {
+        var out = WireObjectBuilder()
+        out["conversation"] = .string(conversation)
+        out["limit"] = .int(Int64(limit))
+        out["before"] = before.map(JSONValue.string)
+        return out.json
+    }
 }
 
 /// The result of `readMessages`.

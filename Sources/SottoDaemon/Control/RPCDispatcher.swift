@@ -114,7 +114,7 @@ struct RPCDispatcher: ControlRequestHandler {
             }
         case .readMessages:
             return try await answer(request, as: ReadMessagesParams.self) { params in
-                let page = try await service.readMessages(params.conversation, limit: params.limit)
+                let page = try await service.readMessages(params.conversation, limit: params.limit, before: params.before)
                 return MessageList(messages: page.messages.map {
                     MessageInfo($0, senderName: page.senderNames[$0.senderInboxId], deliveries: page.deliveries[$0.id])
                 })

@@ -12,7 +12,8 @@ extension ConversationInfo {
         self.init(id: conversation.id, state: conversation.state.rawValue, inboxId: conversation.inboxId,
                   unread: summary.unread, members: summary.memberCount, awake: summary.awake,
                   isCreator: conversation.creatorInboxId == conversation.inboxId, name: conversation.name,
-                  expiresAtMs: conversation.expiresAt, muted: summary.muted)
+                  expiresAtMs: conversation.expiresAt, muted: summary.muted,
+                  lastMessage: summary.lastMessage.map { MessageInfo($0, senderName: summary.lastMessageSenderName) })
     }
 }
 

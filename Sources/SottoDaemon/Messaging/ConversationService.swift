@@ -101,13 +101,19 @@ actor ConversationService {
         let conversations = try database.read { conn in try ConversationRepository.all(on: conn) }
         var out: [ConversationSummary] = []
         for conversation in conversations {
-            let (state, members) = try database.read { conn in
-                (try LocalStateRepository.state(of: conversation.id, on: conn),
-                 try MemberRepository.members(of: conversation.id, on: conn))
+            let awake = await lifecycle.state(of: conversation.inboxId) == .awake
+            let (state, members, last, senderName) = try database.read { conn in
+                // Only an awake inbox's key is held: reading an asleep one's text would
+                // bring its key back into memory (docs/adr/0052, 0064).
+                let last = awake ? try MessageRepository.page(conversationId: conversation.id, before: nil, limit: 1, on: conn).first : nil
+                return (try LocalStateRepository.state(of: conversation.id, on: conn),
+                        try MemberRepository.members(of: conversation.id, on: conn), last,
+                        try last.flatMap { try MemberRepository.profileName(conversationId: conversation.id, inboxId: $0.senderInboxId, on: conn) })
             }
+            let lastMessage = last.map(TimelineMessage.init)
             out.append(ConversationSummary(conversation: conversation, unread: state?.unreadCount ?? 0,
                                            muted: state?.muted ?? false, memberCount: members.count,
-                                           awake: await lifecycle.state(of: conversation.inboxId) == .awake))
+                                           awake: awake, lastMessage: lastMessage, lastMessageSenderName: senderName))
         }
         return out
     }
@@ -116,9 +122,21 @@ actor ConversationService {
     /// woken for it), or from the database when they reach past what the store keeps
     /// (`ConversationStore.cap`); marks them read. With the senders' profile names and, for
     /// outgoing messages, where each member's push is.
-    func readMessages(_ reference: String, limit: Int) async throws -> MessagePage {
+    /// With `before` (a message id or unique prefix): the `limit` messages just older than it,
+    /// from the database, and nothing marked read (a client paging back through history).
+    func readMessages(_ reference: String, limit: Int, before: String? = nil) async throws -> MessagePage {
         let conversation = try conversation(reference)
         _ = try await lifecycle.wake(conversation.inboxId, reason: .userInteraction)
+        if let before {
+            let anchorId = try resolveMessage(before, in: conversation.id)
+            let page: [TimelineMessage] = try database.read { conn in
+                guard let anchor = try MessageRepository.find(id: anchorId, on: conn) else { return [] }
+                let cursor = MessageRepository.Cursor(sentAt: anchor.sentAt, id: anchor.id)
+                return try MessageRepository.page(conversationId: conversation.id, before: cursor, limit: limit, on: conn)
+                    .reversed().map(TimelineMessage.init)
+            }
+            return try annotated(page, in: conversation.id)
+        }
         guard let store = await stores.store(for: conversation.id) else { return MessagePage(messages: []) }
         var messages = await store.messages.suffix(max(0, limit))
         if messages.count < limit, messages.count >= store.cap {
@@ -138,10 +156,15 @@ actor ConversationService {
                 DaemonLog.warning("read receipt for conversation \(conversation.id.prefix(12)) not saved: \(error)")
             }
         }
+        return try annotated(Array(messages), in: conversation.id)
+    }
+
+    /// A page with its senders' profile names and its outgoing messages' pushes.
+    private func annotated(_ messages: [TimelineMessage], in conversationId: String) throws -> MessagePage {
         let outgoing = messages.filter(\.isOutgoing).map(\.id)
         return try database.read { conn in
-            MessagePage(messages: Array(messages),
-                        senderNames: messages.isEmpty ? [:] : try MemberRepository.profileNames(of: conversation.id, on: conn),
+            MessagePage(messages: messages,
+                        senderNames: messages.isEmpty ? [:] : try MemberRepository.profileNames(of: conversationId, on: conn),
                         deliveries: outgoing.isEmpty ? [:] : try OutboxRepository.deliveries(messageIds: outgoing, on: conn))
         }
     }
@@ -392,4 +415,7 @@ struct ConversationSummary: Sendable {
     let muted: Bool
     let memberCount: Int
     let awake: Bool
+    /// Its latest message, read only while its inbox is awake.
+    var lastMessage: TimelineMessage? = nil
+    var lastMessageSenderName: String? = nil
 }

@@ -1,0 +1,77 @@
+import Glibc
+
+/// The controlling terminal in raw mode on the alternate screen, given back exactly as it
+/// was found (its termios, the main screen, the cursor) by `restore()`, which the chat calls
+/// on every way out: Ctrl-C, SIGTERM, SIGINT, SIGHUP, an error.
+///
+/// ```swift
+/// let terminal = try TerminalSession.enter()
+/// defer { terminal.restore() }
+/// terminal.write("\u{1b}[H hello")
+/// ```
+final class TerminalSession {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    let input: Int32 = STDIN_FILENO
+    let output: Int32 = STDOUT_FILENO
+    private var original = termios()
+    private var restored = false
+
+    private init() {}
+
+    /// Raw mode (no echo, no line editing, no signals from keys: Ctrl-C arrives as a byte),
+    /// the alternate screen, the cursor hidden while drawing.
+    static func enter() throws -> TerminalSession {
+        let session = TerminalSession()
+        guard isatty(session.input) == 1, tcgetattr(session.input, &session.original) == 0 else {
+            throw Failure(description: "sotto chat needs a terminal (stdin is not one)")
+        }
+        var raw = session.original
+        raw.c_iflag &= ~tcflag_t(BRKINT | ICRNL | INPCK | ISTRIP | IXON)
+        raw.c_oflag &= ~tcflag_t(OPOST)
+        raw.c_cflag |= tcflag_t(CS8)
+        raw.c_lflag &= ~tcflag_t(ECHO | ICANON | IEXTEN | ISIG)
+        withUnsafeMutableBytes(of: &raw.c_cc) { cc in
+            cc[Int(VMIN)] = 1
+            cc[Int(VTIME)] = 0
+        }
+        guard tcsetattr(session.input, TCSAFLUSH, &raw) == 0 else {
+            throw Failure(description: "cannot put the terminal in raw mode: errno \(errno)")
+        }
+        session.write("\u{1b}[?1049h\u{1b}[H\u{1b}[2J")
+        return session
+    }
+
+    /// Columns and rows (80×24 when the terminal does not say).
+    var size: (columns: Int, rows: Int) {
+        var window = winsize()
+        guard ioctl(output, UInt(TIOCGWINSZ), &window) == 0, window.ws_col > 0, window.ws_row > 0 else { return (80, 24) }
+        return (Int(window.ws_col), Int(window.ws_row))
+    }
+
+    func write(_ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { Glibc.write(output, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                return
+            }
+            offset += written
+        }
+        bytes.removeAll()
+    }
+
+    /// The main screen, the cursor and the termios as they were. Idempotent.
+    func restore() {
+        guard !restored else { return }
+        restored = true
+        write("\u{1b}[0m\u{1b}[?25h\u{1b}[?1049l")
+        _ = tcsetattr(input, TCSAFLUSH, &original)
+    }
+
+    deinit { restore() }
+}

@@ -1,0 +1,283 @@
+import ControlProtocol
+import Dispatch
+import Synchronization
+import SottoWire
+
+/// One conversation's timeline, as a UI observes it: the latest page of messages, older
+/// pages fetched from the daemon on demand (`loadOlder`, never the whole conversation), and
+/// the intents that change it (send, reply, react, mark read). What this device sends shows
+/// at once as a local echo, `pending`, then with the status the daemon reports as it moves
+/// (relayed/sent → delivered, or failed). Updates come from a change feed limited to this
+/// conversation, so a change in another conversation never wakes this timeline's observers;
+/// while the timeline runs, the daemon counts the conversation open in a client (no desktop
+/// notification for it). All I/O runs on the timeline's own queue and feed thread.
+///
+/// ```swift
+/// let timeline = Timeline(conversation: "3fa2…", socketPath: path)
+/// let observation = timeline.observe { snapshot in draw(snapshot.items) }
+/// timeline.start()
+/// timeline.send("train at 9?")
+/// timeline.react(to: snapshot.items[0].id, emoji: "👍")
+/// timeline.loadOlder()
+/// ```
+public final class Timeline: Sendable {
+    public let conversation: String
+    public let pageSize: Int
+    private let channel: RequestChannel
+    private let queue = DispatchQueue(label: "sotto.timeline")
+    private let observers = Observers<TimelineSnapshot>()
+    private let feed: Mutex<ChangeFeedSession?> = Mutex(nil)
+
+    private struct Echo {
+        var localId: String
+        var text: String
+        var replyTo: String?
+        var createdAtMs: Int64
+        var messageId: String?
+        var error: String?
+    }
+    private struct State {
+        var snapshot: TimelineSnapshot
+        var confirmed: [MessageInfo] = []
+        var echoes: [Echo] = []
+        var nextEcho = 0
+        var refreshing = false
+        var refreshAgain = false
+        var unreadAtOpen: Int64 = 0
+        var loadedOnce = false
+    }
+    private let state: Mutex<State>
+
+    /// `unreadAtOpen`: the unread count the list showed, to place the "new" marker.
+    public init(conversation: String, socketPath: String, pageSize: Int = 50, unreadAtOpen: Int64 = 0) {
+        self.conversation = conversation
+        self.pageSize = pageSize
+        channel = RequestChannel(socketPath: socketPath)
+        var initial = State(snapshot: TimelineSnapshot(conversationId: conversation))
+        initial.unreadAtOpen = unreadAtOpen
+        state = Mutex(initial)
+    }
+
+    public var current: TimelineSnapshot { state.withLock { $0.snapshot } }
+
+    /// `handler` gets every new snapshot of this conversation, on the timeline's queue.
+    public func observe(_ handler: @escaping @Sendable (TimelineSnapshot) -> Void) -> Observation { observers.add(handler) }
+
+    /// Loads the latest page (marking it read) and follows this conversation's changes.
+    public func start() {
+        let session = ChangeFeedSession(socketPath: channel.socketPath, conversation: conversation) { [weak self] event in
+            self?.handle(event)
+        }
+        feed.withLock { $0 = session }
+        // The first page is read when the feed is connected (`handle(.connected)`), so
+        // nothing that happens in between is missed, and opening reads it once.
+        session.start()
+    }
+
+    /// Stops following: the conversation is no longer open in this client.
+    public func stop() {
+        feed.withLock { $0 }?.stop()
+        queue.async { [channel] in channel.close() }
+    }
+
+    // MARK: Intents
+
+    /// Sends `text` (a reply when `replyTo` names a message); it shows at once as a pending echo.
+    public func send(_ text: String, replyTo: String? = nil) {
+        let localId = state.withLock { state -> String in
+            state.nextEcho += 1
+            let id = "local-\(state.nextEcho)"
+            state.echoes.append(Echo(localId: id, text: text, replyTo: replyTo, createdAtMs: WallClock.nowMs()))
+            return id
+        }
+        publish()
+        queue.async { [self] in
+            let outcome: Result<SentMessage, ControlClient.Failure>
+            do throws(ControlClient.Failure) {
+                outcome = .success(try channel.call(SendMessageParams(conversation: conversation, text: text, replyTo: replyTo), retry: false))
+            } catch let failure {
+                outcome = .failure(failure)
+            }
+            state.withLock { state in
+                guard let index = state.echoes.firstIndex(where: { $0.localId == localId }) else { return }
+                switch outcome {
+                case .success(let sent): state.echoes[index].messageId = state.echoes[index].messageId ?? sent.messageId
+                case .failure(let failure): state.echoes[index].error = failure.description
+                }
+            }
+            publish()
+            refreshLatestNow()
+        }
+    }
+
+    /// Adds (or with `remove` takes back) a reaction to the message `messageId`.
+    public func react(to messageId: String, emoji: String, remove: Bool = false) {
+        queue.async { [self] in
+            do throws(ControlClient.Failure) {
+                _ = try channel.call(ReactParams(conversation: conversation, message: messageId, emoji: emoji, remove: remove), retry: false)
+            } catch let failure {
+                setProblem(failure.description)
+            }
+        }
+    }
+
+    /// Marks the conversation read on this device.
+    public func markRead() {
+        queue.async { [self] in
+            do throws(ControlClient.Failure) { _ = try channel.call(MarkReadParams(conversation: conversation), retry: true) } catch let failure { setProblem(failure.description) }
+        }
+    }
+
+    /// Fetches the page of messages just older than the oldest loaded one (nothing when the
+    /// start is loaded or a page is on its way).
+    public func loadOlder() {
+        let oldest = state.withLock { state -> String?? in
+            guard state.snapshot.hasOlder, !state.snapshot.loadingOlder, state.loadedOnce else { return .none }
+            state.snapshot.loadingOlder = true
+            return .some(state.confirmed.first?.id)
+        }
+        guard let oldest else { return }
+        publish()
+        queue.async { [self] in
+            do throws(ControlClient.Failure) {
+                let page = try channel.call(ReadMessagesParams(conversation: conversation, limit: pageSize, before: oldest), retry: true)
+                state.withLock { state in
+                    state.snapshot.loadingOlder = false
+                    if page.messages.count < pageSize || oldest == nil { state.snapshot.hasOlder = false }
+                    Self.merge(page.messages, into: &state)
+                }
+            } catch let failure {
+                state.withLock { state in
+                    state.snapshot.loadingOlder = false
+                    state.snapshot.problem = failure.description
+                }
+            }
+            publish()
+        }
+    }
+
+    // MARK: Loading the latest page
+
+    /// Reads the latest page again (coalesced), after a change or a reconnect.
+    private func refreshLatest() {
+        let startNow = state.withLock { state -> Bool in
+            if state.refreshing {
+                state.refreshAgain = true
+                return false
+            }
+            state.refreshing = true
+            return true
+        }
+        if startNow { queue.async { [self] in runRefreshes() } }
+    }
+
+    /// A refresh from code already on the queue.
+    private func refreshLatestNow() {
+        let startNow = state.withLock { state -> Bool in
+            if state.refreshing {
+                state.refreshAgain = true
+                return false
+            }
+            state.refreshing = true
+            return true
+        }
+        if startNow { runRefreshes() }
+    }
+
+    private func runRefreshes() {
+        while true {
+            do throws(ControlClient.Failure) {
+                let page = try channel.call(ReadMessagesParams(conversation: conversation, limit: pageSize), retry: true)
+                state.withLock { state in
+                    if !state.loadedOnce {
+                        state.loadedOnce = true
+                        if page.messages.count < pageSize { state.snapshot.hasOlder = false }
+                        let unread = Int(min(state.unreadAtOpen, Int64(page.messages.count)))
+                        if unread > 0 { state.snapshot.firstUnreadId = page.messages[page.messages.count - unread].id }
+                    }
+                    state.snapshot.connected = true
+                    state.snapshot.problem = nil
+                    Self.merge(page.messages, into: &state)
+                }
+            } catch let failure {
+                setProblem(failure.description, publishing: false)
+            }
+            let again = state.withLock { state -> Bool in
+                let again = state.refreshAgain
+                state.refreshAgain = false
+                if !again { state.refreshing = false }
+                return again
+            }
+            publish()
+            if !again { return }
+        }
+    }
+
+    // MARK: The feed
+
+    private func handle(_ event: ChangeFeedSession.Event) {
+        switch event {
+        case .connected:
+            refreshLatest()   // whatever happened while the connection was down
+        case .changes(let changes):
+            if changes.contains(where: { $0.kind == "messageInserted" || $0.kind == "messageStatusChanged" }) { refreshLatest() }
+        case .disconnected(let reason):
+            state.withLock { state in
+                state.snapshot.connected = false
+                state.snapshot.problem = reason
+            }
+            publish()
+        case .refused(let reason):
+            setProblem(reason)
+        }
+    }
+
+    // MARK: State
+
+    private func setProblem(_ problem: String, publishing: Bool = true) {
+        state.withLock { $0.snapshot.problem = problem }
+        if publishing { publish() }
+    }
+
+    /// Upserts `messages` by id, keeps the daemon's order (sentAt, id), and lets an echo
+    /// adopt the stored message it became (same text, outgoing, not yet adopted).
+    private static func merge(_ messages: [MessageInfo], into state: inout State) {
+        var indexById: [String: Int] = [:]
+        for (index, message) in state.confirmed.enumerated() { indexById[message.id] = index }
+        var appended = false
+        for message in messages {
+            if let index = indexById[message.id] {
+                state.confirmed[index] = message
+                continue
+            }
+            state.confirmed.append(message)
+            indexById[message.id] = state.confirmed.count - 1
+            appended = true
+            if message.outgoing, !state.echoes.contains(where: { $0.messageId == message.id }),
+               let echo = state.echoes.firstIndex(where: { $0.messageId == nil && $0.error == nil && $0.text == message.text }) {
+                state.echoes[echo].messageId = message.id
+            }
+        }
+        if appended {
+            state.confirmed.sort { ($0.sentAtMs, $0.id) < ($1.sentAtMs, $1.id) }
+        }
+        let confirmedIds = Set(state.confirmed.map(\.id))
+        state.echoes.removeAll { echo in echo.messageId.map(confirmedIds.contains) ?? false }
+    }
+
+    private func publish() {
+        let snapshot = state.withLock { state -> TimelineSnapshot in
+            var items = state.confirmed.map { TimelineItem(message: $0) }
+            for echo in state.echoes {
+                let message = MessageInfo(id: echo.messageId ?? echo.localId, conversationId: conversation, senderInboxId: "",
+                                          sentAtMs: echo.createdAtMs, contentType: echo.replyTo == nil ? "xmtp.org/text:1.0" : "xmtp.org/reply:1.0",
+                                          text: echo.text, outgoing: true, deliveryStatus: "pending", referenceId: echo.replyTo)
+                items.append(TimelineItem(message: message, isLocalEcho: true, sendError: echo.error))
+            }
+            state.snapshot.items = items
+            state.snapshot.generation += 1
+            return state.snapshot
+        }
+        observers.notify(snapshot)
+    }
+}

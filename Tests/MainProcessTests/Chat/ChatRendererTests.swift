@@ -1,0 +1,148 @@
+import ControlProtocol
+import SottoClient
+import Testing
+@testable import MainProcess
+
+/// The renderer is a pure function of `ChatState`: these frames are what a person sees at
+/// 80×24 and 120×40 (wide characters, emoji, a reply's quote, a reaction gathered under its
+/// message, the unread marker, a pending echo, a hostile text shown inert).
+@Suite("Chat renderer snapshots")
+struct ChatRendererTests {
+    static let t0: Int64 = 1_764_000_000_000   // 2025-11-24 16:00 UTC
+
+    static func message(_ id: String, _ text: String, from: String?, at minute: Int64, status: String = "received",
+                        type: String = "xmtp.org/text:1.0", reference: String? = nil) -> MessageInfo {
+        MessageInfo(id: id, conversationId: "c1", senderInboxId: from == nil ? "me0000000" : "\(from!)-inbox",
+                    sentAtMs: t0 + minute * 60_000, contentType: type, text: text, outgoing: from == nil,
+                    deliveryStatus: from == nil ? status : "received", referenceId: reference, senderName: from)
+    }
+
+    static var state: ChatState {
+        var state = ChatState()
+        state.color = false
+        state.conversations = [
+            ConversationInfo(id: "c1aaaaaaaaaa", state: "active", inboxId: "i1", unread: 2, members: 3, awake: true, isCreator: true,
+                             name: "Trip 🏔", lastMessage: message("m5", "see you at 9", from: "bob", at: 5)),
+            ConversationInfo(id: "c2bbbbbbbbbb", state: "active", inboxId: "i2", unread: 0, members: 2, awake: false, isCreator: false,
+                             name: "家族", muted: true),
+            ConversationInfo(id: "c3cccccccccc", state: "pending", inboxId: "i3", unread: 0, members: 1, awake: true, isCreator: false,
+                             name: "Evil\u{1b}]0;title\u{07}"),
+        ]
+        state.selectedId = "c1aaaaaaaaaa"
+        var timeline = TimelineSnapshot(conversationId: "c1aaaaaaaaaa")
+        timeline.hasOlder = false
+        timeline.connected = true
+        timeline.items = [
+            TimelineItem(message: message("m1", "train at 9?", from: "bob", at: 0)),
+            TimelineItem(message: message("m2", "perfect", from: nil, at: 1, status: "delivered", type: "xmtp.org/reply:1.0", reference: "m1")),
+            TimelineItem(message: message("m3", "reacted 👍", from: "bob", at: 2, type: "xmtp.org/reaction:1.0", reference: "m2")),
+            TimelineItem(message: message("m4", "x\u{1b}[2J\u{1b}]0;pwned\u{07} forged (delivered)\u{202e}abc", from: "mallory", at: 3)),
+            TimelineItem(message: message("m5", "see you at 9, a longer line that has to wrap in the narrow pane of an 80 column terminal", from: "bob", at: 5)),
+            TimelineItem(message: message("local-1", "on my way", from: nil, at: 6, status: "pending"), isLocalEcho: true),
+        ]
+        timeline.firstUnreadId = "m4"
+        state.timeline = timeline
+        state.composer = "typing…"
+        return state
+    }
+
+    static func check(_ frame: ChatFrame, width: Int, height: Int, expected: String) {
+        #expect(frame.lines.count == height)
+        for line in frame.lines { #expect(DisplayWidth.of(line) == width, "\(line)") }
+        #expect(!frame.lines.joined().unicodeScalars.contains { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) },
+                "no control reaches the terminal")
+        #expect(frame.styled == frame.lines, "NO_COLOR: no attributes at all")
+        let shown = frame.lines.map { $0.replacingOccurrences(of: " +$", with: "", options: .regularExpression) }.joined(separator: "\n")
+        if shown != expected { print("FRAME \(width)x\(height):\n\(shown)\nEND FRAME") }
+        #expect(shown == expected)
+    }
+
+    @Test("80×24")
+    func frame80x24() {
+        Self.check(ChatRenderer.render(Self.state, width: 80, height: 24), width: 80, height: 24, expected: Self.expected80x24)
+    }
+
+    @Test("120×40")
+    func frame120x40() {
+        Self.check(ChatRenderer.render(Self.state, width: 120, height: 40), width: 120, height: 40, expected: Self.expected120x40)
+    }
+
+    @Test("with colour, attributes are added around the same text")
+    func colour() {
+        var state = Self.state
+        state.color = true
+        let frame = ChatRenderer.render(state, width: 80, height: 24)
+        #expect(frame.styled != frame.lines)
+        #expect(frame.styled.map { $0.replacingOccurrences(of: "\u{1b}\\[[0-9;]*m", with: "", options: .regularExpression) } == frame.lines)
+    }
+
+    static let expected80x24 = """
+     Sotto · Trip 🏔 · 3 members
+    ›Trip 🏔                 2│
+      bob: see you at 9       │
+     家族                    m│
+      asleep                  │
+     Evil␛]0;title␇          …│
+      waiting for the creator │
+                              │
+                              │
+                              │
+                              │
+                              │16:00 bob: train at 9?
+                              │      ↪ bob: train at 9?
+                              │16:01 me: perfect (delivered)
+                              │      👍 bob
+                              │──────────────────────── new ────────────────────────
+                              │16:03 mallory: x␛[2J␛]0;pwned␇ forged
+                              │      (delivered)<U+202E>abc
+                              │16:05 bob: see you at 9, a longer line that has to
+                              │      wrap in the narrow pane of an 80 column
+                              │      terminal
+                              │16:06 me: on my way (pending)
+     Enter send · ↑↓/Tab conversation · PgUp/PgDn scroll · Ctrl-C quit
+    > typing…
+    """
+
+    static let expected120x40 = """
+     Sotto · Trip 🏔 · 3 members
+    ›Trip 🏔                     2│
+      bob: see you at 9           │
+     家族                        m│
+      asleep                      │
+     Evil␛]0;title␇              …│
+      waiting for the creator     │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │
+                                  │16:00 bob: train at 9?
+                                  │      ↪ bob: train at 9?
+                                  │16:01 me: perfect (delivered)
+                                  │      👍 bob
+                                  │────────────────────────────────────────── new ──────────────────────────────────────────
+                                  │16:03 mallory: x␛[2J␛]0;pwned␇ forged (delivered)<U+202E>abc
+                                  │16:05 bob: see you at 9, a longer line that has to wrap in the narrow pane of an 80
+                                  │      column terminal
+                                  │16:06 me: on my way (pending)
+     Enter send · ↑↓/Tab conversation · PgUp/PgDn scroll · Ctrl-C quit
+    > typing…
+    """
+}
