@@ -168,26 +168,3 @@ func waitUntil(_ what: String, timeout: TimeInterval, _ condition: () throws -> 
     throw RelayRigFailure("timed out after \(timeout) s waiting for \(what)\(lastError.map { " (last error: \($0))" } ?? "")")
 }
 
-/// Polls `count` until it reaches `target`; throws only when it has not grown for `stall`
-/// seconds. For work whose total time scales with the machine's load (hundreds of worker
-/// processes on a power-cut file system): a loaded 2-core machine took longer than a fixed
-/// bound for the whole (issue #32), while a real hang still fails after `stall`.
-func waitWhileProgressing(_ what: String, target: Int, stall: TimeInterval, _ count: () throws -> Int) throws {
-    var best = -1
-    var lastGrowth = Date()
-    var lastError: Error?
-    while true {
-        do {
-            let now = try count()
-            if now >= target { return }
-            if now > best { (best, lastGrowth) = (now, Date()) }
-        } catch {
-            lastError = error
-        }
-        if Date().timeIntervalSince(lastGrowth) > stall {
-            throw RelayRigFailure("no progress for \(stall) s waiting for \(what): \(max(best, 0)) of \(target)"
-                                  + (lastError.map { " (last error: \($0))" } ?? ""))
-        }
-        usleep(20_000)
-    }
-}
