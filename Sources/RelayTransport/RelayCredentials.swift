@@ -14,7 +14,8 @@ import Glibc
 public enum RelayCredentials: Sendable, Equatable {
     case none
     case userPassword(user: String, password: String)
-    /// A `.creds` file, checked by `CredsFile.check` (the C client reads it again at each connect).
+    /// A `.creds` file, checked by `CredsFile.check` and read again by each new connection
+    /// (`CredsFile.load`); a connection's reconnects keep the login it was made with.
     case credsFile(path: String)
     /// The relay's scoped signing key: each connection logs in as a user of one identity
     /// (relayd: the identity's own nkey; the daemon: a fresh one per connection).
