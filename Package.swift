@@ -36,6 +36,7 @@ let package = Package(
     platforms: [.macOS(.v14)],  // Linux is the target; this only sets availability for async entry points
     products: [
         .executable(name: "sotto", targets: ["MainProcess"]),
+        .executable(name: "sotto-daemon", targets: ["DaemonProcess"]),
         .executable(name: "sotto-notify", targets: ["NotificationWorker"]),
         .executable(name: "sotto-relayd", targets: ["RelayReceiver"]),
         .library(name: "SharedStore", targets: ["SharedStore"]),
@@ -155,9 +156,24 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=natsNUID_Next"])]),
 
         // MARK: The processes
-        // `sotto`: argument parsing, installation, and the two libraries above.
+        // `sotto`: the command-line client and `sotto chat` (SottoCLI), with the Swift runtime
+        // and Foundation linked statically: a command starts as a client, not as the daemon
+        // (docs/adr/0068). Its daemon-side verbs exec `sotto-daemon`. Compiled against the
+        // static modules too, so that its object lists every archive static Foundation needs.
         .executableTarget(
             name: "MainProcess",
+            dependencies: ["SottoCLI"],
+            swiftSettings: [.unsafeFlags(["-static-stdlib"])],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"] + (FileManager.default.fileExists(atPath: staticCXXDirectory + "/libstdc++.so") ? ["-L", staticCXXDirectory] : []))]),
+        // The CLI's commands and the chat app, on the client library: no SottoDaemon, crypto,
+        // SQLite, libsecret, libnats or NIO.
+        .target(
+            name: "SottoCLI",
+            dependencies: ["SottoClient", "ControlProtocol", "SottoWire", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // `sotto-daemon`: the main process (`sotto daemon`) and what works on the group
+        // directory, the keyring and systemd (install, uninstall, key, repair).
+        .executableTarget(
+            name: "DaemonProcess",
             dependencies: ["SottoDaemon", "SottoClient", "ControlProtocol", "SharedStore", "SottoWire", "SottoCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(
             name: "NotificationWorker",
@@ -208,7 +224,7 @@ let package = Package(
             dependencies: ["SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"]),
         .testTarget(
             name: "MainProcessTests",
-            dependencies: ["MainProcess", "SottoDaemon", "SottoClient", "ControlProtocol", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),
+            dependencies: ["SottoCLI", "DaemonProcess", "SottoDaemon", "SottoClient", "ControlProtocol", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
             name: "SystemdTests",

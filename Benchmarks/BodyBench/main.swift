@@ -78,7 +78,7 @@ for round in 0..<4 {
     let n = pushCount / 4
     inlineMs += try latencies(try (0..<n).map { try inline(sameLength, round * 10_000 + $0) })
     referenceMs += try latencies((0..<n).map { byReference(sameLength, round * 10_000 + 1_000 + $0) })
-    largeMs += try latencies((0..<n).map { byReference(MessageContent.maxTextBytes, round * 10_000 + 2_000 + $0) })
+    largeMs += try latencies((0..<n).map { byReference(ContentLimits.maxTextBytes, round * 10_000 + 2_000 + $0) })
 }
 print(row("inline, \(sameLength) B text", inlineMs))
 print(row("by reference, \(sameLength) B", referenceMs))
@@ -101,12 +101,12 @@ func peakRSS(_ push: Push) throws -> Int {
 }
 let largest: Push = {
     let reply = JSONWriter.bytes(["reference": .string(Hex.encode(SecureRandom.bytes(16))),
-                                  "text": .string(text(MessageContent.maxTextBytes, 7)),
-                                  "pad": .string(String(repeating: "p", count: SealedBody.maxContentBytes - MessageContent.maxTextBytes - 120))])
+                                  "text": .string(text(ContentLimits.maxTextBytes, 7)),
+                                  "pad": .string(String(repeating: "p", count: SealedBody.maxContentBytes - ContentLimits.maxTextBytes - 120))])
     let push = fixture.byReference(contentType: ContentType.reply, content: reply)
     return Push(payload: push.payload, body: push.body)
 }()
-print("peak RSS: inline \(try peakRSS(try inline(sameLength, 99_001))) KiB, 64 KiB text \(try peakRSS(byReference(MessageContent.maxTextBytes, 99_002))) KiB, "
+print("peak RSS: inline \(try peakRSS(try inline(sameLength, 99_001))) KiB, 64 KiB text \(try peakRSS(byReference(ContentLimits.maxTextBytes, 99_002))) KiB, "
       + "largest body (\(largest.body!.count) B) \(try peakRSS(largest)) KiB (budget 24576)")
 
 // MARK: - 3. What the relay stores
@@ -126,7 +126,7 @@ try relay.ensureBodyStream()
 let conversationId = Hex.encode(SecureRandom.bytes(16))
 let topic = ProtocolIds.topic(conversationId: conversationId)
 let sender = PrivateKey.generate()
-let content = Array(text(MessageContent.maxTextBytes, 1).utf8)
+let content = Array(text(ContentLimits.maxTextBytes, 1).utf8)
 let body = SealedBody.seal(content)
 let reference = BodyReference(body, contentType: ContentType.text, fallback: nil)
 let signed = SignedMessage.sign(id: Hex.encode(SecureRandom.bytes(16)), conversationId: conversationId,

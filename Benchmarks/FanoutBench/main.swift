@@ -130,7 +130,7 @@ do {
     defer { relay.close() }
     let before = (try relay.streamUsage(), try relay.bodyStreamUsage(), directorySize(server.storeDirectory))
     let long = String(repeating: "the whole plan, step by step; ", count: 65_536 / 30 + 1)
-    let longText = String(long.utf8.prefix(MessageContent.maxTextBytes))!
+    let longText = String(long.utf8.prefix(ContentLimits.maxTextBytes))!
     let sent = try sender.send(longText, to: many, pushes: memberCount)
     let after = (try relay.streamUsage(), try relay.bodyStreamUsage(), directorySize(server.storeDirectory))
     let pushBytes = try sender.database.queryOne("SELECT CAST(avg(length(payload)) AS INTEGER) FROM outbox WHERE messageId = ?",

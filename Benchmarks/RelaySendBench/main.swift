@@ -3,6 +3,7 @@ import RelayTransport
 import SharedStore
 import SottoCrypto
 import TestSupport
+import SottoWire
 
 // The sending half of the relay (docs/adr/0028), measured with the real binaries:
 //  1. the JetStream publish round trip (publish → stream ack), p50/p99, one connection;

@@ -94,7 +94,7 @@ func measure(label: String, endpoints: (DBConversation, DBMember) throws -> [(Id
     }
     let sent = try DeliveryWatch(controlSocketPath: home.controlSocketPath, databasePath: home.databasePath, state: "sent")
     let long = String(repeating: "the whole plan, step by step; ", count: 65_536 / 30 + 1)
-    let longText = String(long.utf8.prefix(MessageContent.maxTextBytes))!
+    let longText = String(long.utf8.prefix(ContentLimits.maxTextBytes))!
 
     func once(_ text: String) throws -> Double {
         let t0 = WallClock.monotonicNs()

@@ -1,5 +1,6 @@
 import RelayTransport
 import SottoCrypto
+import SottoWire
 
 /// `sotto-relayd`'s command line and environment. Hand-parsed, like the worker's: the
 /// receiver stays lean (no Foundation, no ArgumentParser).

@@ -92,7 +92,7 @@ struct WorkerAfterCommitTests {
         let bus = try PrivateBus()
         let text = "éclair " + String(repeating: "0123456789", count: 6_552)  // 65,528 bytes
         let content = Array(text.utf8)
-        #expect(content.count <= MessageContent.maxTextBytes)
+        #expect(content.count <= ContentLimits.maxTextBytes)
         let push = f.byReference(contentType: ContentType.text, content: content)
         var environment = f.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address

@@ -15,7 +15,7 @@ import Testing
        .enabled(if: NatsServer.isInstalled, "nats-server not installed (make deps)"))
 struct FanoutCrashTests {
     static let memberCount = 1_000
-    static let longText = String(repeating: "the whole plan, step by step; ", count: MessageContent.maxTextBytes / 30)
+    static let longText = String(repeating: "the whole plan, step by step; ", count: ContentLimits.maxTextBytes / 30)
 
     struct Case: CustomTestStringConvertible, Sendable {
         let crashAt: String

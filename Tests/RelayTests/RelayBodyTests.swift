@@ -53,7 +53,7 @@ struct RelayBodyTests {
         let relay = try rig.publisher()
         try relay.ensureBodyStream()
         let long = String(repeating: "the whole plan, step by step. ", count: 2200)  // ~66 KB: a body of 17 blocks
-        let text = String(long.utf8.prefix(MessageContent.maxTextBytes))!
+        let text = String(long.utf8.prefix(ContentLimits.maxTextBytes))!
         let withBody = rig.fixture.byReference(contentType: ContentType.text, content: Array(text.utf8), showTopic: false)
         let orphan = rig.fixture.byReference(contentType: ContentType.text, content: Array(text.utf8), showTopic: false)
         try relay.publishBody(withBody.body, id: withBody.bodyId)

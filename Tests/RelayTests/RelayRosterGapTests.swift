@@ -4,6 +4,7 @@ import SharedStore
 import SottoCrypto
 import TestSupport
 import Testing
+import SottoWire
 
 /// A roster gap through a relay (docs/protocol/roster.md §9), all real: nats-server -js, four
 /// daemons with `SOTTO_RELAY`, each with its sotto-relayd and worker. The relay loses the delta

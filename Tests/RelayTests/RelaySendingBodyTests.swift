@@ -3,6 +3,7 @@ import RelayTransport
 import SottoCrypto
 import TestSupport
 import Testing
+import SottoWire
 
 /// The daemon's outbox sending a message by reference to a member on a relay
 /// (docs/protocol/bodies.md §6, docs/adr/0032): the body goes to the relay once, before the
@@ -11,7 +12,7 @@ import Testing
 @Suite("Relay sending: bodies", .serialized, .enabled(if: NatsServer.isInstalled, "nats-server not installed (make deps)"))
 struct RelaySendingBodyTests {
     /// 64 KiB: accents, quotes, control characters, line breaks.
-    static let text = String(repeating: "é\u{1}  \"\\\n", count: MessageContent.maxTextBytes / 8)
+    static let text = String(repeating: "é\u{1}  \"\\\n", count: ContentLimits.maxTextBytes / 8)
 
     /// The body id alice's pushes of `id` name, and how many bodies alice still stores.
     static func bodyId(_ peers: RelayPeers, _ id: String) throws -> String {

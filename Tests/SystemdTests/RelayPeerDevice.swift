@@ -1,6 +1,7 @@
 import Foundation
 import SottoCrypto
 import TestSupport
+import SottoWire
 
 /// A device outside systemd that talks through the same relay as the systemd-installed one:
 /// a `Device` (its own `sotto daemon`, push.sock with the real worker) started with

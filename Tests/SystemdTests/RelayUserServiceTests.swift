@@ -2,6 +2,7 @@ import Foundation
 import SottoCrypto
 import TestSupport
 import Testing
+import SottoWire
 
 /// The README's "Through a relay" steps for a fresh user under a real `systemd --user`
 /// (SystemdUserManager): `sotto install --user`, `~/.config/sotto/relay.env`, `systemctl --user

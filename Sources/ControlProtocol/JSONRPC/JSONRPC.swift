@@ -15,7 +15,7 @@ public enum JSONRPC {
     // MARK: Bounds
 
     /// The largest request line accepted; longer lines get `invalidRequest` and are discarded.
-    /// A `sendMessage` of the longest text (`MessageContent.maxTextBytes`, 65,536 bytes) must
+    /// A `sendMessage` of the longest text (`ContentLimits.maxTextBytes`, 65,536 bytes) must
     /// fit whatever its characters: JSON writes a control character as `\u00XX`, six bytes
     /// for one, so the text alone can take 393,216 bytes (docs/adr/0032).
     public static let maxLineBytes = 512 * 1024

@@ -1,5 +1,6 @@
 import SharedStore
 import SottoCrypto
+import SottoWire
 
 /// Read-only queries behind exploding conversations (the source app's decision record
 /// "Conversation Explode Feature", ADR 0016): which are due, when the next one is, whether the

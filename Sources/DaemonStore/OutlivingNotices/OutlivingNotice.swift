@@ -1,5 +1,6 @@
 import SharedStore
 import SottoCrypto
+import SottoWire
 
 /// One notice that outlives its conversation (docs/adr/0034): the sealed push of an explode
 /// (later a leave or a removal) for one member, moved out of the outbox in the transaction

@@ -1,5 +1,6 @@
 import SharedStore
 import SottoCrypto
+import SottoWire
 
 /// What the creator's daemon owes after members left (docs/protocol/leave-remove.md): the
 /// conversations in which a `sotto/leave:1.0` arrived after the creator's last membership

@@ -1,39 +1,5 @@
 import SottoWire
 
-/// The content types of PROTOCOL §5.
-///
-/// ```swift
-/// ContentType.text   // "xmtp.org/text:1.0"
-/// ```
-public enum ContentType {
-    public static let text = "xmtp.org/text:1.0"
-    public static let reply = "xmtp.org/reply:1.0"
-    public static let reaction = "xmtp.org/reaction:1.0"
-    public static let explodeSettings = "convos.org/explode_settings:1.0"
-    public static let joinRequest = "sotto/join_request:1.0"
-    public static let membership = "sotto/membership:1.0"
-    /// A reference to a sealed body (docs/protocol/bodies.md §4).
-    public static let body = "sotto/body:1.0"
-    /// A member leaves the conversation; the signature says who (docs/protocol/leave-remove.md).
-    public static let leave = "sotto/leave:1.0"
-    /// The creator removes a member (docs/protocol/leave-remove.md).
-    public static let remove = "sotto/remove:1.0"
-    /// A member's device tells the sender which of its messages it stored or refused
-    /// (docs/protocol/receipts.md). Never shown, never stored as a message, never receipted.
-    public static let receipt = "sotto/receipt:1.0"
-    /// One versioned change of the roster, from the creator (docs/protocol/roster.md).
-    public static let rosterDelta = "sotto/roster_delta:1.0"
-    /// A member that sees a gap in its roster asks the creator for the full roster
-    /// (docs/protocol/roster.md §9). Sent to the creator only, never shown, never stored as a message.
-    public static let rosterRequest = "sotto/roster_request:1.0"
-    /// A member asks the creator to rename it; the creator re-issues it as a roster delta
-    /// (docs/protocol/roster.md §10). Sent to the creator only, never stored as a message.
-    public static let rename = "sotto/rename:1.0"
-    /// The creator refuses a join request it opened (docs/protocol/join-refusal.md). Sent to
-    /// the requester alone, never stored as a message.
-    public static let joinRefused = "sotto/join_refused:1.0"
-}
-
 /// A request to join, sent by a non-member who holds an invite code (validated by the creator).
 public struct JoinRequest: Sendable, Equatable {
     public let inviteId: String
@@ -110,15 +76,8 @@ public enum MessageContent: Sendable, Equatable {
     /// An unknown content type shown as its fallback text.
     case unknown(contentType: String, fallback: String)
 
-    public static let maxMembers = 1_000
-    /// A text (alone or a reply's), inline or by reference (docs/protocol/bodies.md §2).
-    public static let maxTextBytes = 65_536
     /// A content's JSON, as large as a body can carry.
     static let contentJSONLimits = JSONParser.Limits(maxBytes: SealedBody.maxContentBytes, maxDepth: 8, beyondMaxDepth: .skip)
-    /// A member's profile name, as `sotto join --profile-name` allows it.
-    public static let maxProfileNameBytes = 100
-    /// A conversation's name, as `sotto new --name` allows it.
-    public static let maxConversationNameBytes = 200
 
     /// `unsupported_content` for an unknown type without fallback text; `malformed_message`
     /// for a known type whose bytes do not match its shape.
@@ -129,13 +88,13 @@ public enum MessageContent: Sendable, Equatable {
                 throw PushError(.malformedMessage, "text content is not UTF-8")
             }
             guard !text.isEmpty else { throw PushError(.malformedMessage, "text content is empty") }
-            guard content.count <= maxTextBytes else { throw PushError(.malformedMessage, "text is over \(maxTextBytes) bytes") }
+            guard content.count <= ContentLimits.maxTextBytes else { throw PushError(.malformedMessage, "text is over \(ContentLimits.maxTextBytes) bytes") }
             return .text(text)
         case ContentType.reply:
             let value = try object(content, contentType)
             let reference = try string(value, "reference", contentType, ProtocolIds.isId16)
             return .reply(reference: reference, text: try string(value, "text", contentType) {
-                !$0.isEmpty && $0.utf8.count <= maxTextBytes
+                !$0.isEmpty && $0.utf8.count <= ContentLimits.maxTextBytes
             })
         case ContentType.reaction:
             let value = try object(content, contentType)
@@ -158,9 +117,9 @@ public enum MessageContent: Sendable, Equatable {
         case ContentType.membership:
             let value = try object(content, contentType)
             let name = try string(value, "name", contentType) {
-                $0.utf8.count <= maxConversationNameBytes && isDisplayable($0)
+                $0.utf8.count <= ContentLimits.maxConversationNameBytes && isDisplayable($0)
             }
-            guard let list = value["members"]?.array, list.count <= maxMembers else {
+            guard let list = value["members"]?.array, list.count <= ContentLimits.maxMembers else {
                 throw PushError(.malformedMessage, "membership members is missing, not a list, or too long")
             }
             var members: [Member] = []
@@ -229,10 +188,10 @@ public enum MessageContent: Sendable, Equatable {
 
     // MARK: - Helpers
 
-    /// A profile name: at most `maxProfileNameBytes`, no control characters (it is printed on
+    /// A profile name: at most `ContentLimits.maxProfileNameBytes`, no control characters (it is printed on
     /// terminals and in notifications). Empty means "no name".
     public static func isProfileName(_ text: String) -> Bool {
-        text.utf8.count <= maxProfileNameBytes && isDisplayable(text)
+        text.utf8.count <= ContentLimits.maxProfileNameBytes && isDisplayable(text)
     }
 
     /// No C0/C1 control characters and no DEL: a name cannot move a terminal's cursor.

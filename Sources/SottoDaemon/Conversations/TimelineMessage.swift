@@ -1,4 +1,5 @@
 import SottoCrypto
+import SottoWire
 
 /// Where an outgoing message is on its way out; incoming messages are `.received`.
 ///

@@ -2,6 +2,7 @@ import DaemonStore
 import Foundation
 import SharedStore
 import SottoCrypto
+import SottoWire
 
 /// The daemon's name for SharedStore's connection wrapper (the daemon and the worker run the
 /// same repositories and writers on it).

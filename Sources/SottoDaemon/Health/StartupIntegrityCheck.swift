@@ -2,6 +2,7 @@ import DaemonStore
 import Foundation
 import SharedStore
 import SottoCrypto
+import SottoWire
 
 /// The daemon's look at its database before it opens the pool: SQLite's quick check under a
 /// time budget (`SOTTO_QUICK_CHECK_MS`, default 2000 ms; 0 skips it), or to the end when

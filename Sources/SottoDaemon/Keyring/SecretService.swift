@@ -1,3 +1,4 @@
+import ControlProtocol
 import CSecretService
 import Foundation
 import SharedStore

@@ -64,12 +64,12 @@ actor ConversationService {
     /// one (the source app's per-conversation identity record, as PROTOCOL.md's ADR 002, and "Inbox Lifecycle Management"), recorded with this device as its creator and only member, under
     /// `profileName` (what the members' devices show for the creator).
     func newConversation(name: String?, profileName: String?) async throws -> DBConversation {
-        if let name, name.utf8.count > MessageContent.maxConversationNameBytes {
-            throw Failure.invalid("name is longer than \(MessageContent.maxConversationNameBytes) bytes")
+        if let name, name.utf8.count > ContentLimits.maxConversationNameBytes {
+            throw Failure.invalid("name is longer than \(ContentLimits.maxConversationNameBytes) bytes")
         }
         if let name, !MessageContent.isDisplayable(name) { throw Failure.invalid("name contains control characters") }
         if let profileName, !MessageContent.isProfileName(profileName) {
-            throw Failure.invalid("profile name must be at most \(MessageContent.maxProfileNameBytes) bytes without control characters")
+            throw Failure.invalid("profile name must be at most \(ContentLimits.maxProfileNameBytes) bytes without control characters")
         }
         let identity = try await unusedInboxes.consume()  // already stored in the keystore
         let now = WallClock.nowMs()
@@ -176,11 +176,11 @@ actor ConversationService {
 
     /// Signs once, seals per member (by reference when it does not fit one push:
     /// docs/protocol/bodies.md), stores the message with its outbox rows (and its body) in one
-    /// transaction, and wakes the outbox sender. A text is at most `MessageContent.maxTextBytes`. The conversation store gets the message
+    /// transaction, and wakes the outbox sender. A text is at most `ContentLimits.maxTextBytes`. The conversation store gets the message
     /// from the change feed, like every other change.
     func send(to reference: String, text: String, replyTo: String?) async throws -> (messageId: String, recipients: Int) {
-        guard !text.isEmpty, text.utf8.count <= MessageContent.maxTextBytes else {
-            throw Failure.invalid("a text is 1 to \(MessageContent.maxTextBytes) bytes of UTF-8; this one is \(text.utf8.count)")
+        guard !text.isEmpty, text.utf8.count <= ContentLimits.maxTextBytes else {
+            throw Failure.invalid("a text is 1 to \(ContentLimits.maxTextBytes) bytes of UTF-8; this one is \(text.utf8.count)")
         }
         let conversation = try conversation(reference)
         let contentType: String

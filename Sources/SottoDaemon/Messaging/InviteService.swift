@@ -123,7 +123,7 @@ actor InviteService {
     func join(code: String, profileName: String) async throws -> DBConversation {
         guard MessageContent.isProfileName(profileName) else {
             throw ConversationService.Failure.invalid(
-                "profile name must be at most \(MessageContent.maxProfileNameBytes) bytes without control characters")
+                "profile name must be at most \(ContentLimits.maxProfileNameBytes) bytes without control characters")
         }
         let invite: InviteCode
         do {

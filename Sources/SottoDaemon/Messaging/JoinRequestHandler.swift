@@ -138,7 +138,7 @@ actor JoinRequestHandler {
     /// One transaction: the requests accepted, the requesters members, and one roster change
     /// adding them all queued to every member but us (`RosterAnnouncer`). A request is
     /// rejected instead when its invite was revoked or used up meanwhile, or when the
-    /// conversation already has `MessageContent.maxMembers` members.
+    /// conversation already has `ContentLimits.maxMembers` members.
     private func acceptAndAnnounce(_ requests: [DBJoinRequest], in conversation: DBConversation) async throws -> [Decision] {
         let identity = try await identities.identity(of: conversation.inboxId)
         CrashPoint.reach("join.decided")
@@ -159,8 +159,8 @@ actor JoinRequestHandler {
                         refusal = ("invite already used", .usedUp)
                     }
                 }
-                if refusal == nil, members >= MessageContent.maxMembers {
-                    refusal = ("the conversation has \(MessageContent.maxMembers) members", .full)
+                if refusal == nil, members >= ContentLimits.maxMembers {
+                    refusal = ("the conversation has \(ContentLimits.maxMembers) members", .full)
                 }
                 if let (reason, told) = refusal {
                     if try InvitationWriter.reject(request, on: conn) {

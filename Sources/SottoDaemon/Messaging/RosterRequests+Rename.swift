@@ -31,7 +31,7 @@ extension RosterRequests {
     func rename(in reference: String, to name: String) async throws -> Renamed {
         guard !name.isEmpty, MessageContent.isProfileName(name) else {
             throw ConversationService.Failure.invalid(
-                "a profile name is 1 to \(MessageContent.maxProfileNameBytes) bytes without control characters")
+                "a profile name is 1 to \(ContentLimits.maxProfileNameBytes) bytes without control characters")
         }
         let conversation: DBConversation
         switch try database.read({ conn in try ConversationRepository.resolve(reference: reference, on: conn) }) {

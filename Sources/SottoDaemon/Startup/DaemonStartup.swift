@@ -1,6 +1,7 @@
 import Foundation
 import RelayTransport
 import SottoCrypto
+import SottoWire
 
 /// `sotto daemon`'s start-up, step by step, up to the moment it can serve: directories,
 /// the single-instance lock, the control limits, the database and every service

@@ -1,7 +1,7 @@
 import ControlProtocol
 import SottoClient
 import Testing
-@testable import MainProcess
+@testable import SottoCLI
 
 /// The renderer is a pure function of `ChatState`: these frames are what a person sees at
 /// 80×24 and 120×40 (wide characters, emoji, a reply's quote, a reaction gathered under its

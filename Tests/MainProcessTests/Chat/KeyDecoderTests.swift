@@ -1,5 +1,5 @@
 import Testing
-@testable import MainProcess
+@testable import SottoCLI
 
 /// What the terminal sends for each key the chat acts on, including sequences a read cut in two.
 @Suite("Chat key decoder")

@@ -3,6 +3,7 @@ import SharedStore
 import SottoCrypto
 import TestSupport
 import Testing
+import SottoWire
 
 /// `outbox_body` (schema v5, docs/adr/0032): one sealed body per outgoing message, kept while
 /// any of its pushes is pending and deleted with the last one that is not.

@@ -3,6 +3,7 @@ import SharedStore
 import SottoCrypto
 import TestSupport
 import Testing
+import SottoWire
 
 /// `OutgoingMessageWriter.recordAttempts` (docs/adr/0041): a window of push outcomes in one
 /// transaction, each message's status and change once.

@@ -3,6 +3,7 @@ import Foundation
 import SottoCrypto
 import TestSupport
 import Testing
+import SottoWire
 
 /// Issue #17's user report: "a creator and 8 devices that join with ~45-byte profile names:
 /// members 5–8 stay pendingJoin forever; the membership message is failed payload_too_large".

@@ -14,7 +14,7 @@ struct LongMessageTests {
     /// Exactly `bytes` bytes of UTF-8 that are hard on every layer: mostly control characters
     /// (six bytes each once JSON escapes them, so the control request of a 64 KiB text is over
     /// 256 KiB), then accents, quotes, backslashes, double spaces and line breaks.
-    static func hardText(bytes: Int = MessageContent.maxTextBytes) -> String {
+    static func hardText(bytes: Int = ContentLimits.maxTextBytes) -> String {
         let unit = "é\u{1}  \"\\\n"                      // 8 bytes
         let tail = bytes * 23 / 100 / 8
         return String(repeating: "\u{1}", count: bytes - tail * 8) + String(repeating: unit, count: tail)
@@ -164,12 +164,12 @@ struct LongMessageTests {
             try alice.query("SELECT count(*) FROM message WHERE conversationId = ?", [.text(trip)])[0].int64(0)
         }
 
-        let worst = String(repeating: "\u{1}", count: MessageContent.maxTextBytes)
+        let worst = String(repeating: "\u{1}", count: ContentLimits.maxTextBytes)
         let sent = try Self.messageId(try alice.json(["send", trip, worst]))
         #expect(Self.read(alice, trip, id: sent)?["text"] as? String == worst)
         #expect(try count() == 1)
 
-        let over = String(repeating: "a", count: MessageContent.maxTextBytes + 1)
+        let over = String(repeating: "a", count: ContentLimits.maxTextBytes + 1)
         let refused = try alice.cli(["send", trip, over])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("65537 bytes"), "\(refused.stderr)")

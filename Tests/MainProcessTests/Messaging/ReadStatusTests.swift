@@ -1,6 +1,6 @@
 import ControlProtocol
 import DaemonStore
-@testable import MainProcess
+@testable import SottoCLI
 @testable import SottoDaemon
 import SharedStore
 import Testing

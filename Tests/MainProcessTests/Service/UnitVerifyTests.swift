@@ -1,5 +1,5 @@
 import Foundation
-@testable import MainProcess
+@testable import DaemonProcess
 @testable import SottoDaemon
 import Testing
 import TestSupport

@@ -1,6 +1,6 @@
 import ControlProtocol
 import Foundation
-@testable import MainProcess
+@testable import SottoCLI
 import SottoWire
 import Testing
 

@@ -3,6 +3,7 @@ import Foundation
 import RelayTransport
 import SottoCrypto
 import TestSupport
+import SottoWire
 
 /// Devices that send and receive through relays, all real (docs/adr/0028): each a `Device`
 /// (its own `sotto daemon`, push.sock with the real worker) started with `SOTTO_RELAY`, plus

@@ -3,6 +3,7 @@ import SharedStore
 import SottoCrypto
 import TestSupport
 import Testing
+import SottoWire
 
 /// The store's side of delivery receipts (docs/protocol/receipts.md) on a real database: what
 /// the worker records as owed, and what a received receipt does to the outbox.

@@ -2,6 +2,7 @@ import SharedStore
 import SottoCrypto
 import TestSupport
 import Testing
+import SottoWire
 
 /// Counts every row of every table, to prove a refusal wrote nothing.
 func rowCounts(_ conn: SQLiteConnection) throws -> [String: Int64] {

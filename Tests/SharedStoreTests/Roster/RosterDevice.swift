@@ -2,6 +2,7 @@ import Foundation
 import SharedStore
 import SottoCrypto
 import TestSupport
+import SottoWire
 
 /// One device's database for the roster vectors: the device R's inbox and a conversation C
 /// created, with the start roster, fed decoded roster messages through the worker's writer.

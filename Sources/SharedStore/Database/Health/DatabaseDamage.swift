@@ -1,4 +1,5 @@
 import SottoCrypto
+import SottoWire
 
 /// The words Sotto uses when its database is damaged: what happened, where, and what the
 /// user does about it. The daemon logs and answers with them, the worker logs them; both

@@ -1,4 +1,5 @@
 import SottoCrypto
+import SottoWire
 
 /// The creator's explode decisions a device holds, read back from the conversation's stored
 /// `convos.org/explode_settings:1.0` messages (sent or received): which is in force, and which

@@ -1,4 +1,5 @@
 import SottoCrypto
+import SottoWire
 
 /// Records the creator's `sotto/join_refused:1.0` on the joiner's device
 /// (docs/protocol/join-refusal.md §5), in the worker's transaction, after `SenderRules`

@@ -1,4 +1,5 @@
 import SottoCrypto
+import SottoWire
 
 /// Applies versioned roster messages (docs/protocol/roster.md §5) to a conversation's member
 /// rows, inside the caller's transaction. A conversation's roster is at `rosterVersion`; a
@@ -136,8 +137,8 @@ public enum RosterWriter {
         }
         let added = delta.added.filter { !departed.contains($0.inboxId) }.count
         let removed = delta.removed.filter { members.contains($0) }.count
-        if members.count + added - removed > MessageContent.maxMembers {
-            return "a roster change would make \(members.count + added - removed) members, over \(MessageContent.maxMembers)"
+        if members.count + added - removed > ContentLimits.maxMembers {
+            return "a roster change would make \(members.count + added - removed) members, over \(ContentLimits.maxMembers)"
         }
         return nil
     }

@@ -14,7 +14,7 @@ public struct JoinRefusal: Sendable, Equatable {
     /// Why the creator refused (join-refusal.md §3). A reason this build does not know, but
     /// well formed, is `.other`: what a device shows is always one of these, never a peer's bytes.
     public enum Reason: String, Sendable, Equatable, CaseIterable {
-        /// The conversation already has `MessageContent.maxMembers` members.
+        /// The conversation already has `ContentLimits.maxMembers` members.
         case full
         /// The creator revoked the invite.
         case revoked

@@ -78,9 +78,9 @@ public struct RosterDelta: Sendable, Equatable {
               let renamedJSON = value["renamed"]?.array
         else { throw fail("added, removed or renamed is missing or not a list") }
         guard addedJSON.count + removedJSON.count + renamedJSON.count >= 1 else { throw fail("changes nothing") }
-        guard addedJSON.count <= MessageContent.maxMembers, removedJSON.count <= MessageContent.maxMembers,
-              renamedJSON.count <= MessageContent.maxMembers
-        else { throw fail("lists more than \(MessageContent.maxMembers) members in one list") }
+        guard addedJSON.count <= ContentLimits.maxMembers, removedJSON.count <= ContentLimits.maxMembers,
+              renamedJSON.count <= ContentLimits.maxMembers
+        else { throw fail("lists more than \(ContentLimits.maxMembers) members in one list") }
 
         var seen: Set<String> = []
         var added: [Member] = []
