@@ -163,8 +163,8 @@ let package = Package(
         .executableTarget(
             name: "MainProcess",
             dependencies: ["SottoCLI"],
-            swiftSettings: [.unsafeFlags(["-static-stdlib"])],
-            linkerSettings: [.unsafeFlags(["-static-stdlib"] + (FileManager.default.fileExists(atPath: staticCXXDirectory + "/libstdc++.so") ? ["-L", staticCXXDirectory] : []))]),
+            swiftSettings: [.unsafeFlags(["-static-executable"])],
+            linkerSettings: [.unsafeFlags(["-static-executable"])]),
         // The CLI's commands and the chat app, on the client library: no SottoDaemon, crypto,
         // SQLite, libsecret, libnats or NIO.
         .target(

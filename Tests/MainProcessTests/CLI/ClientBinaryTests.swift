@@ -11,11 +11,12 @@ struct ClientBinaryTests {
     static let allowedLibraries = ["linux-vdso", "ld-linux", "libc.so", "libm.so", "libstdc++.so", "libgcc_s.so",
                                    "libdl.so", "libpthread.so", "libutil.so", "librt.so"]
 
-    @Test("sotto loads none of the daemon's libraries, nor the Swift runtime or Foundation as shared objects")
+    @Test("sotto loads no shared library of the daemon's, nor the Swift runtime or Foundation")
     func linksOnlyTheSystemsC() throws {
         let sotto = try builtExecutable("sotto")
+        // A static executable (docs/adr/0068): ldd says so and lists nothing.
         let ldd = try ChildProcess.run("/usr/bin/ldd", [sotto])
-        #expect(ldd.status == 0)
+        #expect(ldd.status == 0 || (ldd.stdout + ldd.stderr).contains("not a dynamic executable"))
         // "libm.so.6 => /lib/…", "/lib64/ld-linux-x86-64.so.2 (…)": the name is the first word's last component.
         let loaded = ldd.stdout.split(separator: "\n").compactMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).first?.split(separator: "/").last.map(String.init) }
         let unexpected = loaded.filter { name in !Self.allowedLibraries.contains { name.hasPrefix($0) } }
