@@ -50,8 +50,7 @@ public struct KeyringWaitNote: Sendable {
             count += n
         }
         guard count <= Self.maxBytes else { return nil }
-        let text = String(decoding: bytes[..<count], as: UTF8.self)
-        let trimmed = text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()
-        return trimmed.isEmpty ? nil : String(trimmed)
+        let text = String(decoding: bytes[..<count], as: UTF8.self).trimmingWhitespace()
+        return text.isEmpty ? nil : text
     }
 }

@@ -1,6 +1,7 @@
+import Glibc
 import ArgumentParser
 import ControlProtocol
-import Foundation
+import FoundationEssentials
 import SottoClient
 import SottoWire
 
@@ -69,7 +70,7 @@ enum CLIOutput {
 
     static func exit(for failure: ControlClient.Failure) -> Error {
         // The daemon's message may quote what a peer sent (its error text, a name).
-        FileHandle.standardError.write(Data("sotto: \(InertText.line(String(describing: failure)))\n".utf8))
+        StandardError.line("sotto: \(InertText.line(String(describing: failure)))")
         switch failure {
         case .daemonNotRunning: return ExitCode(69)
         case .permissionDenied: return ExitCode(65)
@@ -103,15 +104,7 @@ enum CLIOutput {
         InertText.line(text)
     }
 
-    /// A time as "yyyy-MM-dd HH:mm" in the local time zone (strftime: no ICU for two fields).
     static func time(_ ms: Int64?) -> String {
-        guard let ms else { return "-" }
-        var seconds = time_t(ms / 1000)
-        tzset()
-        var local = tm()
-        localtime_r(&seconds, &local)
-        var buffer = [CChar](repeating: 0, count: 32)
-        let count = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M", &local)
-        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        ms.map(LocalTime.minutes) ?? "-"
     }
 }

@@ -1,5 +1,5 @@
 import ControlProtocol
-import Foundation
+import FoundationEssentials
 import Glibc
 import SottoClient
 import SottoWire
@@ -39,7 +39,7 @@ final class ChatApp {
         list = LiveConversationList(socketPath: socketPath)
         state.conversations = initial
         state.color = (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
-        state.utcOffsetSeconds = TimeZone.current.secondsFromGMT()
+        state.utcOffsetSeconds = LocalTime.utcOffsetSeconds()
         terminal = try TerminalSession.enter()
         listObservation = list.observe { [wake] _ in wake.wake() }
         list.start()
@@ -118,7 +118,7 @@ final class ChatApp {
             return false
         case .enter:
             let text = state.composer
-            if !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, let timeline {
+            if !text.trimmingWhitespace().isEmpty, let timeline {
                 timeline.send(text, replyTo: state.replyingTo)
                 state.composer = ""
                 state.replyingTo = nil
@@ -144,7 +144,7 @@ final class ChatApp {
             }
         case .react:
             if let selected = state.selectedMessageId, let timeline {
-                let emoji = state.composer.trimmingCharacters(in: .whitespacesAndNewlines)
+                let emoji = state.composer.trimmingWhitespace()
                 timeline.react(to: selected, emoji: emoji.isEmpty ? "👍" : emoji)
                 state.composer = ""
                 state.selectedMessageId = nil

@@ -1,6 +1,7 @@
+import Glibc
 import ArgumentParser
 import ControlProtocol
-import Foundation
+import FoundationEssentials
 import SottoClient
 import SottoWire
 
@@ -39,7 +40,7 @@ struct ChatCommand: ParsableCommand {
             guard matches.count == 1 else {
                 let why = matches.isEmpty ? "no conversation '\(InertText.line(conversation))'"
                                           : "'\(InertText.line(conversation))' matches more than one conversation"
-                FileHandle.standardError.write(Data("sotto: \(why)\n".utf8))
+                StandardError.line("sotto: \(why)")
                 throw ExitCode(65)
             }
             open = matches[0].id
@@ -48,7 +49,7 @@ struct ChatCommand: ParsableCommand {
         do {
             status = try ChatApp(socketPath: client.controlSocketPath, initial: conversations, open: open).run()
         } catch {
-            FileHandle.standardError.write(Data("sotto: \(error)\n".utf8))
+            StandardError.line("sotto: \(error)")
             throw ExitCode(70)
         }
         if status != 0 { throw ExitCode(status) }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import SottoWire
 
 // MARK: The verbs `sotto-daemon` carries
@@ -22,7 +22,7 @@ enum DaemonSideVerb {
     static func run(_ verb: String, _ arguments: [String]) throws -> Never {
         let reason = SiblingExecutable.replaceProcess(with: SiblingExecutable.path(executableName),
                                                       arguments: [verb] + arguments)
-        FileHandle.standardError.write(Data("sotto \(verb): \(reason)\n".utf8))
+        StandardError.line("sotto \(verb): \(reason)")
         throw ExitCode(1)
     }
 }

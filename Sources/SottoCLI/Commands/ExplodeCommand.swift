@@ -1,6 +1,6 @@
 import ArgumentParser
 import ControlProtocol
-import Foundation
+import FoundationEssentials
 import SottoClient
 import SottoWire
 

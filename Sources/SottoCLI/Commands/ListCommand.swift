@@ -1,6 +1,6 @@
 import ControlProtocol
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import SottoClient
 
 /// `sotto ls`: conversations, most recently active first.

@@ -1,6 +1,6 @@
 import ControlProtocol
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import SottoClient
 
 /// `sotto read`: a conversation's messages, oldest first, with delivery status.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import SottoWire
 
 /// `sotto relayd`: runs the relay receiver in the foreground by exec'ing `sotto-relayd` from
@@ -30,7 +30,7 @@ struct RelaydCommand: ParsableCommand {
 
     func run() throws {
         let reason = SiblingExecutable.replaceProcess(with: SiblingExecutable.path("sotto-relayd"), arguments: arguments)
-        FileHandle.standardError.write(Data("sotto relayd: \(reason)\n".utf8))
+        StandardError.line("sotto relayd: \(reason)")
         throw ExitCode(1)
     }
 }

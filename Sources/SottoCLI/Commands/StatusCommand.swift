@@ -1,6 +1,6 @@
 import ControlProtocol
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import SottoWire
 
 /// `sotto status`: the daemon's one-screen summary.

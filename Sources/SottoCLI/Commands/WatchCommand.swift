@@ -1,6 +1,7 @@
+import Glibc
 import ArgumentParser
 import ControlProtocol
-import Foundation
+import FoundationEssentials
 import SottoClient
 import SottoWire
 
@@ -27,7 +28,7 @@ struct WatchCommand: ParsableCommand {
                 // Never skip changes in silence: say which ones are missing and why.
                 let resumed = gap.resumedAtSeq.map { "#\($0)" } ?? "the end"
                 let line = "gap: changes after #\(gap.afterSeq) before \(resumed) cannot be read: \(gap.reason); \(gap.remedy)"
-                FileHandle.standardError.write(Data("sotto: \(line)\n".utf8))
+                StandardError.line("sotto: \(line)")
                 print(client.json ? InertText.json((["gap": reply["gap"] ?? gap.json] as JSONValue).sortedCompactText) : line)
                 fflush(nil)
             }

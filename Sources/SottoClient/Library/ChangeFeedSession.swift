@@ -1,5 +1,4 @@
 import ControlProtocol
-import Foundation
 import Glibc
 import Synchronization
 
@@ -61,9 +60,7 @@ public final class ChangeFeedSession: Sendable {
             return !state.started
         }
         guard first else { return }
-        let thread = Thread { [self] in run() }
-        thread.name = "sotto-feed"
-        thread.start()
+        DetachedThread.start { [self] in run() }
     }
 
     /// Ends the session: its thread stops reading and delivers nothing more.
