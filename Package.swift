@@ -216,9 +216,26 @@ let package = Package(
             name: "sotto-test-notification-server",
             dependencies: ["CSystemd"],
             path: "Tests/NotificationServer"),
+        // A test target per module, named for it (docs/adr/0065); the worker's, the daemon's
+        // and the relay's end-to-end tests are the process targets below.
+        .testTarget(
+            name: "SottoWireTests",
+            dependencies: ["SottoWire", "SottoCrypto", "TestSupport"]),
+        .testTarget(
+            name: "SottoCryptoTests",
+            dependencies: ["SottoCrypto", "SottoWire", "TestSupport"]),
         .testTarget(
             name: "SharedStoreTests",
             dependencies: ["SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"]),
+        .testTarget(
+            name: "DaemonStoreTests",
+            dependencies: ["DaemonStore", "SharedStore", "SottoCrypto", "TestSupport"]),
+        .testTarget(
+            name: "ControlProtocolTests",
+            dependencies: ["ControlProtocol", "SottoWire", "SottoClient", "TestSupport"]),
+        .testTarget(
+            name: "RelayTransportTests",
+            dependencies: ["RelayTransport", "SottoWire", "TestSupport"]),
         .testTarget(
             name: "NotificationWorkerTests",
             dependencies: ["SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"]),

@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets in Tests/Fuzz (swiftc -sanitize=fuzzer,address) and runs each
 # for SECONDS (default 60), seeded from shared/vectors (extracted at run time, not committed).
 # Prints one "STRESS fuzz:" line; exits 1 if any target crashed (its reproducer is kept in
-# .build/fuzz/<target>/crash-*: commit a test for it in Tests/SharedStoreTests).
+# .build/fuzz/<target>/crash-*: commit a test for it in the parser's module's test target,
+# Tests/SottoWireTests, Tests/SottoCryptoTests or Tests/ControlProtocolTests).
 #   scripts/fuzz.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -26,30 +26,3 @@ extension JSONValue {
         }
     }
 }
-
-extension JSONValue {
-    /// Indented text with sorted keys, as `JSONSerialization` writes it: what `sotto --json`
-    /// has always printed, so scripts that compare its output keep working.
-    ///
-    /// ```swift
-    /// print(result.sortedPrettyText)   // {\n  "messageId" : "00ff",\n  "recipients" : 2\n}
-    /// ```
-    public var sortedPrettyText: String { text(options: [.prettyPrinted]) }
-
-    /// One line with sorted keys (`sotto watch --json`): strings are kept exactly, whatever
-    /// spaces or line breaks they hold (JSON escapes the breaks).
-    ///
-    /// ```swift
-    /// print(change.json.sortedCompactText)   // {"kind":"messageInserted","seq":12,…}
-    /// ```
-    public var sortedCompactText: String { text(options: []) }
-
-    private func text(options: JSONSerialization.WritingOptions) -> String {
-        let object = foundationObject
-        guard JSONSerialization.isValidJSONObject(object) || object is String || object is NSNumber,
-              let data = try? JSONSerialization.data(
-                withJSONObject: object, options: options.union([.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes]))
-        else { return "\(object)" }
-        return String(decoding: data, as: UTF8.self)
-    }
-}

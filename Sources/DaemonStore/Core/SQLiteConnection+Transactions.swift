@@ -5,7 +5,7 @@ import SharedStore
 ///
 /// ```swift
 /// let seq = try conn.writeTransaction { try LocalStateWriter.markRead(conversationId: id, at: now, on: conn) }
-/// let count = try conn.readTransaction { try ConversationRepository.count(on: conn) }
+/// let count = try conn.readTransaction { try ConversationCountRepository.count(on: conn) }
 /// ```
 extension SQLiteConnection {
     /// Runs `body` in `BEGIN IMMEDIATE … COMMIT` (a SAVEPOINT when a transaction is already

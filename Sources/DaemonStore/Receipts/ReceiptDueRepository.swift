@@ -5,8 +5,7 @@ import SharedStore
 ///
 /// ```swift
 /// let due = try ReceiptDueRepository.due(limit: 400, on: conn)   // grouped by conversation and sender
-/// try ReceiptDueRepository.delete(messageIds: due.map(\.messageId), on: conn)
-/// try ReceiptDueRepository.setEnabled(false, conversationId: id, on: conn)
+/// try ReceiptDueWriter.delete(messageIds: due.map(\.messageId), on: conn)   // the writes are ReceiptDueWriter's
 /// ```
 public enum ReceiptDueRepository {
     public struct Entry: Sendable, Equatable {
@@ -30,27 +29,9 @@ public enum ReceiptDueRepository {
         return out
     }
 
-    public static func delete(messageIds: [String], on conn: SQLiteConnection) throws(StoreError) {
-        let statement = try conn.prepare("DELETE FROM receipt_due WHERE messageId = ?")
-        for id in messageIds {
-            try statement.bind([.text(id)])
-            while try statement.step() {}
-        }
-    }
-
     /// Whether this device sends receipts for the conversation (on unless turned off).
     public static func isEnabled(conversationId: String, on conn: SQLiteConnection) throws(StoreError) -> Bool {
         try conn.queryOne("SELECT receipts FROM conversation_local_state WHERE conversationId = ?",
                           [.text(conversationId)])?.bool(0) ?? true
-    }
-
-    /// Turns receipts on or off; off also drops what is owed for the conversation and not
-    /// sealed yet. Returns a change_log seq.
-    @discardableResult
-    public static func setEnabled(_ enabled: Bool, conversationId: String, on conn: SQLiteConnection) throws(StoreError) -> Int64 {
-        try conn.run("UPDATE conversation_local_state SET receipts = ? WHERE conversationId = ?",
-                     [.integer(enabled ? 1 : 0), .text(conversationId)])
-        if !enabled { try conn.run("DELETE FROM receipt_due WHERE conversationId = ?", [.text(conversationId)]) }
-        return try ChangeLog.append(conn, kind: .localStateChanged, conversationId: conversationId, entityId: nil)
     }
 }

@@ -2,12 +2,11 @@ import SharedStore
 
 /// The joins the creator refused (`join_refusal`, written by the worker with the refusal,
 /// docs/protocol/join-refusal.md): which pending joins the daemon deletes now, what `sotto ls`
-/// shows until the user dismisses it, and the dismissal.
+/// shows until the user dismisses it (the dismissal is ``JoinRefusalDismissal``'s write).
 ///
 /// ```swift
 /// let doomed = try JoinRefusalRepository.refusedPendingInboxes(on: conn)   // delete as an abandoned join
 /// let shown = try JoinRefusalRepository.all(on: conn)                       // sotto ls
-/// try JoinRefusalRepository.dismiss(conversationId: id, on: conn)           // sotto dismiss
 /// ```
 public enum JoinRefusalRepository {
     /// One refused join as stored. `reason` is a raw value of `JoinRefusal.Reason`.
@@ -47,12 +46,5 @@ public enum JoinRefusalRepository {
             out.append(try row.string(0))
         }
         return out
-    }
-
-    /// Forgets the refusals of a conversation: dismissed by the user, or superseded by a new
-    /// `sotto join` of it. Returns how many rows went.
-    @discardableResult
-    public static func dismiss(conversationId: String, on conn: SQLiteConnection) throws(StoreError) -> Int {
-        try conn.run("DELETE FROM join_refusal WHERE conversationId = ?", [.text(conversationId)])
     }
 }

@@ -6,13 +6,13 @@ import SharedStore
 /// (`roster_pending`) arrived long enough ago is a gap that did not fill; it asks the creator
 /// at most once per interval (`roster_asked`). The creator's device: the requests the worker
 /// recorded (`roster_request`) that are owed an answer, each member answered at most once per
-/// interval (`answeredAt`).
+/// interval (`answeredAt`). It only reads: the writes are ``RosterSettlementWriter``'s.
 ///
 /// ```swift
 /// let gaps = try RosterRequestRepository.gapsToAsk(seenBy: now - 3_000, askedBy: now - 60_000, now: now, on: conn)
-/// try RosterRequestRepository.recordAsked(conversationId: gaps[0].conversationId, version: gaps[0].version, now: now, on: conn)
+/// try RosterSettlementWriter.recordAsked(conversationId: gaps[0].conversationId, version: gaps[0].version, now: now, on: conn)
 /// let owed = try RosterRequestRepository.owed(answeredBy: now - 300_000, on: conn)
-/// try RosterRequestRepository.settle(owed[0], answered: true, now: now, on: conn)
+/// try RosterSettlementWriter.settle(owed[0], answered: true, now: now, on: conn)
 /// ```
 public enum RosterRequestRepository {
     /// A gap on this (member's) device: its roster is at `version`.
@@ -53,11 +53,6 @@ public enum RosterRequestRepository {
         }.min()
     }
 
-    public static func recordAsked(conversationId: String, version: Int64, now: Int64, on conn: SQLiteConnection) throws(StoreError) {
-        try conn.run("INSERT OR REPLACE INTO roster_asked(conversationId, version, askedAt) VALUES (?, ?, ?)",
-                     [.text(conversationId), .integer(version), .integer(now)])
-    }
-
     // MARK: - The creator's device
 
     /// Requests owed an answer whose member was last answered at or before `answeredBy` (or never).
@@ -86,14 +81,6 @@ public enum RosterRequestRepository {
     public static func nextAnswerAt(everyMs: Int64, on conn: SQLiteConnection) throws(StoreError) -> Int64? {
         try conn.queryOne("SELECT min(answeredAt) + ? FROM roster_request WHERE owed = 1 AND answeredAt IS NOT NULL",
                           [.integer(everyMs)])?.optionalInt64(0)
-    }
-
-    /// The request needs nothing more; `answered` when the full roster went to the member.
-    public static func settle(_ request: Request, answered: Bool, now: Int64, on conn: SQLiteConnection) throws(StoreError) {
-        try conn.run("""
-            UPDATE roster_request SET owed = 0, answeredAt = CASE WHEN ? THEN ? ELSE answeredAt END
-            WHERE conversationId = ? AND inboxId = ?
-            """, [.integer(answered ? 1 : 0), .integer(now), .text(request.conversationId), .text(request.inboxId)])
     }
 
     // MARK: - Renames, on the creator's device
@@ -134,22 +121,5 @@ public enum RosterRequestRepository {
     public static func nextRenameAt(everyMs: Int64, on conn: SQLiteConnection) throws(StoreError) -> Int64? {
         try conn.queryOne("SELECT min(appliedAt) + ? FROM roster_rename WHERE owed = 1 AND appliedAt IS NOT NULL",
                           [.integer(everyMs)])?.optionalInt64(0)
-    }
-
-    /// The rename needs nothing more; `applied` when a delta carried it.
-    public static func settle(_ rename: Rename, applied: Bool, now: Int64, on conn: SQLiteConnection) throws(StoreError) {
-        try conn.run("""
-            UPDATE roster_rename SET owed = 0, appliedAt = CASE WHEN ? THEN ? ELSE appliedAt END
-            WHERE conversationId = ? AND inboxId = ?
-            """, [.integer(applied ? 1 : 0), .integer(now), .text(rename.conversationId), .text(rename.inboxId)])
-    }
-
-    /// The creator's device sets a member's (or its own) profile name, before the delta that
-    /// tells the others is composed from the member rows.
-    public static func setProfileName(_ name: String, inboxId: String, conversationId: String,
-                                      on conn: SQLiteConnection) throws(StoreError) {
-        try conn.run("INSERT OR REPLACE INTO member_profile(conversationId, inboxId, name) VALUES (?, ?, ?)",
-                     [.text(conversationId), .text(inboxId),
-                      try conn.sealedCell(text: name, .memberProfileName, conversationId: conversationId, rowId: inboxId)])
     }
 }

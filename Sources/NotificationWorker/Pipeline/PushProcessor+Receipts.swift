@@ -7,8 +7,8 @@ import SottoWire
 /// longer has it and relayd hands the push on without one), or it does not match
 /// (`body_mismatch`). The only thing written for such a push is the `receipt_due` row that
 /// tells its sender, and only when the signer is a member with its key, the message id is
-/// new here and the conversation's receipts are on. Best effort: the ack stays the refusal
-/// whatever happens here.
+/// new here and the conversation's receipts are on (``FailedReceiptWriter``, SharedStore's
+/// SQL). Best effort: the ack stays the refusal whatever happens here.
 ///
 /// ```swift
 /// recordFailedReceipt(payload, code: .bodyMissing)   // then ack body_missing
@@ -29,21 +29,11 @@ extension PushProcessor {
         }
         guard signed.message.contentType == ContentType.body, storageRefusal() == nil else { return }
         let message = signed.message
-        let recipient = signed.identity.inboxId
         do {
             let conn = try database()
             try conn.immediateTransaction { () throws(StoreError) in
-                guard let conversation = try ConversationRepository.find(id: message.conversationId, on: conn),
-                      conversation.inboxId == recipient, conversation.topic == signed.topic,
-                      message.senderInboxId != recipient,
-                      let member = try MemberRepository.member(conversationId: message.conversationId,
-                                                               inboxId: message.senderInboxId, on: conn),
-                      member.publicKey == message.senderPublicKey.lowercased(),
-                      try !MessageRepository.exists(id: message.id, on: conn)
-                else { return }
-                try ReceiptWriter.recordDue(messageId: message.id, conversationId: message.conversationId,
-                                            senderInboxId: message.senderInboxId, error: code.rawValue,
-                                            now: WallClock.nowMs(), on: conn)
+                try FailedReceiptWriter.recordIfOwed(message, topic: signed.topic, recipientInboxId: signed.identity.inboxId,
+                                                     code: code.rawValue, now: WallClock.nowMs(), on: conn)
             }
             WorkerLog.info("push \(code.rawValue): the sender is owed a failed receipt message=\(message.id)")
         } catch {

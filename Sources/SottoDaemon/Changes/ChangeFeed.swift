@@ -1,5 +1,6 @@
 import ControlProtocol
 import Foundation
+import DaemonStore
 import SharedStore
 
 /// The one path every committed change takes through the daemon (docs/adr/0022):

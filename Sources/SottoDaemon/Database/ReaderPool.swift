@@ -12,7 +12,7 @@ import SharedStore
 ///
 /// ```swift
 /// let readers = ReaderPool(path: group.databasePath, profile: .daemon)
-/// let count = try readers.read { conn in try ConversationRepository.count(on: conn) }
+/// let count = try readers.read { conn in try ConversationCountRepository.count(on: conn) }
 /// ```
 final class ReaderPool: @unchecked Sendable {
     let path: String

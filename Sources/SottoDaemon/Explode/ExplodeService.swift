@@ -149,8 +149,8 @@ actor ExplodeService {
             // and it must be the only one with its number.
             let numbered = try ExplodeScheduleRepository.decisions(conversationId: conversationId, creatorInboxId: creator, on: conn)
             guard numbered.filter({ $0.sequence >= schedule.sequence }).count == 1 else { throw SequenceTaken() }
-            _ = try ExplodeScheduleRepository.apply(conversationId: conversationId, creatorInboxId: creator,
-                                                    messageId: nil, now: WallClock.nowMs(), on: conn)
+            _ = try ExplodeScheduleWriter.apply(conversationId: conversationId, creatorInboxId: creator,
+                                                messageId: nil, now: WallClock.nowMs(), on: conn)
         }
         return sent.messageId
     }

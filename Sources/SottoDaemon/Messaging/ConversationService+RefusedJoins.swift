@@ -39,7 +39,7 @@ extension ConversationService {
         let matches = Set(try refusedJoins().map(\.conversationId).filter { $0.hasPrefix(wanted) })
         guard let id = matches.first else { throw Failure.missing("no refused join matches '\(wanted)'") }
         guard matches.count == 1 else { throw Failure.ambiguous(wanted) }
-        _ = try await database.write { conn in try JoinRefusalRepository.dismiss(conversationId: id, on: conn) }
+        _ = try await database.write { conn in try JoinRefusalDismissal.dismiss(conversationId: id, on: conn) }
         return id
     }
 }

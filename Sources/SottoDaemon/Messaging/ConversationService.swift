@@ -297,7 +297,7 @@ actor ConversationService {
         let conversationId = conversation.id
         if let set {
             _ = try await database.write { conn in
-                try ReceiptDueRepository.setEnabled(set, conversationId: conversationId, on: conn)
+                try ReceiptDueWriter.setEnabled(set, conversationId: conversationId, on: conn)
             }
         }
         return (conversationId, try database.read { conn in try ReceiptDueRepository.isEnabled(conversationId: conversationId, on: conn) })
@@ -309,7 +309,7 @@ actor ConversationService {
             throw Failure.invalid("'\(reference)' is not a message id")
         }
         let ids = try database.read { conn in
-            try MessageRepository.ids(conversationId: conversationId, prefix: reference.lowercased(), limit: 2, on: conn)
+            try MessageIdRepository.ids(conversationId: conversationId, prefix: reference.lowercased(), limit: 2, on: conn)
         }
         guard ids.count == 1 else {
             throw ids.isEmpty ? Failure.invalid("no message '\(reference)' in this conversation")

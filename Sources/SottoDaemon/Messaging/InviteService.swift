@@ -160,7 +160,7 @@ actor InviteService {
         let name = invite.name.isEmpty ? nil : invite.name
         try await database.write { conn in
             // A new try supersedes a refusal `sotto ls` still shows for this conversation.
-            try JoinRefusalRepository.dismiss(conversationId: conversationId, on: conn)
+            try JoinRefusalDismissal.dismiss(conversationId: conversationId, on: conn)
             try InboxWriter.save(inboxId: identity.inboxId, clientId: identity.clientId, now: now, on: conn)
             try InboxWriter.createConversation(
                 NewConversation(id: conversationId, inboxId: identity.inboxId, name: name,

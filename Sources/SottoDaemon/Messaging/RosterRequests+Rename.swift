@@ -53,7 +53,7 @@ extension RosterRequests {
         }
         let identity = try await identities.identity(of: conversation.inboxId)
         let members = try await database.write { conn -> Int in
-            try RosterRequestRepository.setProfileName(name, inboxId: identity.inboxId, conversationId: conversation.id, on: conn)
+            try RosterSettlementWriter.setProfileName(name, inboxId: identity.inboxId, conversationId: conversation.id, on: conn)
             try RosterAnnouncer.queue(.renamed([RosterDelta.Rename(inboxId: identity.inboxId, profileName: name)]),
                                       of: conversation, from: identity, on: conn)
             return try MemberRepository.members(of: conversation.id, on: conn).count - 1
@@ -94,11 +94,11 @@ extension RosterRequests {
             for rename in owed {
                 let changes = members.contains(rename.inboxId) && names[rename.inboxId] != rename.profileName
                 if changes {
-                    try RosterRequestRepository.setProfileName(rename.profileName, inboxId: rename.inboxId,
-                                                               conversationId: conversationId, on: conn)
+                    try RosterSettlementWriter.setProfileName(rename.profileName, inboxId: rename.inboxId,
+                                                              conversationId: conversationId, on: conn)
                     renames.append(RosterDelta.Rename(inboxId: rename.inboxId, profileName: rename.profileName))
                 }
-                try RosterRequestRepository.settle(rename, applied: changes, now: now, on: conn)
+                try RosterSettlementWriter.settle(rename, applied: changes, now: now, on: conn)
             }
             if !renames.isEmpty {
                 try RosterAnnouncer.queue(.renamed(renames), of: conversation, from: identity, on: conn)

@@ -93,7 +93,7 @@ actor RosterRequests: Service {
         else { return }
         try await queueToCreator(of: conversation, contentType: ContentType.rosterRequest,
                                  content: RosterRequest(version: gap.version).encode()) { conn, now in
-            try RosterRequestRepository.recordAsked(conversationId: conversation.id, version: gap.version, now: now, on: conn)
+            try RosterSettlementWriter.recordAsked(conversationId: conversation.id, version: gap.version, now: now, on: conn)
         }
         DaemonLog.info("roster gap in conversation \(conversation.id.prefix(8)) at version \(gap.version): asked the creator for the full roster")
     }
@@ -152,11 +152,11 @@ actor RosterRequests: Service {
             guard request.version < version,
                   let member = try MemberRepository.member(conversationId: conversation.id, inboxId: request.inboxId, on: conn)
             else {
-                try RosterRequestRepository.settle(request, answered: false, now: now, on: conn)
+                try RosterSettlementWriter.settle(request, answered: false, now: now, on: conn)
                 return false
             }
             try RosterAnnouncer.queueFullRoster(of: conversation, version: version, to: [member], from: identity, on: conn)
-            try RosterRequestRepository.settle(request, answered: true, now: now, on: conn)
+            try RosterSettlementWriter.settle(request, answered: true, now: now, on: conn)
             return true
         }
         if sent {

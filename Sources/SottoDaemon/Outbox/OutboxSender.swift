@@ -111,7 +111,7 @@ actor OutboxSender: Service {
         // One publishing sequence per relay and sending conversation (docs/adr/0044).
         var byRelay: [(endpoint: String, sender: RelaySender, pushes: [DuePush])] = []
         let messageIds = Set(due.map(\.messageId))
-        let conversations = (try? database.read { conn in try MessageRepository.conversationIds(of: messageIds, on: conn) }) ?? [:]
+        let conversations = (try? database.read { conn in try MessageIdRepository.conversationIds(of: messageIds, on: conn) }) ?? [:]
         var settled: [(DuePush, PushAttempt)] = []
         for item in due {
             let lookup = bodies.lookup(for: item)

@@ -86,7 +86,7 @@ actor ReceiptSender: Service {
         let now = WallClock.nowMs()
         guard let conversation, let member, enabled, conversation.expiresAt.map({ $0 > now }) ?? true,
               let key = try? PublicKey(hex: member.publicKey) else {
-            try await database.write { conn in try ReceiptDueRepository.delete(messageIds: ids, on: conn) }
+            try await database.write { conn in try ReceiptDueWriter.delete(messageIds: ids, on: conn) }
             return 0
         }
         let identity = try await identities.identity(of: conversation.inboxId)
@@ -108,7 +108,7 @@ actor ReceiptSender: Service {
         CrashPoint.reach("receipts.sealed")  // signed and sealed, not queued: the rows are still owed
         try await database.write { conn in
             for push in ready { try OutlivingNoticeWriter.queue(payload: push, endpoint: endpoint, now: now, on: conn) }
-            try ReceiptDueRepository.delete(messageIds: ids, on: conn)
+            try ReceiptDueWriter.delete(messageIds: ids, on: conn)
         }
         return ready.count
     }

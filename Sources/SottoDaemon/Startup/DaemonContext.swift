@@ -197,7 +197,7 @@ final class DaemonContext: Sendable {
     /// `sotto status`.
     func status() async -> StatusResult {
         let snapshot = await lifecycle.snapshot()
-        let conversations = (try? database.read { conn in try ConversationRepository.count(on: conn) }) ?? 0
+        let conversations = (try? database.read { conn in try ConversationCountRepository.count(on: conn) }) ?? 0
         let unusedReady = (try? await unusedInboxes.hasPreparedIdentity()) ?? false
         let unusedStats = await unusedInboxes.stats
         let stats = await walKeeper.stats

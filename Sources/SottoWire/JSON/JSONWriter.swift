@@ -48,7 +48,9 @@ public enum JSONWriter {
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
-    public static func writeString(_ text: String, to out: inout [UInt8]) {
+    /// `escapingDelete: false` leaves DEL (0x7f) raw, as RFC 8259 allows and `JSONSerialization`
+    /// does (the CLI's `--json` text, SottoClient's `SortedJSONText`).
+    public static func writeString(_ text: String, escapingDelete: Bool = true, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
@@ -59,6 +61,7 @@ public enum JSONWriter {
             case 0x09: out.append(contentsOf: [0x5c, UInt8(ascii: "t")])
             case 0x08: out.append(contentsOf: [0x5c, UInt8(ascii: "b")])
             case 0x0c: out.append(contentsOf: [0x5c, UInt8(ascii: "f")])
+            case 0x7f where !escapingDelete: out.append(byte)
             case 0x00..<0x20, 0x7f:
                 out.append(contentsOf: [0x5c, UInt8(ascii: "u"), 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0f)]])
             default: out.append(byte)

@@ -1,3 +1,4 @@
+import DaemonStore
 import Foundation
 import SharedStore
 import Testing

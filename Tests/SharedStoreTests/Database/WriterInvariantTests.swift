@@ -1,3 +1,4 @@
+import DaemonStore
 import SharedStore
 import SottoCrypto
 import TestSupport

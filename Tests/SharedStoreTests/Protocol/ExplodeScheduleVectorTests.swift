@@ -117,7 +117,7 @@ struct ExplodeScheduleVectorTests {
             .compactMap { $0["content"]?.string }.map { Array($0.utf8) }
         var decoded: [ExplodeSchedule] = [], refused = 0
         for iteration in 0..<3_000 {
-            let bytes = ParserFuzzTests().mutate(seeds[iteration % seeds.count], &rng)
+            let bytes = rng.mutate(seeds[iteration % seeds.count])
             do {
                 guard case .explodeSettings(let schedule) = try MessageContent.decode(
                     contentType: ContentType.explodeSettings, content: bytes, fallback: nil) else {

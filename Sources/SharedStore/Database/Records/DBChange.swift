@@ -38,9 +38,9 @@ public struct DBChange: Sendable, Equatable {
 
     public var knownKind: ChangeKind? { ChangeKind(rawValue: kind) }
 
-    static let columns = "seq, kind, conversationId, entityId, writerPid, createdAt"
+    package static let columns = "seq, kind, conversationId, entityId, writerPid, createdAt"
 
-    init(row: Row) throws(StoreError) {
+    package init(row: Row) throws(StoreError) {
         seq = try row.int64(0)
         kind = try row.string(1)
         conversationId = try row.optionalString(2)

@@ -23,13 +23,13 @@ public struct DBJoinRequest: Sendable, Equatable {
     public var receivedAt: Int64
     public var state: State
 
-    static let columns = """
+    package static let columns = """
         id, conversationId, inviteId, secret, requesterInboxId, requesterPublicKey, profileName, \
         endpoint, clientId, messageId, receivedAt, state
         """
 
     /// Decodes a row, opening its sealed profile name with `conn`'s keys (nil when it does not open).
-    init(row: Row, on conn: SQLiteConnection) throws(StoreError) {
+    package init(row: Row, on conn: SQLiteConnection) throws(StoreError) {
         guard let state = State(rawValue: try row.string(11)) else {
             throw .sqlite(code: SQLiteResultCode.mismatch, message: "join_request.state has an unknown value")
         }

@@ -11,9 +11,9 @@ public struct DBLocalState: Sendable, Equatable {
     public var muted: Bool
     public var isOpen: Bool
 
-    static let columns = "conversationId, unreadCount, lastReadAt, muted, isOpen"
+    package static let columns = "conversationId, unreadCount, lastReadAt, muted, isOpen"
 
-    init(row: Row) throws(StoreError) {
+    package init(row: Row) throws(StoreError) {
         conversationId = try row.string(0)
         unreadCount = try row.int64(1)
         lastReadAt = try row.optionalInt64(2)

@@ -26,9 +26,9 @@ public struct DBOutboxItem: Sendable, Equatable {
     public var nextAttemptAt: Int64
     public var lastError: String?
 
-    static let columns = "messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt, lastError"
+    package static let columns = "messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt, lastError"
 
-    init(row: Row) throws(StoreError) {
+    package init(row: Row) throws(StoreError) {
         guard let state = State(rawValue: try row.string(4)) else {
             throw .sqlite(code: SQLiteResultCode.mismatch, message: "outbox.state has an unknown value")
         }

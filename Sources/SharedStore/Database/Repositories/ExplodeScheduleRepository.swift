@@ -44,18 +44,4 @@ public enum ExplodeScheduleRepository {
             .map(\.sequence).max() ?? 0
         return min(highest, ExplodeSchedule.maxSequence - 1) + 1
     }
-
-    /// Sets the conversation's `expiresAt` to the decision in force (nil: cancelled or none)
-    /// and appends a `conversationExpiresChanged` change naming `messageId` (the decision just
-    /// stored in the same transaction by the receiving writer; nil when the creator sends one). Returns the decision in force and the change's seq.
-    @discardableResult
-    public static func apply(conversationId: String, creatorInboxId: String, messageId: String?, now: Int64,
-                             on conn: SQLiteConnection) throws(StoreError) -> (schedule: ExplodeSchedule?, seq: Int64) {
-        let schedule = try inForce(conversationId: conversationId, creatorInboxId: creatorInboxId, on: conn)
-        try conn.run("UPDATE conversation SET expiresAt = ? WHERE id = ?",
-                     [.optional(schedule?.expiresAtMs), .text(conversationId)])
-        let seq = try ChangeLog.append(conn, kind: .conversationExpiresChanged, conversationId: conversationId,
-                                       entityId: messageId, now: now)
-        return (schedule, seq)
-    }
 }

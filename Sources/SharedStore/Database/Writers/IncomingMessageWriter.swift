@@ -108,9 +108,9 @@ public enum IncomingMessageWriter {
                 // dedupe key); the decision in force over all of them sets expiresAt, so any
                 // order of arrival ends in the same state (docs/protocol/explode-schedule.md §3).
                 try insertMessage(m, referenceId: nil, now: now, on: conn)
-                let applied = try ExplodeScheduleRepository.apply(conversationId: m.conversationId,
-                                                                  creatorInboxId: conversation.creatorInboxId,
-                                                                  messageId: m.id, now: now, on: conn)
+                let applied = try ExplodeScheduleWriter.apply(conversationId: m.conversationId,
+                                                              creatorInboxId: conversation.creatorInboxId,
+                                                              messageId: m.id, now: now, on: conn)
                 seq = applied.seq
                 superseded = applied.schedule != schedule
 

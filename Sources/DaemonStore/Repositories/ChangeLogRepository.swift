@@ -1,3 +1,5 @@
+import SharedStore
+
 /// Read-only queries over `change_log`.
 ///
 /// ```swift

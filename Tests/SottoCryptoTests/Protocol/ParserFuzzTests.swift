@@ -3,43 +3,11 @@ import SottoWire
 import TestSupport
 import Testing
 
-/// SplitMix64: a fixed seed makes every failure reproducible.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
-}
-
 /// Random and mutated inputs to every parser: each call must return a value or a typed error
 /// (a trap would kill the test process), and whatever parses must survive a re-encode.
 @Suite("Parser fuzz")
 struct ParserFuzzTests {
-    func mutate(_ input: [UInt8], _ rng: inout SeededGenerator) -> [UInt8] {
-        var bytes = input
-        for _ in 0...Int.random(in: 0...3, using: &rng) {
-            switch Int.random(in: 0..<5, using: &rng) {
-            case 0 where !bytes.isEmpty:   // bit flip
-                let index = Int.random(in: 0..<bytes.count, using: &rng)
-                bytes[index] ^= 1 << UInt8.random(in: 0..<8, using: &rng)
-            case 1 where !bytes.isEmpty:   // truncation
-                bytes.removeLast(Int.random(in: 1...bytes.count, using: &rng))
-            case 2:   // insertion
-                let index = Int.random(in: 0...bytes.count, using: &rng)
-                let pool: [UInt8] = Array("{}[]\",:\\u0d83\u{0}\u{ff}-1e9 ".utf8)
-                bytes.insert(Bool.random(using: &rng) ? pool.randomElement(using: &rng)! : UInt8.random(in: 0...255, using: &rng), at: index)
-            case 3 where !bytes.isEmpty:   // overwrite a byte
-                bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
-            default:   // fully random
-                bytes = (0..<Int.random(in: 0...64, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
-            }
-        }
-        return bytes
-    }
+    func mutate(_ input: [UInt8], _ rng: inout SeededGenerator) -> [UInt8] { rng.mutate(input) }
 
     @Test func everyParserFailsCleanly() throws {
         var rng = SeededGenerator(state: 0x5077_0001)

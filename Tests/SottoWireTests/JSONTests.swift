@@ -1,4 +1,5 @@
 import SottoWire
+import TestSupport
 import Testing
 
 @Suite("JSON")

@@ -1,5 +1,4 @@
 import ControlProtocol
-import SharedStore
 import Testing
 
 /// Every control-socket type through both ends, with the functions each end really calls:

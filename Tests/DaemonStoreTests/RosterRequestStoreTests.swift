@@ -24,7 +24,7 @@ struct RosterRequestStoreTests {
         }
         #expect(try gaps(seen + gapWait - 1) == [])
         #expect(try gaps(seen + gapWait).map { "\($0.conversationId) \($0.version)" } == ["\(f.conversationId) 0"])
-        try RosterRequestRepository.recordAsked(conversationId: f.conversationId, version: 0, now: seen + gapWait, on: conn)
+        try RosterSettlementWriter.recordAsked(conversationId: f.conversationId, version: 0, now: seen + gapWait, on: conn)
         #expect(try gaps(seen + gapWait + askEvery - 1) == [])
         #expect(try gaps(seen + gapWait + askEvery).count == 1)
         #expect(try RosterRequestRepository.nextAskAt(waitMs: gapWait, everyMs: askEvery, now: seen, on: conn) == seen + gapWait + askEvery)
@@ -45,7 +45,7 @@ struct RosterRequestStoreTests {
         let owed = { (at: Int64) throws in try RosterRequestRepository.owed(answeredBy: at - answerEvery, on: conn) }
         let first = try #require(try owed(t).first)
         #expect("\(first.conversationId) \(first.inboxId) \(first.version)" == "\(f.conversationId) \(member) 2")
-        try RosterRequestRepository.settle(first, answered: true, now: t, on: conn)
+        try RosterSettlementWriter.settle(first, answered: true, now: t, on: conn)
         #expect(try owed(t) == [])
         for version in 0..<5 as Range<Int64> {
             try conn.immediateTransaction { () throws(StoreError) in
@@ -56,7 +56,7 @@ struct RosterRequestStoreTests {
         #expect(try owed(t + answerEvery).map(\.version) == [4])
         #expect(try RosterRequestRepository.nextAnswerAt(everyMs: answerEvery, on: conn) == t + answerEvery)
         // Settled without an answer (the member was not behind): the window does not move.
-        try RosterRequestRepository.settle(try #require(try owed(t + answerEvery).first), answered: false, now: t + answerEvery, on: conn)
+        try RosterSettlementWriter.settle(try #require(try owed(t + answerEvery).first), answered: false, now: t + answerEvery, on: conn)
         #expect(try conn.queryOne("SELECT answeredAt FROM roster_request")?.int64(0) == t)
     }
 
@@ -77,7 +77,7 @@ struct RosterRequestStoreTests {
         }
         try record("Bea", t)
         let first = try #require(try owed(t).first)
-        try RosterRequestRepository.settle(first, applied: true, now: t, on: conn)
+        try RosterSettlementWriter.settle(first, applied: true, now: t, on: conn)
         try record("Beatrice", t + 1)
         try record("Bee", t + 2)
         #expect(try owed(t + renameEvery - 1) == [])

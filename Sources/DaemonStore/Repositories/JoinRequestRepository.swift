@@ -1,3 +1,5 @@
+import SharedStore
+
 /// Read-only queries over `join_request`.
 ///
 /// ```swift

@@ -1,5 +1,4 @@
 import ControlProtocol
-import SharedStore
 
 /// One value of every wire type, each optional member both present and absent, with text
 /// that needs escaping: what the round-trip and schema tests run through both ends.

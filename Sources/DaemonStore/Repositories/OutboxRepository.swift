@@ -1,37 +1,35 @@
 import SharedStore
 
-// MARK: Queries on SharedStore's tables that only the daemon runs
-
-extension ConversationRepository {
-    /// How many conversations this device holds (`sotto status`).
-    ///
-    /// ```swift
-    /// let conversations = try ConversationRepository.count(on: conn)
-    /// ```
-    public static func count(on conn: SQLiteConnection) throws(StoreError) -> Int64 {
-        try conn.queryOne("SELECT count(*) FROM conversation")?.int64(0) ?? 0
-    }
-}
-
-extension MessageRepository {
-    /// Up to `limit` ids of the conversation's messages that start with `prefix` (a lowercase
-    /// hex prefix, as `git` resolves commits), in id order.
-    ///
-    /// ```swift
-    /// let ids = try MessageRepository.ids(conversationId: id, prefix: "3fa", limit: 2, on: conn)
-    /// ```
-    public static func ids(conversationId: String, prefix: String, limit: Int,
-                           on conn: SQLiteConnection) throws(StoreError) -> [String] {
-        var out: [String] = []
-        for row in try conn.query("SELECT id FROM message WHERE conversationId = ? AND id >= ? AND id < ? ORDER BY id LIMIT ?",
-                                  [.text(conversationId), .text(prefix), .text(prefix + "g"), .integer(Int64(max(0, limit)))]) {
-            out.append(try row.string(0))
+/// Read-only queries over `outbox` (the daemon's queue of pushes; the worker never reads it).
+///
+/// ```swift
+/// let due = try OutboxRepository.due(now: WallClock.nowMs(), limit: 20, on: conn)
+/// ```
+public enum OutboxRepository {
+    /// Pending pushes whose next attempt time has come, earliest first.
+    public static func due(now: Int64, limit: Int, on conn: SQLiteConnection) throws(StoreError) -> [DBOutboxItem] {
+        var out: [DBOutboxItem] = []
+        for row in try conn.query("""
+            SELECT \(DBOutboxItem.columns) FROM outbox
+            WHERE state = 'pending' AND nextAttemptAt <= ? ORDER BY nextAttemptAt LIMIT ?
+            """, [.integer(now), .integer(Int64(max(0, limit)))]) {
+            out.append(try DBOutboxItem(row: row))
         }
         return out
     }
-}
 
-extension OutboxRepository {
+    public static func items(messageId: String, on conn: SQLiteConnection) throws(StoreError) -> [DBOutboxItem] {
+        var out: [DBOutboxItem] = []
+        for row in try conn.query("""
+            SELECT \(DBOutboxItem.columns) FROM outbox WHERE messageId = ? ORDER BY memberInboxId
+            """, [.text(messageId)]) {
+            out.append(try DBOutboxItem(row: row))
+        }
+        return out
+    }
+
+    // MARK: - The next push due, and one message's pushes (explode, `sotto read`)
+
     /// When the earliest pending push is due, if any push is pending.
     ///
     /// ```swift
@@ -99,23 +97,5 @@ extension OutboxRepository {
             if !rows.isEmpty { out[messageId] = rows }
         }
         return out
-    }
-}
-
-extension MessageRepository {
-    /// The conversation of each message in `messageIds` that still exists (the outbox's
-    /// sending identity, docs/adr/0044).
-    ///
-    /// ```swift
-    /// let conversations = try MessageRepository.conversationIds(of: ["3fa2…"], on: conn)   // [messageId: conversationId]
-    /// ```
-    public static func conversationIds(of messageIds: Set<String>, on conn: SQLiteConnection) throws(StoreError) -> [String: String] {
-        var found: [String: String] = [:]
-        for messageId in messageIds {
-            if let row = try conn.queryOne("SELECT conversationId FROM message WHERE id = ?", [.text(messageId)]) {
-                found[messageId] = try row.string(0)
-            }
-        }
-        return found
     }
 }

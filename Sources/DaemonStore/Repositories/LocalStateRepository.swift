@@ -1,3 +1,5 @@
+import SharedStore
+
 /// Read-only queries over `conversation_local_state`.
 ///
 /// ```swift

@@ -97,23 +97,3 @@ struct RelayConfigurationTests {
         }
     }
 }
-
-/// A `.creds` file as `nsc` writes it (the JWT and seed are syntactically right, not live).
-enum CredsText {
-    static let valid = """
-        -----BEGIN NATS USER JWT-----
-        eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.eyJqdGkiOiJURVNUIn0.c2lnbmF0dXJl
-        ------END NATS USER JWT------
-
-        ************************* IMPORTANT *************************
-        NKEY Seed printed below can be used to sign and prove identity.
-        NKEYs are sensitive and should be treated as secrets.
-
-        -----BEGIN USER NKEY SEED-----
-        SUAMLK2ZNL35WSMW37E7UD4VZ7ELPKW7DHC3BWBSD2GCZ7IUQQXZIORRBU
-        ------END USER NKEY SEED------
-
-        *************************************************************
-
-        """
-}
