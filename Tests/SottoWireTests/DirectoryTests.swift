@@ -1,5 +1,4 @@
 import Foundation
-import SottoCrypto
 import SottoWire
 import TestSupport
 import Testing
