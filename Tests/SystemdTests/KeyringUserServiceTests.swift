@@ -188,10 +188,14 @@ struct KeyringUserServiceTests {
         let lockedAck = try PushClient.send(lockedPush, to: socket)
         #expect(lockedAck.contains("\"retry\":true") && lockedAck.contains("locked"), "ack: \(lockedAck)")
         // The unlock: the keyring daemon starts again with the password, as at a login.
+        // `--replace`: once the first one stops, the waiting sotto's next call to the Secret
+        // Service can have D-Bus start one of its own (no password, so locked) before this
+        // one, which then exits with "another secret service is running" and never unlocks
+        // anything: how a loaded run timed out here.
         _ = try manager.user(["systemctl", "--user", "stop", "test-gnome-keyring.service"])
         let again = try manager.user(["systemd-run", "--user", "--unit=test-gnome-keyring", "--collect", "sh", "-c",
                                       "printf %s '\(SecretServiceSession.password)' | exec gnome-keyring-daemon "
-                                          + "--foreground --components=secrets --unlock"])
+                                          + "--replace --foreground --components=secrets --unlock"])
         #expect(again.status == 0, "\(again.stderr)")
         do {
             try me.waitUntil("the daemon serves after the unlock", timeoutMs: 60_000) { try me.sotto(["status"]).status == 0 }
