@@ -39,6 +39,7 @@ enum ChatRenderer {
         let right = width - left - 1
         let listLines = self.listLines(state, width: left, rows: bodyRows)
         let timelineLines = self.timelineLines(state, width: right, rows: bodyRows)
+        let panel = state.panel.map { panelLines($0, state: state, width: width, rows: bodyRows) }
 
         var lines: [String] = []
         var styled: [String] = []
@@ -46,6 +47,11 @@ enum ChatRenderer {
         lines.append(DisplayWidth.fit(title, columns: width))
         styled.append(sgr(state, "7") + lines[0] + reset(state))
         for row in 0..<bodyRows {
+            if let panel {
+                lines.append(panel[row].0)
+                styled.append(panel[row].1)
+                continue
+            }
             let (plainLeft, styledLeft) = listLines[row]
             let (plainRight, styledRight) = timelineLines[row]
             lines.append(plainLeft + "│" + plainRight)
@@ -55,7 +61,7 @@ enum ChatRenderer {
         lines.append(DisplayWidth.fit(status, columns: width))
         styled.append(sgr(state, "2") + lines.last! + reset(state))
 
-        let prompt = state.replyingTo.map { "reply \($0.prefix(8))> " } ?? "> "
+        let prompt = composerPrompt(state)
         let room = max(1, width - DisplayWidth.of(prompt) - 1)
         var shown = InertText.line(state.composer)
         while DisplayWidth.of(shown) > room { shown.removeFirst() }
@@ -64,6 +70,33 @@ enum ChatRenderer {
         styled.append(composer)
         return ChatFrame(lines: lines, styled: styled, cursorRow: height - 1,
                          cursorColumn: DisplayWidth.of(prompt) + DisplayWidth.of(shown))
+    }
+
+    /// The composer's prompt: what Enter will do with what is typed.
+    static func composerPrompt(_ state: ChatState) -> String {
+        if let confirmation = state.confirmation { return "type \(InertText.line(confirmation.expected)) to \(confirmation.verb)> " }
+        if state.search != nil { return "search> " }
+        return state.replyingTo.map { "reply \($0.prefix(8))> " } ?? "> "
+    }
+
+    // MARK: A panel over the body (help, an invite)
+
+    /// The panel's title and lines across the whole width, each line broken at the width (an
+    /// invite code has no spaces: it is cut into whole rows, so copying the rows in order
+    /// gives the code), the rest blank.
+    static func panelLines(_ panel: ChatPanel, state: ChatState, width: Int, rows: Int) -> [(String, String)] {
+        var out: [(String, String)] = []
+        let title = DisplayWidth.fit(" " + InertText.line(panel.title), columns: width)
+        out.append((title, sgr(state, "1") + title + reset(state)))
+        for line in panel.lines {
+            for piece in DisplayWidth.wrap(InertText.line(line), columns: width) {
+                let plain = DisplayWidth.fit(piece, columns: width)
+                out.append((plain, plain))
+            }
+        }
+        let blank = String(repeating: " ", count: width)
+        while out.count < rows { out.append((blank, blank)) }
+        return Array(out.prefix(rows))
     }
 
     // MARK: The conversation list
@@ -204,9 +237,18 @@ enum ChatRenderer {
 
     static func statusLine(_ state: ChatState) -> String {
         if !state.connected { return " daemon unreachable, reconnecting…" + (state.problem.map { " (" + InertText.line($0) + ")" } ?? "") }
+        if let confirmation = state.confirmation {
+            return " " + InertText.line(confirmation.question) + " Type \(InertText.line(confirmation.expected)) and Enter; Esc cancels"
+        }
+        if let notice = state.notice { return " " + InertText.line(notice) }
+        if let search = state.search {
+            if search.searchingOlder { return " searching older messages… · Esc ends" }
+            return " search: Enter finds the next older match · Esc ends"
+        }
         if let problem = state.problem { return " " + InertText.line(problem) }
         if state.selectedMessageId != nil { return " Ctrl-R reply · Ctrl-T react (composer's emoji, else 👍) · Esc unselect" }
-        return " Enter send · ↑↓/Tab conversation · PgUp/PgDn scroll · Ctrl-C quit"
+        if state.composer.hasPrefix("/") && !state.composer.hasPrefix("//") { return " " + SlashCommand.summary }
+        return " Enter send · ↑↓/Tab conversation · PgUp/PgDn scroll · /help · Ctrl-C quit"
     }
 
     // MARK: Attributes
