@@ -111,6 +111,29 @@ struct ChatRendererTests {
         #expect(searching.lines[22].hasPrefix(" search: Enter finds the next older match"))
     }
 
+    @Test("a frame lays out only the newest items it shows, and shows what the whole layout would")
+    func onlyTheNewestAreLaidOut() {
+        var state = Self.state
+        var timeline = state.timeline!
+        var items: [TimelineItem] = []
+        for n in 0..<300 {
+            let text = n % 7 == 0 ? "a longer text that wraps over more than one line of the pane, number \(n)" : "short \(n)"
+            let from: String? = n % 2 == 0 ? "bob" : nil
+            items.append(TimelineItem(message: Self.message("x\(n)", text, from: from, at: Int64(n))))
+        }
+        timeline.items = items
+        timeline.hasOlder = true
+        state.timeline = timeline
+        for scrollUp in [0, 5, 40, 200, 10_000] {
+            state.scrollUp = scrollUp
+            let all = ChatRenderer.itemLines(timeline, state: state, width: 53)
+            let end = max(0, all.count - scrollUp), start = max(0, end - 21)
+            let expected = Array(all[start..<end]).map(\.0)
+            let shown = ChatRenderer.timelineLines(state, width: 53, rows: 21).map(\.0).filter { !$0.allSatisfy { $0 == " " } }
+            #expect(shown == expected, "scrollUp \(scrollUp)")
+        }
+    }
+
     @Test("commands: parsed, //text is a message, an unknown command is not sent")
     func slashCommands() {
         #expect(SlashCommand.parse("hello") == .message("hello"))
