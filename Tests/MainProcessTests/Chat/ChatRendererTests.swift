@@ -152,6 +152,7 @@ struct ChatRendererTests {
         if case .invalid = SlashCommand.parse("/explode soon") {} else { Issue.record("a bad time is refused") }
         if case .invalid = SlashCommand.parse("/nuke") {} else { Issue.record("an unknown command is refused, not sent") }
         if case .invalid = SlashCommand.parse("/remove") {} else { Issue.record("/remove needs a member") }
+        #expect(SlashCommand.helpLines.allSatisfy { DisplayWidth.of($0) <= 79 }, "the help fits 80 columns unwrapped")
     }
 
     static let expected80x24 = """

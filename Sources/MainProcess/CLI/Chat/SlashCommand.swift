@@ -31,18 +31,19 @@ enum SlashCommand: Equatable {
 
     static let summary = "/new NAME · /invite · /join CODE · /mute · /unmute · /leave · /remove MEMBER · /explode · /help"
 
+    /// At most 79 columns each, so 80×24 shows them unwrapped.
     static let helpLines: [String] = [
         "Commands (typed in the composer, then Enter):",
-        "  /new NAME          create a conversation (a fresh identity of its own) and open it",
-        "  /invite [1h]       show an invite code for the open conversation (copied to the clipboard",
-        "                     where the terminal allows it); give it to the other person",
-        "  /join CODE         paste an invite code (sotto1:…) to ask to join",
-        "  /mute, /unmute     no desktop notifications for the open conversation on this device",
-        "  /leave             leave the open conversation (asks you to type its name)",
-        "  /remove MEMBER     remove a member you invited (asks you to type the member's name)",
-        "  /explode [1h]      delete it on every device, now or later (asks you to type its name);",
-        "                     /explode cancel calls a scheduled explosion off",
-        "  //text             sends /text as a message",
+        "  /new NAME        create a conversation with an identity of its own; open it",
+        "  /invite [1h]     show an invite code for the open conversation (also copied",
+        "                   to the clipboard where the terminal allows it)",
+        "  /join CODE       paste an invite code (sotto1:…) to ask to join",
+        "  /mute, /unmute   no desktop notifications for it on this device",
+        "  /leave           leave the open conversation (asks you to type its name)",
+        "  /remove MEMBER   remove a member (asks you to type the member's name)",
+        "  /explode [1h]    delete it on every device, now or later (asks for its name);",
+        "                   /explode cancel calls a scheduled explosion off",
+        "  //text           sends /text as a message",
         "Keys:",
         "  Enter send · Alt+Enter new line · ↑↓ Tab conversation · PgUp/PgDn scroll",
         "  Ctrl-P/Ctrl-N select a message · Ctrl-R reply · Ctrl-T react · Ctrl-F search",
