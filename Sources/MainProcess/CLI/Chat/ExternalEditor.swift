@@ -40,7 +40,7 @@ enum ExternalEditor {
         var template = Array((directory(environment) + "/sotto-compose-XXXXXX.txt").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, 4) }
         guard fd >= 0 else { return .failure(Failure(description: "cannot make a file for the editor: errno \(errno)")) }
-        let path = String(cString: template)
+        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         defer { unlink(path) }
         _ = fchmod(fd, 0o600)
         let bytes = Array(text.utf8)
