@@ -98,11 +98,23 @@ final class MarkedOutput: @unchecked Sendable {
         return children.split(separator: " ").first.flatMap { pid_t($0) }
     }
 
+    /// SIGTERM to the program, then its input closed; `script` and the program are killed
+    /// when they are not gone within 5 s (a benchmark must not leave processes behind).
     func stop() {
-        if let child { kill(child, SIGTERM) }
+        let program = child
+        if let program { kill(program, SIGTERM) }
         close(input)
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let deadline = WallClock.monotonicNs() + 5_000_000_000
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if WallClock.monotonicNs() > deadline {
+                if let program { kill(program, SIGKILL) }
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                return
+            }
+            usleep(20_000)   // polling the exit within a bound: nothing to wait on but the child
+        }
     }
 }
 
