@@ -56,6 +56,7 @@ bench: build-release
 	./Benchmarks/device-at-rest-bench.sh 2ccde89 1000 60
 	./Benchmarks/chat-start-bench.sh .build/release/sotto 1000
 	./Benchmarks/cli-start-bench.sh .build/release/sotto 20
+	./Benchmarks/chat-e2e-bench.sh
 	./Benchmarks/relay-connection-cost.py 5000 20 10 30
 
 # Issue #7: the stress suite with the full profile (50,000 pushes) against release binaries;

@@ -273,6 +273,10 @@ let package = Package(
             dependencies: ["SottoWire", "SottoCrypto", "ControlProtocol", "SottoClient", "TestSupport"],
             path: "Benchmarks/DaemonE2EBench"),
         .executableTarget(
+            name: "ChatE2EBench",
+            dependencies: ["SottoWire", "ControlProtocol", "SottoClient", "TestSupport"],
+            path: "Benchmarks/ChatE2EBench"),
+        .executableTarget(
             name: "NotifyBench",
             dependencies: ["SharedStore", "SottoWire", "TestSupport"],
             path: "Benchmarks/NotifyBench"),

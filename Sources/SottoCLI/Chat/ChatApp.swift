@@ -7,24 +7,33 @@ import SottoWire
 /// The running `sotto chat`: one thread that waits in `poll` on the keyboard, the library's
 /// wake pipe and the signal pipe (no timer, no busy loop), draws the newest snapshots of the
 /// conversation list and the open timeline, and turns keys into intents. Only the lines that
-/// changed since the last frame are written.
+/// changed since the last frame are written. Commands typed in the composer (`/new`, `/invite`,
+/// `/join`, `/mute`, `/leave`, `/remove`, `/explode`) are in `ChatApp+Commands`, the search
+/// (Ctrl-F) in `ChatApp+Search`.
 ///
 /// ```swift
 /// let app = try ChatApp(socketPath: path, initial: list, open: "3fa2…")
 /// exit(app.run())
 /// ```
 final class ChatApp {
-    private let socketPath: String
-    private let terminal: TerminalSession
+    let socketPath: String
+    let terminal: TerminalSession
     private let signals: SignalPipe
-    private let wake: WakePipe
-    private let list: LiveConversationList
+    let wake: WakePipe
+    let list: LiveConversationList
+    let actions: ConversationActions
     private var listObservation: Observation?
-    private var timeline: Timeline?
+    var timeline: Timeline?
     private var timelineObservation: Observation?
-    private var state = ChatState()
+    var state = ChatState()
     private var decoder = KeyDecoder()
-    private var shown: [String] = []
+    var shown: [String] = []
+    /// What the actions' callbacks report (on the actions' queue), for the UI thread to apply.
+    let inbox: ActionInbox
+    /// A conversation just created or joined: opened as soon as the list shows it.
+    var pendingOpen: String?
+    /// The timeline's generation when the search asked for an older page.
+    var searchWaitsFor = 0
     /// `SOTTO_CHAT_EXIT_AFTER_FIRST_FRAME=1`: quit once a frame shows the loaded list and the
     /// open conversation (Benchmarks/chat-start-bench.sh measures start → first full frame).
     private let exitAfterFirstFrame = ProcessInfo.processInfo.environment["SOTTO_CHAT_EXIT_AFTER_FIRST_FRAME"] == "1"
@@ -37,6 +46,8 @@ final class ChatApp {
         self.signals = signals
         self.wake = wake
         list = LiveConversationList(socketPath: socketPath)
+        actions = ConversationActions(socketPath: socketPath)
+        inbox = ActionInbox(wake: wake, list: list)
         state.conversations = initial
         state.color = (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
         state.utcOffsetSeconds = LocalTime.utcOffsetSeconds()
@@ -62,14 +73,7 @@ final class ChatApp {
                 return 70
             }
             if fds[2].revents != 0 {
-                for signal in signals.drain() {
-                    if signal == SIGWINCH {
-                        shown = []   // a full frame at the new size
-                        terminal.write("\u{1b}[2J")
-                    } else {
-                        return 0
-                    }
-                }
+                for signal in signals.drain() where !handle(signal: signal) { return 0 }
             }
             if fds[1].revents != 0 { wake.drain() }
             if fds[0].revents != 0 {
@@ -84,17 +88,27 @@ final class ChatApp {
         }
     }
 
+    /// Acts on a signal; false means quit.
+    private func handle(signal: Int32) -> Bool {
+        guard signal == SIGWINCH else { return false }
+        shown = []   // a full frame at the new size
+        terminal.write("\u{1b}[2J")
+        return true
+    }
+
     /// The terminal first: stopping the library never waits for the daemon, but nothing
     /// should stand between Ctrl-C and the terminal given back.
     private func finish() {
         terminal.restore()
         timeline?.stop()
         list.stop()
+        actions.stop()
     }
 
     // MARK: Snapshots
 
     private func pullSnapshots() {
+        applyOutcomes()
         let snapshot = list.current
         if snapshot.generation > 0 { state.conversations = snapshot.conversations }
         state.connected = snapshot.connected || (snapshot.generation == 0 && snapshot.problem == nil)
@@ -106,24 +120,46 @@ final class ChatApp {
         } else if state.selectedId == nil, let first = state.conversations.first?.id {
             open(first)
         }
+        if let pending = pendingOpen, state.conversations.contains(where: { $0.id == pending }) {
+            pendingOpen = nil
+            open(pending)
+        }
         state.timeline = timeline?.current
+        continueSearch()
     }
 
     // MARK: Keys
 
     /// Acts on `key`; false means quit.
     private func handle(_ key: ChatKey) -> Bool {
+        if key == .ctrlC { return false }
+        state.notice = nil
+        if state.confirmation != nil, handleConfirming(key) { return true }
+        if state.search != nil, handleSearching(key) { return true }
         switch key {
         case .ctrlC:
             return false
         case .enter:
+            state.panel = nil
             let text = state.composer
-            if !text.trimmingWhitespace().isEmpty, let timeline {
-                timeline.send(text, replyTo: state.replyingTo)
+            switch SlashCommand.parse(text) {
+            case .command(let command):
                 state.composer = ""
-                state.replyingTo = nil
-                state.scrollUp = 0
+                run(command)
+            case .invalid(let why):
+                state.notice = why
+            case .message(let message):
+                if !message.trimmingWhitespace().isEmpty, let timeline {
+                    timeline.send(message, replyTo: state.replyingTo)
+                    state.composer = ""
+                    state.replyingTo = nil
+                    state.scrollUp = 0
+                }
             }
+        case .editor:
+            return composeInEditor()
+        case .search:
+            startSearch()
         case .altEnter:
             state.composer += "\n"
         case .backspace:
@@ -131,6 +167,7 @@ final class ChatApp {
         case .text(let text):
             state.composer += text
         case .escape:
+            state.panel = nil
             state.replyingTo = nil
             state.selectedMessageId = nil
         case .previousMessage:
@@ -172,7 +209,7 @@ final class ChatApp {
 
     /// Moves the message selection among the stored messages (not reactions, not echoes);
     /// from none, Ctrl-P selects the newest.
-    private func selectMessage(by step: Int) {
+    func selectMessage(by step: Int) {
         let ids = (timeline?.current.items ?? [])
             .filter { !$0.isLocalEcho && $0.message.contentType != ContentType.reaction }.map(\.id)
         guard !ids.isEmpty else { return }
@@ -193,7 +230,7 @@ final class ChatApp {
 
     // MARK: Opening a conversation
 
-    private func open(_ id: String) {
+    func open(_ id: String) {
         guard id != state.selectedId else { return }
         close()
         state.selectedId = id
@@ -214,6 +251,24 @@ final class ChatApp {
         timeline?.stop()
         timeline = nil
         state.timeline = nil
+    }
+
+    // MARK: Ctrl-O
+
+    /// The terminal is lent to the editor and taken back; the editor's text goes into the
+    /// composer (sent only with Enter). A signal that came meanwhile: SIGINT was the editor's
+    /// (a Ctrl-C typed in it), the others are acted on here. False means quit.
+    private func composeInEditor() -> Bool {
+        terminal.suspend()
+        let edited = ExternalEditor.edit(state.composer)
+        terminal.resume()
+        shown = []
+        let quit = signals.drain().contains { $0 != SIGINT && !handle(signal: $0) }
+        switch edited {
+        case .success(let text): state.composer = text
+        case .failure(let failure): state.notice = failure.description
+        }
+        return !quit
     }
 
     // MARK: Drawing

@@ -38,6 +38,7 @@ enum ChatRenderer {
         let right = width - left - 1
         let listLines = self.listLines(state, width: left, rows: bodyRows)
         let timelineLines = self.timelineLines(state, width: right, rows: bodyRows)
+        let panel = state.panel.map { panelLines($0, state: state, width: width, rows: bodyRows) }
 
         var lines: [String] = []
         var styled: [String] = []
@@ -45,6 +46,11 @@ enum ChatRenderer {
         lines.append(DisplayWidth.fit(title, columns: width))
         styled.append(sgr(state, "7") + lines[0] + reset(state))
         for row in 0..<bodyRows {
+            if let panel {
+                lines.append(panel[row].0)
+                styled.append(panel[row].1)
+                continue
+            }
             let (plainLeft, styledLeft) = listLines[row]
             let (plainRight, styledRight) = timelineLines[row]
             lines.append(plainLeft + "│" + plainRight)
@@ -54,7 +60,7 @@ enum ChatRenderer {
         lines.append(DisplayWidth.fit(status, columns: width))
         styled.append(sgr(state, "2") + lines.last! + reset(state))
 
-        let prompt = state.replyingTo.map { "reply \($0.prefix(8))> " } ?? "> "
+        let prompt = composerPrompt(state)
         let room = max(1, width - DisplayWidth.of(prompt) - 1)
         var shown = InertText.line(state.composer)
         while DisplayWidth.of(shown) > room { shown.removeFirst() }
@@ -63,6 +69,33 @@ enum ChatRenderer {
         styled.append(composer)
         return ChatFrame(lines: lines, styled: styled, cursorRow: height - 1,
                          cursorColumn: DisplayWidth.of(prompt) + DisplayWidth.of(shown))
+    }
+
+    /// The composer's prompt: what Enter will do with what is typed.
+    static func composerPrompt(_ state: ChatState) -> String {
+        if let confirmation = state.confirmation { return "type \(InertText.line(confirmation.expected)) to \(confirmation.verb)> " }
+        if state.search != nil { return "search> " }
+        return state.replyingTo.map { "reply \($0.prefix(8))> " } ?? "> "
+    }
+
+    // MARK: A panel over the body (help, an invite)
+
+    /// The panel's title and lines across the whole width, each line broken at the width (an
+    /// invite code has no spaces: it is cut into whole rows, so copying the rows in order
+    /// gives the code), the rest blank.
+    static func panelLines(_ panel: ChatPanel, state: ChatState, width: Int, rows: Int) -> [(String, String)] {
+        var out: [(String, String)] = []
+        let title = DisplayWidth.fit(" " + InertText.line(panel.title), columns: width)
+        out.append((title, sgr(state, "1") + title + reset(state)))
+        for line in panel.lines {
+            for piece in DisplayWidth.wrap(InertText.line(line), columns: width) {
+                let plain = DisplayWidth.fit(piece, columns: width)
+                out.append((plain, plain))
+            }
+        }
+        let blank = String(repeating: " ", count: width)
+        while out.count < rows { out.append((blank, blank)) }
+        return Array(out.prefix(rows))
     }
 
     // MARK: The conversation list
@@ -124,7 +157,7 @@ enum ChatRenderer {
     static func timelineLines(_ state: ChatState, width: Int, rows: Int) -> [(String, String)] {
         var all: [(String, String)] = []
         if let timeline = state.timeline {
-            all = itemLines(timeline, state: state, width: width)
+            all = itemLines(timeline, state: state, width: width, newest: rows + state.scrollUp)
             if all.isEmpty {
                 let text = timeline.connected ? " no messages yet: type one below" : " loading…"
                 all.append((DisplayWidth.fit(text, columns: width), DisplayWidth.fit(text, columns: width)))
@@ -140,8 +173,11 @@ enum ChatRenderer {
 
     /// Every loaded item as lines: `HH:MM sender: text (status)`, wrapped under its start;
     /// a reply quotes what it answers; reactions gather on one line under their message; the
-    /// first message unread at opening gets a `new` marker above it.
-    static func itemLines(_ timeline: TimelineSnapshot, state: ChatState, width: Int) -> [(String, String)] {
+    /// first message unread at opening gets a `new` marker above it. With `newest`, only the
+    /// newest items that fill at least that many lines are laid out (what a frame shows:
+    /// laying out every loaded page on each frame cost most of a frame's time), and the
+    /// "older" line only when the oldest item was reached.
+    static func itemLines(_ timeline: TimelineSnapshot, state: ChatState, width: Int, newest: Int? = nil) -> [(String, String)] {
         var reactions: [String: [(emoji: String, who: String)]] = [:]
         var byId: [String: MessageInfo] = [:]
         for item in timeline.items {
@@ -151,45 +187,66 @@ enum ChatRenderer {
                 reactions[target, default: []].append((InertText.line(emoji), sender(of: item.message)))
             }
         }
+        var blocks: [[(String, String)]] = []
+        var count = 0
+        var reachedOldest = true
+        for item in timeline.items.reversed() where item.message.contentType != ContentType.reaction {
+            if let newest, count >= newest {
+                reachedOldest = false
+                break
+            }
+            let block = lines(of: item, timeline: timeline, byId: byId, reactions: reactions, state: state, width: width)
+            count += block.count
+            blocks.append(block)
+        }
         var out: [(String, String)] = []
-        func add(_ text: String, _ attributes: String?) {
-            let plain = DisplayWidth.fit(text, columns: width)
-            out.append((plain, attributes.map { sgr(state, $0) + plain + reset(state) } ?? plain))
+        if reachedOldest && timeline.hasOlder && !timeline.items.isEmpty {
+            out.append(styledLine(timeline.loadingOlder ? " loading older…" : " ⇞ PageUp for older", "2", state: state, width: width))
         }
-        if timeline.hasOlder && !timeline.items.isEmpty {
-            add(timeline.loadingOlder ? " loading older…" : " ⇞ PageUp for older", "2")
+        for block in blocks.reversed() { out += block }
+        return out
+    }
+
+    /// One message's lines: the `new` marker above it when it is the first unread, the quote
+    /// of what it answers, its text wrapped, a send error, the reactions gathered under it.
+    static func lines(of item: TimelineItem, timeline: TimelineSnapshot, byId: [String: MessageInfo],
+                      reactions: [String: [(emoji: String, who: String)]], state: ChatState, width: Int) -> [(String, String)] {
+        var out: [(String, String)] = []
+        func add(_ text: String, _ attributes: String?) { out.append(styledLine(text, attributes, state: state, width: width)) }
+        let message = item.message
+        if message.id == timeline.firstUnreadId {
+            let label = " new "
+            let side = max(0, (width - label.count) / 2)
+            add(String(repeating: "─", count: side) + label + String(repeating: "─", count: max(0, width - side - label.count)), "1")
         }
-        for item in timeline.items where item.message.contentType != ContentType.reaction {
-            let message = item.message
-            if message.id == timeline.firstUnreadId {
-                let label = " new "
-                let side = max(0, (width - label.count) / 2)
-                add(String(repeating: "─", count: side) + label + String(repeating: "─", count: max(0, width - side - label.count)), "1")
-            }
-            if let reference = message.referenceId, let quoted = byId[reference] {
-                add("      ↪ " + sender(of: quoted) + ": " + InertText.line(quoted.text), "2")
-            }
-            let status = message.outgoing ? " (\(item.deliveryStatus))" : ""
-            let mark = message.id == state.selectedMessageId ? "▸" : ""
-            let head = "\(mark)\(time(message.sentAtMs, offset: state.utcOffsetSeconds)) \(sender(of: message)): "
-            let textLines = message.text.split(separator: "\n", omittingEmptySubsequences: false).map { InertText.line(String($0)) }
-            let indent = "      "
-            var wrapped: [String] = []
-            for (index, textLine) in textLines.enumerated() {
-                let last = index == textLines.count - 1
-                let body = (index == 0 ? head : "") + textLine + (last ? status : "")
-                let pieces = DisplayWidth.wrap(body, columns: index == 0 ? width : width - indent.count,
-                                               continuation: width - indent.count)
-                for (piece, text) in pieces.enumerated() { wrapped.append(index == 0 && piece == 0 ? text : indent + text) }
-            }
-            let attributes: String? = item.sendError != nil ? "31" : (mark.isEmpty ? nil : "7")
-            for line in wrapped { add(line, attributes) }
-            if let error = item.sendError { add("      not sent: " + InertText.line(error), "31") }
-            if let gathered = reactions[message.id] {
-                add("      " + gathered.map { "\($0.emoji) \($0.who)" }.joined(separator: "  "), "2")
-            }
+        if let reference = message.referenceId, let quoted = byId[reference] {
+            add("      ↪ " + sender(of: quoted) + ": " + InertText.line(quoted.text), "2")
+        }
+        let status = message.outgoing ? " (\(item.deliveryStatus))" : ""
+        let mark = message.id == state.selectedMessageId ? "▸" : ""
+        let head = "\(mark)\(time(message.sentAtMs, offset: state.utcOffsetSeconds)) \(sender(of: message)): "
+        let textLines = message.text.split(separator: "\n", omittingEmptySubsequences: false).map { InertText.line(String($0)) }
+        let indent = "      "
+        var wrapped: [String] = []
+        for (index, textLine) in textLines.enumerated() {
+            let last = index == textLines.count - 1
+            let body = (index == 0 ? head : "") + textLine + (last ? status : "")
+            let pieces = DisplayWidth.wrap(body, columns: index == 0 ? width : width - indent.count,
+                                           continuation: width - indent.count)
+            for (piece, text) in pieces.enumerated() { wrapped.append(index == 0 && piece == 0 ? text : indent + text) }
+        }
+        let attributes: String? = item.sendError != nil ? "31" : (mark.isEmpty ? nil : "7")
+        for line in wrapped { add(line, attributes) }
+        if let error = item.sendError { add("      not sent: " + InertText.line(error), "31") }
+        if let gathered = reactions[message.id] {
+            add("      " + gathered.map { "\($0.emoji) \($0.who)" }.joined(separator: "  "), "2")
         }
         return out
+    }
+
+    static func styledLine(_ text: String, _ attributes: String?, state: ChatState, width: Int) -> (String, String) {
+        let plain = DisplayWidth.fit(text, columns: width)
+        return (plain, attributes.map { sgr(state, $0) + plain + reset(state) } ?? plain)
     }
 
     static func time(_ ms: Int64, offset: Int) -> String {
@@ -203,9 +260,18 @@ enum ChatRenderer {
 
     static func statusLine(_ state: ChatState) -> String {
         if !state.connected { return " daemon unreachable, reconnecting…" + (state.problem.map { " (" + InertText.line($0) + ")" } ?? "") }
+        if let confirmation = state.confirmation {
+            return " " + InertText.line(confirmation.question) + " Type \(InertText.line(confirmation.expected)) and Enter; Esc cancels"
+        }
+        if let notice = state.notice { return " " + InertText.line(notice) }
+        if let search = state.search {
+            if search.searchingOlder { return " searching older messages… · Esc ends" }
+            return " search: Enter finds the next older match · Esc ends"
+        }
         if let problem = state.problem { return " " + InertText.line(problem) }
         if state.selectedMessageId != nil { return " Ctrl-R reply · Ctrl-T react (composer's emoji, else 👍) · Esc unselect" }
-        return " Enter send · ↑↓/Tab conversation · PgUp/PgDn scroll · Ctrl-C quit"
+        if state.composer.hasPrefix("/") && !state.composer.hasPrefix("//") { return " " + SlashCommand.summary }
+        return " Enter send · ↑↓/Tab conversation · PgUp/PgDn scroll · /help · Ctrl-C quit"
     }
 
     // MARK: Attributes

@@ -29,6 +29,65 @@ struct ChatState: Equatable {
     /// The message selected with Ctrl-P/Ctrl-N (to reply or react to), nil when none.
     var selectedMessageId: String?
 
+    /// A destructive action waiting for its confirmation (the composer takes the typed name meanwhile).
+    var confirmation: PendingConfirmation?
+    /// Text shown over the body until Esc or the next command: `/help`, an invite code.
+    var panel: ChatPanel?
+    /// The outcome of the last action, on the status line until the next key.
+    var notice: String?
+    /// Ctrl-F's search in the open conversation, while it runs.
+    var search: ChatSearch?
+
     var selectedIndex: Int? { conversations.firstIndex { $0.id == selectedId } }
     var selected: ConversationInfo? { selectedIndex.map { conversations[$0] } }
+}
+
+/// A destructive action (leave, remove, explode) asked for and not yet done: it is done only
+/// when exactly `expected` is typed and Enter pressed; anything else, or Esc, does nothing.
+/// The target is fixed when it is asked for, so moving in the list cannot redirect it.
+///
+/// ```swift
+/// state.confirmation = PendingConfirmation(action: .explode(conversation: id, atMs: nil), expected: "Trip",
+///                                   question: "Explode Trip on every device?", verb: "explode")
+/// ```
+struct PendingConfirmation: Equatable {
+    enum Action: Equatable {
+        case leave(conversation: String)
+        case remove(member: String, conversation: String)
+        case explode(conversation: String, atMs: Int64?)
+    }
+    var action: Action
+    /// What must be typed (shown inert: it may be a name another device chose).
+    var expected: String
+    /// The status line's question.
+    var question: String
+    /// The composer's prompt word.
+    var verb: String
+    /// The composer's text before the question, given back after it.
+    var savedComposer = ""
+}
+
+/// Lines shown over the conversation panes until Esc: the help, an invite code to copy.
+///
+/// ```swift
+/// state.panel = ChatPanel(title: "Invite to Trip", lines: [code])
+/// ```
+struct ChatPanel: Equatable {
+    var title: String
+    var lines: [String]
+}
+
+/// The search in the open conversation (Ctrl-F): the query typed so far, the message the last
+/// Enter found, and whether it is waiting for an older page to look further.
+///
+/// ```swift
+/// state.search = ChatSearch()
+/// ```
+struct ChatSearch: Equatable {
+    var query = ""
+    var matchId: String?
+    /// Looking in older pages the daemon is asked for.
+    var searchingOlder = false
+    /// The composer's text before the search, given back after it.
+    var savedComposer = ""
 }

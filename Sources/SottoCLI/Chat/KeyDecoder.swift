@@ -9,11 +9,13 @@ enum ChatKey: Equatable {
     case enter, altEnter, backspace, tab, backTab, up, down, pageUp, pageDown, ctrlC, escape
     /// Ctrl-P / Ctrl-N: select the previous / next message; Ctrl-R: reply to it; Ctrl-T: react to it.
     case previousMessage, nextMessage, reply, react
+    /// Ctrl-O: compose in $EDITOR; Ctrl-F: search the open conversation.
+    case editor, search
 }
 
 /// Turns terminal input into `ChatKey`s: UTF-8 text, Enter (CR), Alt+Enter (ESC CR),
 /// arrows and PageUp/PageDown (CSI and SS3 forms), Tab and Shift+Tab, Backspace, Ctrl-C,
-/// and Ctrl-P, Ctrl-N, Ctrl-R, Ctrl-T for a selected message.
+/// Ctrl-P, Ctrl-N, Ctrl-R, Ctrl-T for a selected message, Ctrl-O (editor) and Ctrl-F (search).
 /// An incomplete sequence at the end of a read waits for the next read.
 struct KeyDecoder {
     private var pending: [UInt8] = []
@@ -37,6 +39,8 @@ struct KeyDecoder {
             case 0x0e: flushText(); keys.append(.nextMessage); index += 1
             case 0x12: flushText(); keys.append(.reply); index += 1
             case 0x14: flushText(); keys.append(.react); index += 1
+            case 0x0f: flushText(); keys.append(.editor); index += 1
+            case 0x06: flushText(); keys.append(.search); index += 1
             case 0x0d, 0x0a: flushText(); keys.append(.enter); index += 1
             case 0x09: flushText(); keys.append(.tab); index += 1
             case 0x7f, 0x08: flushText(); keys.append(.backspace); index += 1

@@ -17,6 +17,7 @@ final class TerminalSession {
     let input: Int32 = STDIN_FILENO
     let output: Int32 = STDOUT_FILENO
     private var original = termios()
+    private var raw = termios()
     private var restored = false
 
     private init() {}
@@ -37,11 +38,27 @@ final class TerminalSession {
             cc[Int(VMIN)] = 1
             cc[Int(VTIME)] = 0
         }
+        session.raw = raw
         guard tcsetattr(session.input, TCSAFLUSH, &raw) == 0 else {
             throw Failure(description: "cannot put the terminal in raw mode: errno \(errno)")
         }
         session.write("\u{1b}[?1049h\u{1b}[H\u{1b}[2J")
         return session
+    }
+
+    // MARK: Lending the terminal to another program
+
+    /// The terminal as it was found (main screen, cursor, termios) for a program the chat
+    /// runs in the foreground ($EDITOR); `resume()` takes it back.
+    func suspend() {
+        write("\u{1b}[0m\u{1b}[?25h\u{1b}[?1049l")
+        _ = tcsetattr(input, TCSAFLUSH, &original)
+    }
+
+    /// Raw mode and the alternate screen again, cleared: the caller redraws in full.
+    func resume() {
+        _ = tcsetattr(input, TCSAFLUSH, &raw)
+        write("\u{1b}[?1049h\u{1b}[H\u{1b}[2J")
     }
 
     /// Columns and rows (80×24 when the terminal does not say).

@@ -13,8 +13,10 @@ struct ChatCommand: ParsableCommand {
         discussion: """
             Keys: Enter sends, Alt+Enter adds a line, Up/Down or Tab/Shift+Tab switch conversations,
             PageUp/PageDown scroll the history, Ctrl-P/Ctrl-N select a message, Ctrl-R replies to it,
-            Ctrl-T reacts to it (the composer's emoji, else 👍), Esc cancels, Ctrl-C quits. NO_COLOR turns
-            attributes off. While a conversation is open here, it raises no desktop notification.
+            Ctrl-T reacts to it (the composer's emoji, else 👍), Ctrl-F searches the open conversation,
+            Ctrl-O composes in $EDITOR, Esc cancels, Ctrl-C quits. Commands in the composer: /new NAME,
+            /invite, /join CODE, /mute, /unmute, /leave, /remove MEMBER, /explode, /help; leave, remove
+            and explode ask you to type the name first. NO_COLOR turns attributes off. While a conversation is open here, it raises no desktop notification.
             """)
 
     @Argument(help: "Open this conversation (an id or a unique prefix of it); default: the most recently active one.")

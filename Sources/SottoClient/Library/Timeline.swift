@@ -45,6 +45,9 @@ public final class Timeline: Sendable {
         var refreshAgain = false
         var unreadAtOpen: Int64 = 0
         var loadedOnce = false
+        /// Messages the feed named as inserted or changed since the last refresh began; nil
+        /// when a refresh must read the whole latest page (a reconnect, a change without an id).
+        var changedIds: Set<String>? = []
     }
     private let state: Mutex<State>
 
@@ -184,10 +187,25 @@ public final class Timeline: Sendable {
         if startNow { runRefreshes() }
     }
 
+    /// How many of the latest messages a refresh reads first when the feed named what
+    /// changed: a new message is almost always among the newest, so most refreshes read
+    /// this few (the daemon annotates and encodes fewer, the UI decodes fewer); a refresh
+    /// whose named messages are not all in it reads the whole latest page, as the first does.
+    static let quickRefresh = 8
+
     private func runRefreshes() {
         while true {
             do throws(ControlClient.Failure) {
-                let page = try channel.call(ReadMessagesParams(conversation: conversation, limit: pageSize), retry: true)
+                let (changed, loadedOnce) = state.withLock { state -> (Set<String>?, Bool) in
+                    defer { state.changedIds = [] }
+                    return (state.changedIds, state.loadedOnce)
+                }
+                let quick = loadedOnce && changed != nil && Self.quickRefresh < pageSize
+                var page = try channel.call(ReadMessagesParams(conversation: conversation, limit: quick ? Self.quickRefresh : pageSize),
+                                            retry: true)
+                if quick, let changed, !changed.isSubset(of: Set(page.messages.map(\.id))) {
+                    page = try channel.call(ReadMessagesParams(conversation: conversation, limit: pageSize), retry: true)
+                }
                 state.withLock { state in
                     if !state.loadedOnce {
                         state.loadedOnce = true
@@ -200,6 +218,7 @@ public final class Timeline: Sendable {
                     Self.merge(page.messages, into: &state)
                 }
             } catch let failure {
+                state.withLock { $0.changedIds = nil }   // the next refresh reads the whole page
                 setProblem(failure.description, publishing: false)
             }
             let again = state.withLock { state -> Bool in
@@ -218,9 +237,17 @@ public final class Timeline: Sendable {
     private func handle(_ event: ChangeFeedSession.Event) {
         switch event {
         case .connected:
+            state.withLock { $0.changedIds = nil }
             refreshLatest()   // whatever happened while the connection was down
         case .changes(let changes):
-            if changes.contains(where: { $0.kind == "messageInserted" || $0.kind == "messageStatusChanged" }) { refreshLatest() }
+            let relevant = changes.filter { $0.kind == "messageInserted" || $0.kind == "messageStatusChanged" }
+            guard !relevant.isEmpty else { return }
+            state.withLock { state in
+                for change in relevant {
+                    if let id = change.entityId { state.changedIds?.insert(id) } else { state.changedIds = nil }
+                }
+            }
+            refreshLatest()
         case .disconnected(let reason):
             state.withLock { state in
                 state.snapshot.connected = false

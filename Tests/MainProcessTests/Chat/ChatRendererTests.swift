@@ -76,6 +76,85 @@ struct ChatRendererTests {
         #expect(frame.styled.map { $0.replacingOccurrences(of: "\u{1b}\\[[0-9;]*m", with: "", options: .regularExpression) } == frame.lines)
     }
 
+    @Test("a confirmation names what it destroys, inert, and the composer asks for the name")
+    func confirmationFrame() {
+        var state = Self.state
+        state.selectedId = "c3cccccccccc"
+        state.timeline = nil
+        state.composer = "Evil"
+        state.confirmation = PendingConfirmation(action: .explode(conversation: "c3cccccccccc", atMs: nil),
+                                          expected: ChatRenderer.name(of: state.conversations[2]),
+                                          question: "Explode \(ChatRenderer.name(of: state.conversations[2])) on every device now?",
+                                          verb: "explode")
+        let frame = ChatRenderer.render(state, width: 80, height: 24)
+        #expect(frame.lines[22].hasPrefix(" Explode Evil␛]0;title␇ on every device now? Type Evil␛]0;title␇ and Enter"), "\(frame.lines[22])")
+        #expect(frame.lines[23].hasPrefix("type Evil␛]0;title␇ to explode> Evil"), "\(frame.lines[23])")
+        #expect(!frame.lines.joined().unicodeScalars.contains { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) })
+    }
+
+    @Test("a panel (an invite code) spans the body in whole rows; typing / lists the commands")
+    func panelAndCommandHints() {
+        var state = Self.state
+        let code = "sotto1:" + String(repeating: "AbCd0123", count: 20)
+        state.panel = ChatPanel(title: "Invite to Trip · Esc closes", lines: [code, "", "Give it to the other person."])
+        state.composer = "/inv"
+        let frame = ChatRenderer.render(state, width: 80, height: 24)
+        #expect(frame.lines[1].hasPrefix(" Invite to Trip · Esc closes"))
+        let rows = frame.lines[2...4].map { $0.replacingOccurrences(of: " +$", with: "", options: .regularExpression) }
+        #expect(rows.joined() == code, "\(rows)")
+        #expect(frame.lines[22].hasPrefix(" /new NAME · /invite · /join CODE"))
+        state.search = ChatSearch()
+        state.composer = "train"
+        state.panel = nil
+        let searching = ChatRenderer.render(state, width: 80, height: 24)
+        #expect(searching.lines[23].hasPrefix("search> train"))
+        #expect(searching.lines[22].hasPrefix(" search: Enter finds the next older match"))
+    }
+
+    @Test("a frame lays out only the newest items it shows, and shows what the whole layout would")
+    func onlyTheNewestAreLaidOut() {
+        var state = Self.state
+        var timeline = state.timeline!
+        var items: [TimelineItem] = []
+        for n in 0..<300 {
+            let text = n % 7 == 0 ? "a longer text that wraps over more than one line of the pane, number \(n)" : "short \(n)"
+            let from: String? = n % 2 == 0 ? "bob" : nil
+            items.append(TimelineItem(message: Self.message("x\(n)", text, from: from, at: Int64(n))))
+        }
+        timeline.items = items
+        timeline.hasOlder = true
+        state.timeline = timeline
+        for scrollUp in [0, 5, 40, 200, 10_000] {
+            state.scrollUp = scrollUp
+            let all = ChatRenderer.itemLines(timeline, state: state, width: 53)
+            let end = max(0, all.count - scrollUp), start = max(0, end - 21)
+            let expected = Array(all[start..<end]).map(\.0)
+            let shown = ChatRenderer.timelineLines(state, width: 53, rows: 21).map(\.0).filter { !$0.allSatisfy { $0 == " " } }
+            #expect(shown == expected, "scrollUp \(scrollUp)")
+        }
+    }
+
+    @Test("commands: parsed, //text is a message, an unknown command is not sent")
+    func slashCommands() {
+        #expect(SlashCommand.parse("hello") == .message("hello"))
+        #expect(SlashCommand.parse("//shrug") == .message("/shrug"))
+        #expect(SlashCommand.parse("/new Weekend trip") == .command(.new(name: "Weekend trip")))
+        #expect(SlashCommand.parse("/new") == .command(.new(name: nil)))
+        #expect(SlashCommand.parse("/invite 1h") == .command(.invite(expiresInMs: 3_600_000)))
+        #expect(SlashCommand.parse("/join sotto1:ab\ncd ") == .command(.join(code: "sotto1:abcd")))
+        #expect(SlashCommand.parse("/mute") == .command(.mute(true)))
+        #expect(SlashCommand.parse("/unmute") == .command(.mute(false)))
+        #expect(SlashCommand.parse("/leave") == .command(.leave))
+        #expect(SlashCommand.parse("/remove bob") == .command(.remove(member: "bob")))
+        #expect(SlashCommand.parse("/explode") == .command(.explode(inMs: nil, cancel: false)))
+        #expect(SlashCommand.parse("/explode 2h") == .command(.explode(inMs: 7_200_000, cancel: false)))
+        #expect(SlashCommand.parse("/explode cancel") == .command(.explode(inMs: nil, cancel: true)))
+        if case .invalid = SlashCommand.parse("/explode soon") {} else { Issue.record("a bad time is refused") }
+        if case .invalid = SlashCommand.parse("/nuke") {} else { Issue.record("an unknown command is refused, not sent") }
+        if case .invalid = SlashCommand.parse("/remove") {} else { Issue.record("/remove needs a member") }
+        #expect(SlashCommand.helpLines.allSatisfy { DisplayWidth.of($0) <= 79 }, "the help fits 80 columns unwrapped")
+    }
+
     static let expected80x24 = """
      Sotto · Trip 🏔 · 3 members
     ›Trip 🏔                 2│
@@ -99,7 +178,7 @@ struct ChatRendererTests {
                               │      wrap in the narrow pane of an 80 column
                               │      terminal
                               │16:06 me: on my way (pending)
-     Enter send · ↑↓/Tab conversation · PgUp/PgDn scroll · Ctrl-C quit
+     Enter send · ↑↓/Tab conversation · PgUp/PgDn scroll · /help · Ctrl-C quit
     > typing…
     """
 
@@ -142,7 +221,7 @@ struct ChatRendererTests {
                                   │16:05 bob: see you at 9, a longer line that has to wrap in the narrow pane of an 80
                                   │      column terminal
                                   │16:06 me: on my way (pending)
-     Enter send · ↑↓/Tab conversation · PgUp/PgDn scroll · Ctrl-C quit
+     Enter send · ↑↓/Tab conversation · PgUp/PgDn scroll · /help · Ctrl-C quit
     > typing…
     """
 }

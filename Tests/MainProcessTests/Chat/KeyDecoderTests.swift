@@ -12,6 +12,7 @@ struct KeyDecoderTests {
         #expect(decoder.feed(Array("\u{1b}[A\u{1b}[B\u{1b}OA\u{1b}[5~\u{1b}[6~\t\u{1b}[Z".utf8)) == [.up, .down, .up, .pageUp, .pageDown, .tab, .backTab])
         #expect(decoder.feed([0x7f, 0x03, 0x10, 0x0e, 0x12, 0x14]) == [.backspace, .ctrlC, .previousMessage, .nextMessage, .reply, .react])
         #expect(decoder.feed([0x1b]) == [.escape])
+        #expect(decoder.feed([0x0f, 0x06]) == [.editor, .search])
         #expect(decoder.feed(Array("\u{1b}[1;5C".utf8)) == [], "keys it does not use are dropped whole")
     }
 

@@ -1,0 +1,90 @@
+import ControlProtocol
+import Dispatch
+
+/// The intents that make, share, join, change or end a conversation, as a UI asks for them:
+/// create, invite, join, mute, leave, remove a member, explode. Each runs on the actions' own
+/// queue (the caller never waits for the daemon) and reports its outcome to `then`, on that
+/// queue. None is retried: a second `leave` or `explode` after a lost reply would act twice,
+/// and a second `createInvite` would make another invite. What a call changes reaches a
+/// `LiveConversationList` through the change feed, like a change made by `sotto` commands.
+///
+/// Confirming a destructive intent (leave, remove, explode) is the UI's job, before it calls
+/// one: the library acts when asked.
+///
+/// ```swift
+/// let actions = ConversationActions(socketPath: runtime.controlSocketPath)
+/// actions.create(name: "Trip") { result in
+///     if case .success(let made) = result { print(made.conversationId) }
+/// }
+/// actions.invite(conversation: "3fa2") { result in print((try? result.get())?.code ?? "no invite") }
+/// ```
+public final class ConversationActions: Sendable {
+    public typealias Outcome<Value> = Result<Value, ControlClient.Failure>
+
+    private let channel: RequestChannel
+    private let queue = DispatchQueue(label: "sotto.conversation-actions")
+
+    public init(socketPath: String) { channel = RequestChannel(socketPath: socketPath) }
+
+    /// Closes the connection once the calls already asked for are done.
+    public func stop() { queue.async { [channel] in channel.close() } }
+
+    // MARK: Making and sharing
+
+    /// A new conversation with a fresh identity of its own (`sotto new`).
+    public func create(name: String?, profileName: String? = nil,
+                       then: @escaping @Sendable (Outcome<NewConversationResult>) -> Void) {
+        perform(NewConversationParams(name: name, profileName: profileName), then: then)
+    }
+
+    /// An invite code for a conversation this device created (`sotto invite`).
+    public func invite(conversation: String, expiresInMs: Int64? = nil, singleUse: Bool = false,
+                       then: @escaping @Sendable (Outcome<InviteResult>) -> Void) {
+        perform(CreateInviteParams(conversation: conversation, expiresInMs: expiresInMs, singleUse: singleUse), then: then)
+    }
+
+    /// Asks to join with an invite code (`sotto join`): pending until the creator accepts.
+    public func join(code: String, profileName: String? = nil, then: @escaping @Sendable (Outcome<JoinResult>) -> Void) {
+        perform(JoinConversationParams(code: code, profileName: profileName), then: then)
+    }
+
+    /// Mutes (or unmutes) a conversation on this device: no desktop notifications for it.
+    public func setMuted(_ muted: Bool, conversation: String,
+                         then: @escaping @Sendable (Outcome<MuteConversationResult>) -> Void) {
+        perform(MuteConversationParams(conversation: conversation, muted: muted), then: then)
+    }
+
+    // MARK: Ending (destructive: confirm first)
+
+    /// Leaves a conversation someone else created: every member is told, then it is deleted here.
+    public func leave(conversation: String, then: @escaping @Sendable (Outcome<LeaveResult>) -> Void) {
+        perform(LeaveParams(conversation: conversation), then: then)
+    }
+
+    /// Removes a member (its profile name, or its inbox id or a unique prefix) from a
+    /// conversation this device created: that member's device deletes it.
+    public func remove(member: String, conversation: String, then: @escaping @Sendable (Outcome<RemovedMember>) -> Void) {
+        perform(RemoveMemberParams(conversation: conversation, member: member), then: then)
+    }
+
+    /// Explodes a conversation this device created: now (`atMs` nil), at `atMs`, or calls a
+    /// scheduled explosion off (`cancel`).
+    public func explode(conversation: String, atMs: Int64? = nil, cancel: Bool = false,
+                        then: @escaping @Sendable (Outcome<ExplodeResult>) -> Void) {
+        perform(ExplodeParams(conversation: conversation, atMs: atMs, cancel: cancel), then: then)
+    }
+
+    // MARK: Calling
+
+    private func perform<P: ControlRequest & Sendable>(_ params: P, then: @escaping @Sendable (Outcome<P.Result>) -> Void) {
+        queue.async { [channel] in
+            let outcome: Outcome<P.Result>
+            do throws(ControlClient.Failure) {
+                outcome = .success(try channel.call(params, retry: false))
+            } catch let failure {
+                outcome = .failure(failure)
+            }
+            then(outcome)
+        }
+    }
+}
