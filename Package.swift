@@ -120,10 +120,16 @@ let package = Package(
         .target(
             name: "ControlProtocol",
             dependencies: ["SottoWire"]),
+        // The daemon's state with no I/O: the conversation stores, the inbox LRU, the unused-inbox
+        // cache and their values (docs/adr/0066). What is above it may use it; it uses nothing of theirs.
+        .target(
+            name: "DaemonCore",
+            dependencies: ["SottoWire", "SottoCrypto"]),
         // The daemon's parts as a library: inboxes, conversations, sending, the control socket.
         .target(
             name: "SottoDaemon",
             dependencies: [
+                "DaemonCore",
                 "SharedStore",
                 "DaemonStore",
                 "SottoWire",
@@ -208,7 +214,7 @@ let package = Package(
             dependencies: ["SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"]),
         .testTarget(
             name: "MainProcessTests",
-            dependencies: ["MainProcess", "SottoDaemon", "SottoClient", "ControlProtocol", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),
+            dependencies: ["MainProcess", "SottoDaemon", "DaemonCore", "SottoClient", "ControlProtocol", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
             name: "SystemdTests",
@@ -233,7 +239,7 @@ let package = Package(
             path: "Benchmarks/ControlWireBench"),
         .executableTarget(
             name: "DaemonBench",
-            dependencies: ["SottoDaemon", "SharedStore", "SottoWire", "SottoCrypto", "TestSupport"],
+            dependencies: ["SottoDaemon", "DaemonCore", "SharedStore", "SottoWire", "SottoCrypto", "TestSupport"],
             path: "Benchmarks/DaemonBench"),
         .executableTarget(
             name: "DaemonE2EBench",

@@ -1,3 +1,4 @@
+import DaemonCore
 import Dispatch
 import Foundation
 import SharedStore

@@ -1,4 +1,5 @@
 import ControlProtocol
+import DaemonCore
 import SharedStore
 
 /// One committed change as the change feed hands it on: the `change_log` row and what it is

@@ -1,3 +1,4 @@
+import DaemonCore
 import DaemonStore
 import Foundation
 import ServiceLifecycle

@@ -1,3 +1,4 @@
+import DaemonCore
 import SottoCrypto
 
 /// The real vault for the unused inbox: the keystore's unused slot (`keystore/unused.identity`,

@@ -1,3 +1,5 @@
+import DaemonCore
+
 /// Which inboxes connected clients hold open, and so keep awake with
 /// ``ProtectionReason/openInClient`` (the source app's decision record "Inbox Lifecycle
 /// Management": an open conversation is never evicted). A client has one conversation open

@@ -1,3 +1,4 @@
+import DaemonCore
 import ServiceLifecycle
 
 /// Runs ``InboxLRU/rebalance()`` once per ``RebalanceSchedule`` interval while

@@ -1,3 +1,4 @@
+import DaemonCore
 import ServiceLifecycle
 
 /// Prepares the unused inbox (an identity generated and stored ahead of `new` and `join`)

@@ -1,3 +1,4 @@
+import DaemonCore
 import Foundation
 import SharedStore
 import SottoCrypto

@@ -1,3 +1,4 @@
+import DaemonCore
 import SottoCrypto
 
 /// The identity an inbox signs with: the awake inbox's unlocked one, else the inbox is woken

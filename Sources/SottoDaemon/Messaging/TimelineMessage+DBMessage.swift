@@ -1,3 +1,4 @@
+import DaemonCore
 import SharedStore
 import SottoCrypto
 

@@ -1,3 +1,4 @@
+@testable import DaemonCore
 import Foundation
 import SharedStore
 @testable import SottoDaemon

@@ -1,3 +1,4 @@
+@testable import DaemonCore
 import Foundation
 import Synchronization
 import Testing

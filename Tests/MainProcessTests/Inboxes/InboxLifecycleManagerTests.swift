@@ -1,3 +1,4 @@
+@testable import DaemonCore
 import Testing
 @testable import SottoDaemon
 

@@ -1,3 +1,4 @@
+@testable import DaemonCore
 import Synchronization
 @testable import SottoDaemon
 

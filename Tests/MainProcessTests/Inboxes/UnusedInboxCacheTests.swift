@@ -1,3 +1,4 @@
+@testable import DaemonCore
 import Foundation
 import SottoCrypto
 import Synchronization

@@ -1,3 +1,4 @@
+@testable import DaemonCore
 import Foundation
 @testable import SottoDaemon
 import SharedStore

@@ -10,7 +10,7 @@
 /// ```
 public actor ConversationStoreRegistry {
     private var stores: [String: ConversationStore] = [:]
-    public let cap: Int
+    public nonisolated let cap: Int
 
     public init(cap: Int = ConversationStore.defaultCap) {
         self.cap = cap

@@ -5,7 +5,7 @@
 /// let protection: any InboxProtection = lifecycle
 /// try await protection.setProtected(inboxId, reason: .pendingInvite, true)
 /// ```
-protocol InboxProtection: Sendable {
+public protocol InboxProtection: Sendable {
     func setProtected(_ inboxId: String, reason: ProtectionReason, _ isOn: Bool) async throws
 }
 

@@ -61,7 +61,8 @@ public struct TimelineMessage: Sendable, Hashable, Codable, Identifiable {
         self.deliveryStatus = deliveryStatus
     }
 
-    var sortKey: TimelinePosition { TimelinePosition(sentAtMs: sentAtMs, messageId: id) }
+    /// Where the message stands in a timeline: its send time, then its id.
+    public var sortKey: TimelinePosition { TimelinePosition(sentAtMs: sentAtMs, messageId: id) }
 }
 
 /// A place in a timeline: messages are ordered by send time, then id. Also the read marker:
