@@ -125,11 +125,28 @@ let package = Package(
         .target(
             name: "DaemonCore",
             dependencies: ["SottoWire", "SottoCrypto"]),
+        // The daemon's log: one line per event on stderr, the journal under systemd (docs/adr/0066).
+        .target(
+            name: "DaemonLogging",
+            dependencies: ["SottoWire", .product(name: "Logging", package: "swift-log")]),
+        // The control socket on SwiftNIO (docs/adr/0025): connections, limits, JSON-RPC lines. It
+        // serves a `ControlRequestHandler` and knows nothing of what answers it (docs/adr/0066).
+        .target(
+            name: "ControlServer",
+            dependencies: [
+                "ControlProtocol",
+                "SottoWire",
+                "DaemonLogging",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]),
         // The daemon's parts as a library: inboxes, conversations, sending, the control socket.
         .target(
             name: "SottoDaemon",
             dependencies: [
                 "DaemonCore",
+                "DaemonLogging",
+                "ControlServer",
                 "SharedStore",
                 "DaemonStore",
                 "SottoWire",
@@ -214,7 +231,7 @@ let package = Package(
             dependencies: ["SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"]),
         .testTarget(
             name: "MainProcessTests",
-            dependencies: ["MainProcess", "SottoDaemon", "DaemonCore", "SottoClient", "ControlProtocol", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),
+            dependencies: ["MainProcess", "SottoDaemon", "DaemonCore", "DaemonLogging", "ControlServer", "SottoClient", "ControlProtocol", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
             name: "SystemdTests",

@@ -21,9 +21,14 @@ final class EventsSocketListener: @unchecked Sendable {
         self.onSignal = onSignal
     }
 
+    /// The socket could not be bound; says why, as strerror does.
+    struct BindFailure: Error, CustomStringConvertible {
+        let description: String
+    }
+
     static func bind(path: String, onSignal: @escaping @Sendable (Int64?) -> Void) throws -> EventsSocketListener {
         let fd = UnixSocket.bind(path, type: UnixSocket.datagramType)
-        guard fd >= 0 else { throw ControlServer.Failure.socket("bind \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw BindFailure(description: "bind \(path): \(String(cString: strerror(errno)))") }
         return EventsSocketListener(path: path, fd: fd, onSignal: onSignal)
     }
 

@@ -1,4 +1,5 @@
 import ControlProtocol
+import DaemonLogging
 import Foundation
 
 /// The daemon's one registry of change subscribers: each a stream with an optional

@@ -1,5 +1,7 @@
 import ControlProtocol
+import ControlServer
 import DaemonCore
+import DaemonLogging
 import DaemonStore
 import Foundation
 import SharedStore

@@ -1,4 +1,5 @@
 import ControlProtocol
+import ControlServer
 import DaemonCore
 import DaemonStore
 import SharedStore

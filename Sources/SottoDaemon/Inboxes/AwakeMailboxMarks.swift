@@ -1,3 +1,4 @@
+import DaemonLogging
 import Glibc
 import SottoCrypto
 import SottoWire

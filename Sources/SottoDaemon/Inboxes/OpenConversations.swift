@@ -1,4 +1,5 @@
 import DaemonCore
+import DaemonLogging
 
 /// Which inboxes connected clients hold open, and so keep awake with
 /// ``ProtectionReason/openInClient`` (the source app's decision record "Inbox Lifecycle

@@ -1,4 +1,5 @@
 import DaemonCore
+import DaemonLogging
 import ServiceLifecycle
 
 /// Runs ``InboxLRU/rebalance()`` once per ``RebalanceSchedule`` interval while

@@ -1,3 +1,4 @@
+import DaemonLogging
 import ServiceLifecycle
 
 /// The daemon's side of systemd while it serves (`READY=1` was sent just before the parts

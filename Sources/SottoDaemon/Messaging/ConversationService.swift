@@ -1,5 +1,6 @@
 import ControlProtocol
 import DaemonCore
+import DaemonLogging
 import DaemonStore
 import Foundation
 import SharedStore

@@ -1,4 +1,5 @@
 import DaemonCore
+import DaemonLogging
 import DaemonStore
 import Foundation
 import SharedStore

@@ -1,3 +1,4 @@
+import DaemonLogging
 import DaemonStore
 import ServiceLifecycle
 import SharedStore

@@ -1,3 +1,4 @@
+import DaemonLogging
 import RelayTransport
 import SottoWire
 import Synchronization

@@ -1,3 +1,4 @@
+@testable import ControlServer
 import NIOCore
 @testable import SottoDaemon
 import Testing

@@ -1,4 +1,5 @@
 import ControlProtocol
+@testable import ControlServer
 import Foundation
 @testable import SottoDaemon
 import SharedStore

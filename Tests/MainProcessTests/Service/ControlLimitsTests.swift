@@ -1,3 +1,4 @@
+@testable import ControlServer
 import Foundation
 @testable import SottoDaemon
 import Testing

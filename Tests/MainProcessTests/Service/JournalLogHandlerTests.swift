@@ -1,3 +1,4 @@
+@testable import DaemonLogging
 import Foundation
 import Logging
 @testable import SottoDaemon

@@ -18,10 +18,10 @@ import Synchronization
 /// …
 /// await server.stop()   // stop accepting, answer what is in flight, close
 /// ```
-final class ControlServer: Sendable {
-    let path: String
-    let limits: ControlLimits
-    let stats: ControlStats
+public final class ControlServer: Sendable {
+    public let path: String
+    public let limits: ControlLimits
+    public let stats: ControlStats
     private let listenFD: Int32
     private let handler: any ControlRequestHandler
     private let group: MultiThreadedEventLoopGroup
@@ -41,16 +41,16 @@ final class ControlServer: Sendable {
 
     /// How long `stop` lets connections finish their request before closing them anyway.
 
-    enum Failure: Error, CustomStringConvertible {
+    public enum Failure: Error, CustomStringConvertible {
         case socket(String)
-        var description: String { if case .socket(let text) = self { return text }; return "" }
+        public var description: String { if case .socket(let text) = self { return text }; return "" }
     }
 
     // MARK: - Lifecycle
 
     /// Binds the socket (replacing a stale one: the daemon holds the instance lock) and
     /// listens; clients queue in the backlog until `start`.
-    static func listen(path: String, limits: ControlLimits, stats: ControlStats = ControlStats(),
+    public static func listen(path: String, limits: ControlLimits, stats: ControlStats = ControlStats(),
                        handler: any ControlRequestHandler) throws -> ControlServer {
         let fd = UnixSocket.bind(path, type: UnixSocket.streamType)
         guard fd >= 0 else { throw Failure.socket("bind \(path): \(String(cString: strerror(errno)))") }
@@ -77,7 +77,7 @@ final class ControlServer: Sendable {
     }
 
     /// Starts serving the bound socket. Once only.
-    func start() async throws {
+    public func start() async throws {
         let first = state.withLock { state in
             guard case .bound = state else { return false }
             state = .serving(nil)
@@ -99,7 +99,7 @@ final class ControlServer: Sendable {
     /// Stops accepting, lets every connection finish the request it is in and write its
     /// replies (for at most `limits.stopGraceSeconds`), closes them, and removes the socket file. The
     /// second and later calls do nothing.
-    func stop() async {
+    public func stop() async {
         let previous = state.withLock { state in
             defer { state = .stopped }
             return state
@@ -180,7 +180,7 @@ final class ControlServer: Sendable {
 }
 
 /// What answers control requests: the daemon's method dispatcher.
-protocol ControlRequestHandler: Sendable {
+public protocol ControlRequestHandler: Sendable {
     /// Returns the full response line (result or error) for `request`.
     func handle(_ request: JSONRPC.Request, on connection: ControlConnection) async -> String
     func connectionClosed(_ connection: ControlConnection)

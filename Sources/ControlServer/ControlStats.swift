@@ -6,21 +6,23 @@ import Synchronization
 /// let stats = ControlStats()
 /// stats.current.connections   // open control connections now
 /// ```
-final class ControlStats: Sendable {
-    struct Figures: Sendable, Equatable {
-        var connections = 0
-        var maxConnections = 0
-        var bufferedBytes = 0
-        var refused = 0
-        var evicted = 0
-        var fileLimitHits = 0
+public final class ControlStats: Sendable {
+    public struct Figures: Sendable, Equatable {
+        public var connections = 0
+        public var maxConnections = 0
+        public var bufferedBytes = 0
+        public var refused = 0
+        public var evicted = 0
+        public var fileLimitHits = 0
     }
 
     private let figures = Mutex(Figures())
+
+    public init() {}
 
     func update(_ change: (inout Figures) -> Void) {
         figures.withLock { change(&$0) }
     }
 
-    var current: Figures { figures.withLock { $0 } }
+    public var current: Figures { figures.withLock { $0 } }
 }

@@ -1,3 +1,4 @@
+import DaemonLogging
 import NIOCore
 import Synchronization
 
@@ -11,9 +12,9 @@ import Synchronization
 /// ```swift
 /// guard connection.send(JSONRPC.notificationLine(method: "change", params: params)) else { return }
 /// ```
-final class ControlConnection: Sendable {
+public final class ControlConnection: Sendable {
     /// The order in which the server accepted it (the oldest idle one is evicted first).
-    let serial: UInt64
+    public let serial: UInt64
     private let channel: any Channel
     private let maxPendingOutputBytes: Int
     /// Bytes handed to the channel and not yet written to the socket.
@@ -30,7 +31,7 @@ final class ControlConnection: Sendable {
     /// Queues `line` for the client. False when the connection is closed, or when the client
     /// stopped reading and is more than `maxPendingOutputBytes` behind (it is then closed).
     @discardableResult
-    func send(_ line: String) -> Bool {
+    public func send(_ line: String) -> Bool {
         guard channel.isActive else { return false }
         guard pendingOutputBytes <= maxPendingOutputBytes else {
             DaemonLog.warning("control client stopped reading (\(pendingOutputBytes) bytes behind); disconnected")
@@ -47,9 +48,9 @@ final class ControlConnection: Sendable {
     }
 
     /// Bytes queued and not yet written to the socket.
-    var pendingOutputBytes: Int { pending.load(ordering: .relaxed) }
+    public var pendingOutputBytes: Int { pending.load(ordering: .relaxed) }
 
-    var isClosed: Bool { !channel.isActive }
+    public var isClosed: Bool { !channel.isActive }
 
     // MARK: - Closing
 

@@ -1,4 +1,5 @@
 import ControlProtocol
+import DaemonLogging
 import NIOCore
 
 /// Every connection the control socket serves, on its one event loop (only that loop's
