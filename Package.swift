@@ -140,10 +140,30 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]),
-        // The daemon's parts as a library: inboxes, conversations, sending, the control socket.
+        // The daemon's engine (docs/adr/0066): the database handle, the change feed, the services
+        // (send, invite, join, leave, remove, rosters), the outbox, explode, the WAL keeper, and
+        // `DaemonContext`, the one thing the daemon app and its control requests hold. No socket
+        // server, no keyring, no desktop notifications: those are the app's.
+        .target(
+            name: "DaemonEngine",
+            dependencies: [
+                "DaemonCore",
+                "DaemonLogging",
+                "SharedStore",
+                "DaemonStore",
+                "SottoWire",
+                "SottoCrypto",
+                "ControlProtocol",  // the change notification the feed builds, and `sotto status`'s result
+                "RelayTransport",  // the outbox publishes to relays (docs/adr/0028)
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOPosix", package: "swift-nio"),  // the outbox's pool of blocking pushes (docs/adr/0053)
+            ]),
+        // The daemon app: start-up, the keyring, desktop notifications, health checks, the
+        // long-running parts as services, and the control requests' answers (`RPCDispatcher`).
         .target(
             name: "SottoDaemon",
             dependencies: [
+                "DaemonEngine",
                 "DaemonCore",
                 "DaemonLogging",
                 "ControlServer",
@@ -231,7 +251,7 @@ let package = Package(
             dependencies: ["SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"]),
         .testTarget(
             name: "MainProcessTests",
-            dependencies: ["MainProcess", "SottoDaemon", "DaemonCore", "DaemonLogging", "ControlServer", "SottoClient", "ControlProtocol", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),
+            dependencies: ["MainProcess", "SottoDaemon", "DaemonEngine", "DaemonCore", "DaemonLogging", "ControlServer", "SottoClient", "ControlProtocol", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
             name: "SystemdTests",
@@ -256,7 +276,7 @@ let package = Package(
             path: "Benchmarks/ControlWireBench"),
         .executableTarget(
             name: "DaemonBench",
-            dependencies: ["SottoDaemon", "DaemonCore", "SharedStore", "SottoWire", "SottoCrypto", "TestSupport"],
+            dependencies: ["SottoDaemon", "DaemonEngine", "DaemonCore", "SharedStore", "SottoWire", "SottoCrypto", "TestSupport"],
             path: "Benchmarks/DaemonBench"),
         .executableTarget(
             name: "DaemonE2EBench",

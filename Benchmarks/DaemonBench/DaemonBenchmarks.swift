@@ -1,4 +1,5 @@
 import DaemonCore
+import DaemonEngine
 import Dispatch
 import Foundation
 import SharedStore

@@ -1,6 +1,7 @@
 import ControlProtocol
 import ControlServer
 import DaemonCore
+import DaemonEngine
 import DaemonLogging
 import DaemonStore
 import Foundation
@@ -100,7 +101,9 @@ struct RPCDispatcher: ControlRequestHandler {
         switch method {
         case .status:
             return try await answer(request, as: StatusParams.self) { _ in
-                var status = await daemon.status()
+                var status = await daemon.status(
+                    version: SottoVersion.string,
+                    masterKey: MasterKeyStartup.statusText(daemon.keystore.masterKeySource, keystore: daemon.keystore.directory))
                 status.control = controlStats.map { ControlFigures($0.current) }
                 return status
             }

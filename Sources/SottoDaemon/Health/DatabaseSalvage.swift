@@ -1,3 +1,4 @@
+import DaemonEngine
 import DaemonStore
 import Foundation
 import SharedStore

@@ -1,3 +1,4 @@
+import DaemonEngine
 import ServiceLifecycle
 
 /// How the change feed learns of commits while the daemon serves: the workers' datagrams on

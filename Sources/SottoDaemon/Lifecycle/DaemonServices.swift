@@ -1,4 +1,5 @@
 import ControlServer
+import DaemonEngine
 import Logging
 import ServiceLifecycle
 

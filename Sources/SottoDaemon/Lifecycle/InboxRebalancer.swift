@@ -1,4 +1,5 @@
 import DaemonCore
+import DaemonEngine
 import DaemonLogging
 import ServiceLifecycle
 

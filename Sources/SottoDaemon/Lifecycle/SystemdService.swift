@@ -1,3 +1,4 @@
+import DaemonEngine
 import DaemonLogging
 import ServiceLifecycle
 

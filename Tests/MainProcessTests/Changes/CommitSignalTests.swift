@@ -1,3 +1,4 @@
+@testable import DaemonEngine
 import Synchronization
 import Testing
 @testable import SottoDaemon

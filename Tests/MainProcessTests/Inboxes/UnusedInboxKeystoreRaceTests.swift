@@ -1,4 +1,5 @@
 @testable import DaemonCore
+@testable import DaemonEngine
 import Foundation
 import SottoCrypto
 import Testing

@@ -1,3 +1,4 @@
+@testable import DaemonEngine
 @testable import SottoDaemon
 import Testing
 

@@ -1,3 +1,4 @@
+@testable import DaemonEngine
 import SharedStore
 import SottoCrypto
 import SottoWire

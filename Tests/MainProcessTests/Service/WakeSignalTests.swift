@@ -1,3 +1,4 @@
+@testable import DaemonEngine
 import Foundation
 @testable import SottoDaemon
 import Testing
