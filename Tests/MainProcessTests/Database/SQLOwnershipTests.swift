@@ -41,7 +41,8 @@ struct SQLOwnershipTests {
         return found
     }
 
-    @Test(arguments: ["Sources/SottoDaemon", "Sources/MainProcess", "Sources/SottoClient", "Sources/NotificationWorker",
+    @Test(arguments: ["Sources/SottoDaemon", "Sources/DaemonCore", "Sources/DaemonEngine", "Sources/ControlServer",
+                      "Sources/DaemonLogging", "Sources/MainProcess", "Sources/SottoClient", "Sources/NotificationWorker",
                       "Sources/SottoWire", "Sources/SottoCrypto", "Sources/ControlProtocol",
                       "Sources/RelayTransport", "Sources/RelayReceiver",
                       "Benchmarks/DaemonBench", "Benchmarks/DaemonE2EBench"])
