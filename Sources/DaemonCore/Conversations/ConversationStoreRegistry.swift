@@ -1,6 +1,6 @@
 /// The conversation stores of awake conversations: one is created when a conversation wakes
 /// and dropped when it sleeps. Looking up a sleeping
-/// conversation returns nil rather than creating a store behind the lifecycle's back.
+/// conversation returns nil rather than creating a store behind the inbox LRU's back.
 ///
 /// ```swift
 /// let registry = ConversationStoreRegistry()

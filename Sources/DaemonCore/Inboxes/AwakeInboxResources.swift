@@ -1,5 +1,5 @@
 /// What an awake inbox holds: the unlocked identity, its conversation store, the outbox sender
-/// and the database observation. The manager calls ``activate()`` when the inbox wakes and
+/// and the database observation. The inbox LRU calls ``activate()`` when the inbox wakes and
 /// ``release()`` when it sleeps or is removed, never concurrently and always in that order.
 ///
 /// `release()` is also called after a failed `activate()`, so it must tolerate a partial
@@ -10,7 +10,7 @@
 ///     func activate() async throws {}
 ///     func release() async {}
 /// }
-/// let manager = InboxLRU(makeResources: { _ in NoResources() })
+/// let inboxLRU = InboxLRU(makeResources: { _ in NoResources() })
 /// ```
 public protocol AwakeInboxResources: Sendable {
     func activate() async throws

@@ -14,7 +14,7 @@ public struct InboxActivity: Sendable, Hashable, Codable {
     }
 }
 
-/// Where the manager gets the activity ranking from (the store's index on last activity).
+/// Where the inbox LRU gets the activity ranking from (the store's index on last activity).
 /// Implementations return the most active inboxes first, at most `limit` of them.
 ///
 /// ```swift

@@ -7,7 +7,7 @@ import SottoWire
 /// count over capacity.
 ///
 /// Every awake inbox holds an ``AwakeInboxResources`` built by the injected factory: the
-/// manager calls `activate()` on wake and `release()` on sleep or removal. Operations that
+/// inbox LRU calls `activate()` on wake and `release()` on sleep or removal. Operations that
 /// change what is awake run one after another (FIFO), so resource calls for one inbox are
 /// never concurrent and always alternate activate → release. Recording activity and reading
 /// state never wait behind them.
@@ -18,15 +18,15 @@ import SottoWire
 /// `capacity + protected` of the ranking.
 ///
 /// ```swift
-/// let manager = InboxLRU(capacity: 20, activitySource: store) { inboxId in
+/// let inboxLRU = InboxLRU(capacity: 20, activitySource: store) { inboxId in
 ///     InboxSession(inboxId: inboxId)            // unlocks identity, opens store, ...
 /// }
-/// try await manager.launch(ranked: try await store.rankedInboxes(limit: .max),
+/// try await inboxLRU.launch(ranked: try await store.rankedInboxes(limit: .max),
 ///                          pendingInvites: ["inbox-with-invite"])
-/// try await manager.wake("inbox-7", reason: .pushNotification)
-/// await manager.recordActivity("inbox-7", at: WallClock.nowMs())
-/// try await manager.setProtected("inbox-7", reason: .openInClient, true)
-/// print(await manager.snapshot())
+/// try await inboxLRU.wake("inbox-7", reason: .pushNotification)
+/// await inboxLRU.recordActivity("inbox-7", at: WallClock.nowMs())
+/// try await inboxLRU.setProtected("inbox-7", reason: .openInClient, true)
+/// print(await inboxLRU.snapshot())
 /// ```
 public actor InboxLRU {
     // MARK: State
@@ -91,13 +91,13 @@ public actor InboxLRU {
 
     public var awakeCount: Int { resources.count }
 
-    public func snapshot() -> LifecycleSnapshot {
+    public func snapshot() -> InboxLRUSnapshot {
         let awake = resources.keys.sorted { entries[$0]!.recency > entries[$1]!.recency }
         var protectedBy: [ProtectionReason: [String]] = [:]
         for inboxId in protectedIds.sorted() {
             for reason in entries[inboxId]?.protections ?? [] { protectedBy[reason, default: []].append(inboxId) }
         }
-        return LifecycleSnapshot(
+        return InboxLRUSnapshot(
             awake: awake,
             protectedAwake: awake.filter { protectedIds.contains($0) },
             protectedBy: protectedBy,
@@ -187,7 +187,7 @@ public actor InboxLRU {
             do {
                 ranked = Array(try await activitySource.rankedInboxes(limit: limit).prefix(limit))
             } catch {
-                throw InboxLifecycleError.rankingUnavailable(errorType: String(describing: type(of: error)))
+                throw InboxLRUError.rankingUnavailable(errorType: String(describing: type(of: error)))
             }
         }
         let failures = await reconcile(ranked: ranked, reason: .activityRanking)
@@ -229,7 +229,7 @@ public actor InboxLRU {
     /// Changes the capacity and sleeps the least recently active unprotected inboxes if the
     /// awake count is now over it. Does not wake anything: call `rebalance()` to fill slots.
     public func setCapacity(_ newCapacity: Int) async throws {
-        guard newCapacity >= 1 else { throw InboxLifecycleError.invalidCapacity(newCapacity) }
+        guard newCapacity >= 1 else { throw InboxLRUError.invalidCapacity(newCapacity) }
         await enterGate()
         defer { leaveGate() }
         capacity = newCapacity
@@ -291,7 +291,7 @@ public actor InboxLRU {
 
     /// Merges `ranked` into the recency records, then computes and applies the awake set:
     /// all protected, then the most recent unprotected up to capacity.
-    private func reconcile(ranked: [InboxActivity], reason: WakeReason) async -> [InboxLifecycleError] {
+    private func reconcile(ranked: [InboxActivity], reason: WakeReason) async -> [InboxLRUError] {
         // Reverse order so that, on equal timestamps, a higher rank gets the later touch.
         entries.reserveCapacity(entries.count + ranked.count)
         for item in ranked.reversed() where !track(item.inboxId, lastActivityMs: item.lastActivityMs) {
@@ -338,7 +338,7 @@ public actor InboxLRU {
 
     /// Releases first (freeing resources before taking new ones), then activates concurrently.
     /// A failed activation puts that inbox back to sleep and releases what it half-built.
-    private func perform(releases: [Handle], activations: [Handle]) async -> [InboxLifecycleError] {
+    private func perform(releases: [Handle], activations: [Handle]) async -> [InboxLRUError] {
         await withTaskGroup(of: Void.self) { group in
             for handle in releases { group.addTask { await handle.resources.release() } }
         }
@@ -359,7 +359,7 @@ public actor InboxLRU {
             }
             return failed
         }
-        var errors: [InboxLifecycleError] = []
+        var errors: [InboxLRUError] = []
         for (inboxId, errorType) in failed.sorted(by: { $0.0 < $1.0 }) {
             if let handle = markSleeping(inboxId) { await handle.resources.release() }
             errors.append(.activationFailed(inboxId: inboxId, errorType: errorType))

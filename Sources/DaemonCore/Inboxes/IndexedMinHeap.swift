@@ -1,5 +1,5 @@
 /// A binary min-heap whose elements are addressable by key, so a priority can be changed or an
-/// element removed in O(log n) without searching. The lifecycle manager keeps its evictable
+/// element removed in O(log n) without searching. The inbox LRU keeps its evictable
 /// inboxes here, ordered by recency, so picking the least recently active one never sorts.
 ///
 /// ```swift

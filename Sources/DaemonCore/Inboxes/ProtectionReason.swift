@@ -2,7 +2,7 @@
 /// never slept by eviction and is the only kind allowed to push the awake count over capacity.
 ///
 /// ```swift
-/// try await manager.setProtected("inbox-1", reason: .openInClient, true)
+/// try await inboxLRU.setProtected("inbox-1", reason: .openInClient, true)
 /// ```
 public enum ProtectionReason: String, Sendable, Hashable, CaseIterable, Codable {
     /// The inbox's conversation is open in a connected client.

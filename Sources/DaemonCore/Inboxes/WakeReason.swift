@@ -1,7 +1,7 @@
-/// Why an inbox was woken. Counted per reason in ``LifecycleSnapshot`` for `sotto status`.
+/// Why an inbox was woken. Counted per reason in ``InboxLRUSnapshot`` for `sotto status`.
 ///
 /// ```swift
-/// try await manager.wake("inbox-1", reason: .pushNotification)
+/// try await inboxLRU.wake("inbox-1", reason: .pushNotification)
 /// ```
 public enum WakeReason: String, Sendable, Hashable, CaseIterable, Codable {
     /// The user opened or acted on the conversation in a client.

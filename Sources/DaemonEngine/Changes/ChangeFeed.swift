@@ -161,7 +161,7 @@ public actor ChangeFeed {
     /// the newest change down to it. Returns what it read and where the gap is.
     private func replayAroundDamage(after from: Int64, upTo: Int64, error: any Error,
                                     wanted: (DBChange) -> Bool) -> ([FeedChange], ChangeGap) {
-        let conn = try? StoreConnection.open(path: database.path, profile: .worker)
+        let conn = try? SQLiteConnection.open(path: database.path, profile: .worker)
         conn?.contentKeys = database.contentKeys
         let head = conn.map { ChangeLogRepository.readable(after: from, upTo: upTo, newestFirst: false, on: $0).changes } ?? []
         let gapStart = head.last?.seq ?? from

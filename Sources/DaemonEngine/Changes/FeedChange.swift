@@ -35,7 +35,7 @@ struct FeedChange: Sendable {
 
     /// Reads what each change is about on `conn`, once. A row that cannot be read (gone since,
     /// or on a damaged page) leaves the change bare: it is still applied and told.
-    static func read(_ changes: [DBChange], on conn: StoreConnection) -> [FeedChange] {
+    static func read(_ changes: [DBChange], on conn: SQLiteConnection) -> [FeedChange] {
         var inboxes: [String: String] = [:]
         return changes.map { change in
             guard let kind = change.knownKind, aboutAMessage.contains(kind), let id = change.entityId,

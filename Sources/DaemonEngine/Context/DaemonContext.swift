@@ -10,7 +10,7 @@ import SottoWire
 
 /// Everything a running daemon holds, built once at start-up in dependency order (see
 /// `start`): keystore (opened by the daemon app, which waits for the master key) → database
-/// (migrated) → awake inboxes → lifecycle manager → workers → services → change feed. Every
+/// (migrated) → awake inboxes → inbox LRU → workers → services → change feed. Every
 /// part gets its dependencies in its initializer.
 ///
 /// ```swift
@@ -23,7 +23,7 @@ public final class DaemonContext: Sendable {
     public let database: DaemonDatabase
     public let keystore: Keystore
     public let service: ConversationService
-    public let lifecycle: InboxLRU
+    public let inboxLRU: InboxLRU
     /// What awake inboxes hold, and the marks that tell sotto-relayd which they are.
     let awake: AwakeInboxes
     /// The conversations control clients hold open (kept awake with `openInClient`).
@@ -34,7 +34,7 @@ public final class DaemonContext: Sendable {
     public let walKeeper: WALKeeper
     public let invites: InviteService
     public let joinRequests: JoinRequestHandler
-    public let expired: ExplodeWorker
+    public let explodeWorker: ExplodeWorker
     public let explode: ExplodeService
     public let leave: LeaveService
     public let removals: RemoveService
@@ -48,17 +48,17 @@ public final class DaemonContext: Sendable {
     let startedAtMs = WallClock.nowMs()
 
     private init(group: GroupDirectory, runtime: RuntimeDirectory, database: DaemonDatabase, keystore: Keystore,
-                 service: ConversationService, lifecycle: InboxLRU, awake: AwakeInboxes, openConversations: OpenConversations,
+                 service: ConversationService, inboxLRU: InboxLRU, awake: AwakeInboxes, openConversations: OpenConversations,
                  unusedInboxes: UnusedInboxCache,
                  feed: ChangeFeed, outbox: OutboxSender, walKeeper: WALKeeper, invites: InviteService,
-                 joinRequests: JoinRequestHandler, expired: ExplodeWorker, explode: ExplodeService, leave: LeaveService, removals: RemoveService,
+                 joinRequests: JoinRequestHandler, explodeWorker: ExplodeWorker, explode: ExplodeService, leave: LeaveService, removals: RemoveService,
                  receipts: ReceiptSender, rosterRequests: RosterRequests, damagedIdentities: [KeystoreAudit.Damaged]) {
         self.group = group
         self.runtime = runtime
         self.database = database
         self.keystore = keystore
         self.service = service
-        self.lifecycle = lifecycle
+        self.inboxLRU = inboxLRU
         self.awake = awake
         self.openConversations = openConversations
         self.unusedInboxes = unusedInboxes
@@ -67,7 +67,7 @@ public final class DaemonContext: Sendable {
         self.walKeeper = walKeeper
         self.invites = invites
         self.joinRequests = joinRequests
-        self.expired = expired
+        self.explodeWorker = explodeWorker
         self.explode = explode
         self.leave = leave
         self.removals = removals
@@ -78,7 +78,7 @@ public final class DaemonContext: Sendable {
 
     /// Builds everything in dependency order, each part with all it needs handed to its
     /// initializer (nothing is attached later): storage first, then what an awake inbox
-    /// holds, the lifecycle manager over it, then the workers and services that use them.
+    /// holds, the inbox LRU over it, then the workers and services that use them.
     /// `relay`: this device's relay (`SOTTO_RELAY`, checked by the caller); its URL is then
     /// the endpoint in this device's invites and join requests, and the outbox publishes
     /// with its credentials.
@@ -116,10 +116,10 @@ public final class DaemonContext: Sendable {
         let awake = AwakeInboxes(database: database, keystore: keystore, stores: stores, marks: AwakeMailboxMarks(group: group))
         // An identity that does not open stays asleep: neither launch nor a rebalance tries to wake it.
         let ranking = DatabaseActivitySource(database: database, excluding: Set(damagedIdentities.map(\.clientId)))
-        let lifecycle = InboxLRU(capacity: capacity, activitySource: ranking) { inboxId in
+        let inboxLRU = InboxLRU(capacity: capacity, activitySource: ranking) { inboxId in
             AwakeInbox(inboxId: inboxId, inboxes: awake)
         }
-        let identities = InboxIdentities(lifecycle: lifecycle, awake: awake, keystore: keystore)
+        let identities = InboxIdentities(inboxLRU: inboxLRU, awake: awake, keystore: keystore)
 
         // MARK: Workers and services
         let walKeeper = WALKeeper(database: database, walPath: group.databasePath + "-wal",
@@ -133,22 +133,22 @@ public final class DaemonContext: Sendable {
         let outbox = OutboxSender(database: database, relay: relay, noticeMaxAgeMs: noticeMaxAgeMs, relayIdleMs: relayIdleMs)
         let receipts = ReceiptSender(database: database, identities: identities, outbox: outbox)
         let rosterRequests = RosterRequests(database: database, identities: identities, outbox: outbox)
-        let joinRequests = JoinRequestHandler(database: database, protection: lifecycle, identities: identities, outbox: outbox)
-        let expired = ExplodeWorker(database: database, keystore: keystore, lifecycle: lifecycle, awake: awake,
+        let joinRequests = JoinRequestHandler(database: database, protection: inboxLRU, identities: identities, outbox: outbox)
+        let explodeWorker = ExplodeWorker(database: database, keystore: keystore, inboxLRU: inboxLRU, awake: awake,
                                                  walKeeper: walKeeper, explodeDeliveryBudgetMs: budget,
                                                  pendingJoinLimitMs: pendingJoinLimit.ms)
         let service = ConversationService(database: database, unusedInboxes: unusedInboxes, stores: stores, endpoint: endpoint,
-                                          lifecycle: lifecycle, identities: identities, outbox: outbox,
-                                          joinRequests: joinRequests, expired: expired)
-        let invites = InviteService(database: database, unusedInboxes: unusedInboxes, service: service, lifecycle: lifecycle,
-                                    identities: identities, outbox: outbox, expired: expired, endpoint: endpoint)
-        let explode = ExplodeService(database: database, service: service, outbox: outbox, expired: expired,
+                                          inboxLRU: inboxLRU, identities: identities, outbox: outbox,
+                                          joinRequests: joinRequests, explodeWorker: explodeWorker)
+        let invites = InviteService(database: database, unusedInboxes: unusedInboxes, service: service, inboxLRU: inboxLRU,
+                                    identities: identities, outbox: outbox, explodeWorker: explodeWorker, endpoint: endpoint)
+        let explode = ExplodeService(database: database, service: service, outbox: outbox, explodeWorker: explodeWorker,
                                      deliveryBudgetMs: budget)
         // ADR 0016: an explosion a crash interrupted after its rows' commit is finished
         // before the daemon serves (a failure is retried by every sweep; until then the
         // tombstone makes the worker refuse the identity's pushes).
         do {
-            try await expired.finishTombstones()
+            try await explodeWorker.finishTombstones()
         } catch {
             DaemonLog.warning("deleted identities not wiped yet: \(error)")
         }
@@ -167,10 +167,10 @@ public final class DaemonContext: Sendable {
             }
         }
         return DaemonContext(group: group, runtime: runtime, database: database, keystore: keystore,
-                             service: service, lifecycle: lifecycle, awake: awake, openConversations: OpenConversations(protection: lifecycle, column: openState),
+                             service: service, inboxLRU: inboxLRU, awake: awake, openConversations: OpenConversations(protection: inboxLRU, column: openState),
                              unusedInboxes: unusedInboxes, feed: feed,
                              outbox: outbox, walKeeper: walKeeper, invites: invites, joinRequests: joinRequests,
-                             expired: expired, explode: explode, leave: LeaveService(service: service, expired: expired),
+                             explodeWorker: explodeWorker, explode: explode, leave: LeaveService(service: service, explodeWorker: explodeWorker),
                              removals: RemoveService(service: service, database: database),
                              receipts: receipts, rosterRequests: rosterRequests, damagedIdentities: damagedIdentities)
     }
@@ -187,9 +187,9 @@ public final class DaemonContext: Sendable {
             return (ranked.filter { !isolated.contains($0.inboxId) }, pending.filter { !isolated.contains($0) })
         }
         do {
-            try await lifecycle.launch(ranked: ranked.map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) },
+            try await inboxLRU.launch(ranked: ranked.map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) },
                                        pendingInvites: Set(pending))
-        } catch InboxLifecycleError.activationFailed(let inboxId, let errorType) {
+        } catch InboxLRUError.activationFailed(let inboxId, let errorType) {
             // One inbox that cannot wake is no reason to stop serving the others.
             DaemonLog.error("inbox \(inboxId) could not be woken at start-up (\(errorType)); it stays asleep")
         }
@@ -198,7 +198,7 @@ public final class DaemonContext: Sendable {
 
     /// `sotto status`; `version` and `masterKey` (where the master key lives) are the daemon app's.
     public func status(version: String, masterKey: String) async -> StatusResult {
-        let snapshot = await lifecycle.snapshot()
+        let snapshot = await inboxLRU.snapshot()
         let conversations = (try? database.read { conn in try ConversationRepository.count(on: conn) }) ?? 0
         let unusedReady = (try? await unusedInboxes.hasPreparedIdentity()) ?? false
         let unusedStats = await unusedInboxes.stats
@@ -222,7 +222,7 @@ public final class DaemonContext: Sendable {
             sqliteHeap: SQLiteHeapFigures(usedBytes: SQLiteHeap.usedBytes, highwaterBytes: SQLiteHeap.highwaterBytes))
     }
 
-    /// The inboxes the lifecycle manager protects as open in a client, with how many clients
+    /// The inboxes the inbox LRU protects as open in a client, with how many clients
     /// have each open (0 would mean a protection nobody holds any more).
     private func openClients(_ inboxIds: [String]) async -> [String: Int64] {
         var out: [String: Int64] = [:]
@@ -232,7 +232,7 @@ public final class DaemonContext: Sendable {
 
     /// One line for systemd's STATUS=.
     public func statusLine() async -> String {
-        let snapshot = await lifecycle.snapshot()
+        let snapshot = await inboxLRU.snapshot()
         return "\(snapshot.awake.count)/\(snapshot.capacity) inboxes awake, \(snapshot.sleepingCount) sleeping, feed at seq \(await feed.lastSeq)"
     }
 }

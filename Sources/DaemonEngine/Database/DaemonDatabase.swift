@@ -4,14 +4,6 @@ import Foundation
 import SharedStore
 import SottoCrypto
 
-/// The daemon's name for SharedStore's connection wrapper (the daemon and the worker run the
-/// same repositories and writers on it).
-///
-/// ```swift
-/// try db.write { (conn: StoreConnection) in try InboxDeletion.delete(inboxId: id, on: conn) }
-/// ```
-public typealias StoreConnection = SharedStore.SQLiteConnection
-
 /// The daemon's handle on the shared database, on SharedStore's own connection like the
 /// worker (docs/adr/0023): one writer connection, serialised by a lock, whose writes run
 /// SharedStore's writers inside `BEGIN IMMEDIATE`, and read-only reader connections whose
@@ -59,7 +51,7 @@ public final class DaemonDatabase: Sendable {
         self.path = directory.databasePath
         self.directory = directory
         self.contentKeys = contentKeys
-        let connection = try StoreConnection.open(path: directory.databasePath, profile: profile, create: true)
+        let connection = try SQLiteConnection.open(path: directory.databasePath, profile: profile, create: true)
         connection.contentKeys = contentKeys
         let found = try SchemaCheck.userVersion(connection)
         migratedExistingFile = try Migrator.migrate(connection) > 0 && found > 0
@@ -75,7 +67,7 @@ public final class DaemonDatabase: Sendable {
     /// Runs SharedStore writers in one `BEGIN IMMEDIATE` transaction on the writer connection,
     /// then fires ``commits`` (the change feed's trigger for own writes). A thrown error rolls
     /// everything back.
-    public func write<T>(_ body: (StoreConnection) throws -> T) throws -> T {
+    public func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         let value: T
         do {
             value = try writer.withConnection { conn in try conn.writeTransaction { try body(conn) } }
@@ -88,7 +80,7 @@ public final class DaemonDatabase: Sendable {
 
     /// Async form of ``write(_:)`` for callers on an actor: the write runs on a queue of its
     /// own, so waiting for a worker's lock never blocks a cooperative thread.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (StoreConnection) throws -> T) async throws -> T {
+    public func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             writeQueue.async {
                 continuation.resume(with: Result { try self.write(body) })
@@ -98,7 +90,7 @@ public final class DaemonDatabase: Sendable {
 
     /// Runs SharedStore repositories on a reader connection, in one read transaction (a WAL
     /// snapshot: never waits for a writer).
-    public func read<T>(_ body: (StoreConnection) throws -> T) throws -> T {
+    public func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         do {
             return try readers.read(body)
         } catch {
@@ -108,7 +100,7 @@ public final class DaemonDatabase: Sendable {
 
     /// Runs `body` on the writer connection outside any transaction: for WAL upkeep
     /// (`WALKeeper` is its only user; a checkpoint cannot run inside a transaction).
-    func withWriterConnection<T>(_ body: (StoreConnection) throws -> T) rethrows -> T {
+    func withWriterConnection<T>(_ body: (SQLiteConnection) throws -> T) rethrows -> T {
         try writer.withConnection(body)
     }
 

@@ -19,7 +19,7 @@ final class ReaderPool: @unchecked Sendable {
     let profile: ConnectionProfile
     let maxIdle: Int
     private let lock = NSLock()
-    private var idle: [StoreConnection] = []
+    private var idle: [SQLiteConnection] = []
 
     let contentKeys: ContentKeyring?
 
@@ -31,7 +31,7 @@ final class ReaderPool: @unchecked Sendable {
     }
 
     /// Runs `body` on a reader inside one read transaction.
-    func read<T>(_ body: (StoreConnection) throws -> T) throws -> T {
+    func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         let conn = try take()
         defer { giveBack(conn) }
         return try conn.readTransaction { try body(conn) }
@@ -44,17 +44,17 @@ final class ReaderPool: @unchecked Sendable {
         return idle.count
     }
 
-    private func take() throws -> StoreConnection {
+    private func take() throws -> SQLiteConnection {
         lock.lock()
         let conn = idle.popLast()
         lock.unlock()
         if let conn { return conn }
-        let opened = try StoreConnection.open(path: path, profile: profile, readOnly: true)
+        let opened = try SQLiteConnection.open(path: path, profile: profile, readOnly: true)
         opened.contentKeys = contentKeys
         return opened
     }
 
-    private func giveBack(_ conn: StoreConnection) {
+    private func giveBack(_ conn: SQLiteConnection) {
         lock.lock()
         defer { lock.unlock() }
         if idle.count < maxIdle { idle.append(conn) }

@@ -9,19 +9,19 @@ import SharedStore
 /// through ``withConnection(_:)`` under `lock`, so one thread at a time uses it.
 ///
 /// ```swift
-/// let writer = WriterConnection(try StoreConnection.open(path: path, profile: .daemon, create: true))
+/// let writer = WriterConnection(try SQLiteConnection.open(path: path, profile: .daemon, create: true))
 /// try writer.withConnection { conn in try conn.writeTransaction { … } }
 /// ```
 final class WriterConnection: @unchecked Sendable {
     private let lock = NSLock()
-    private let connection: StoreConnection
+    private let connection: SQLiteConnection
 
-    init(_ connection: StoreConnection) {
+    init(_ connection: SQLiteConnection) {
         self.connection = connection
     }
 
     /// Runs `body` with the connection, holding the lock for its whole run.
-    func withConnection<T>(_ body: (StoreConnection) throws -> T) rethrows -> T {
+    func withConnection<T>(_ body: (SQLiteConnection) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body(connection)

@@ -13,7 +13,7 @@ import SottoWire
 /// one transaction together with a tombstone naming its identity (`InboxDeletion`, ADR
 /// 0016) and with the move of its explode pushes still pending into the notices that
 /// outlive their conversation (`OutlivingNoticeWriter`, docs/adr/0034), the keystore
-/// identity (overwritten, then unlinked), the tombstone, the lifecycle's entry, the
+/// identity (overwritten, then unlinked), the tombstone, the inbox LRU's entry, the
 /// in-memory stores, then a TRUNCATE checkpoint (asked of `WALKeeper`, the one
 /// checkpointer) so that with `secure_delete=ON` no freed page or WAL frame keeps the
 /// plaintext. A tombstone left by a
@@ -34,11 +34,11 @@ import SottoWire
 /// the creator's is moved to the creator's time.
 ///
 /// ```swift
-/// let expired = ExplodeWorker(database: db, keystore: ks, lifecycle: lifecycle, awake: awake,
+/// let explodeWorker = ExplodeWorker(database: db, keystore: ks, inboxLRU: inboxLRU, awake: awake,
 ///                                            walKeeper: keeper)
 /// // run by the daemon's service group (DaemonServices); stops on its graceful shutdown
-/// await expired.signal()                       // after expiresAt changed
-/// try await expired.deleteInbox(inboxId)       // explode now
+/// await explodeWorker.kick()                       // after expiresAt changed
+/// try await explodeWorker.deleteInbox(inboxId)       // explode now
 /// ```
 public actor ExplodeWorker: Service {
     /// Longest sleep between sweeps when nothing is scheduled (a safety net only).
@@ -46,8 +46,8 @@ public actor ExplodeWorker: Service {
 
     let database: DaemonDatabase
     let keystore: Keystore
-    /// What forgets a deleted inbox: its lifecycle entry and what it held while awake.
-    let lifecycle: InboxLRU
+    /// What forgets a deleted inbox: its inbox LRU entry and what it held while awake.
+    let inboxLRU: InboxLRU
     let awake: AwakeInboxes
     let walKeeper: WALKeeper
     private let wakeSignal = WakeSignal()
@@ -66,19 +66,19 @@ public actor ExplodeWorker: Service {
     private(set) var abandonedJoins = 0
     private(set) var refusedJoins = 0
 
-    init(database: DaemonDatabase, keystore: Keystore, lifecycle: InboxLRU, awake: AwakeInboxes,
+    init(database: DaemonDatabase, keystore: Keystore, inboxLRU: InboxLRU, awake: AwakeInboxes,
          walKeeper: WALKeeper, explodeDeliveryBudgetMs: Int64 = 10_000,
          pendingJoinLimitMs: Int64 = PendingJoinLimit.defaultMs) {
         self.database = database
         self.keystore = keystore
-        self.lifecycle = lifecycle
+        self.inboxLRU = inboxLRU
         self.awake = awake
         self.walKeeper = walKeeper
         self.explodeDeliveryBudgetMs = explodeDeliveryBudgetMs
         self.pendingJoinLimitMs = pendingJoinLimitMs
     }
 
-    func signal() { wakeSignal.wake() }
+    func kick() { wakeSignal.wake() }
 
     /// The sweep leaves this inbox alone until `release` (an explode is counting its pushes).
     func hold(_ inboxId: String) { reporting.insert(inboxId) }
@@ -213,7 +213,7 @@ public actor ExplodeWorker: Service {
             }
         }
         await awake.forget(inboxId, conversationIds: conversationIds)
-        await lifecycle.forceRemove(inboxId)  // whatever its protections
+        await inboxLRU.forceRemove(inboxId)  // whatever its protections
         if !(await walKeeper.checkpointSoon()) {
             DaemonLog.warning("TRUNCATE checkpoint after an explode stayed busy; the WAL keeper retries it")
         }

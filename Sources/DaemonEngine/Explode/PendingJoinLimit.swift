@@ -1,5 +1,5 @@
 /// How long a join may wait for the creator to accept before this device gives up: the
-/// conversation, still `pendingJoin`, is deleted with its identity by the expired-conversations
+/// conversation, still `pendingJoin`, is deleted with its identity by the explode worker
 /// worker, the way an explode deletes one (docs/adr/0016, 0033). 7 days by default;
 /// `SOTTO_PENDING_JOIN_MAX_MS` sets it (tests use a second or two).
 ///

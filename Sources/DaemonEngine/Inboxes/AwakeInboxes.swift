@@ -4,13 +4,13 @@ import SharedStore
 import SottoCrypto
 
 /// What awake inboxes hold: each one's unlocked identity and its conversations' in-memory
-/// stores, loaded when the lifecycle manager wakes the inbox (`AwakeInbox.activate`) and
-/// dropped when it sleeps or is deleted. It depends on storage only, so the lifecycle
-/// manager's resource factory can be built before anything that uses the manager.
+/// stores, loaded when the inbox LRU wakes the inbox (`AwakeInbox.activate`) and
+/// dropped when it sleeps or is deleted. It depends on storage only, so the inbox LRU
+/// inbox LRU's resource factory can be built before anything that uses the inbox LRU.
 ///
 /// ```swift
 /// let awake = AwakeInboxes(database: db, keystore: keystore, stores: stores)
-/// let lifecycle = InboxLRU(capacity: 20, activitySource: source) { AwakeInbox(inboxId: $0, inboxes: awake) }
+/// let inboxLRU = InboxLRU(capacity: 20, activitySource: source) { AwakeInbox(inboxId: $0, inboxes: awake) }
 /// let identity = await awake.identity(of: inboxId)   // nil while it sleeps
 /// ```
 actor AwakeInboxes {
@@ -72,7 +72,7 @@ actor AwakeInboxes {
     }
 }
 
-/// An awake inbox's resources for the lifecycle manager: `AwakeInboxes` loads them on wake
+/// An awake inbox's resources for the inbox LRU: `AwakeInboxes` loads them on wake
 /// and drops them on sleep.
 struct AwakeInbox: AwakeInboxResources {
     let inboxId: String

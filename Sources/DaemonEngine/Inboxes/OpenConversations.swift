@@ -18,7 +18,7 @@ import DaemonLogging
 /// sees the conversation under `openInClient` in `sotto status` knows the worker sees it open.
 ///
 /// ```swift
-/// let open = OpenConversations(protection: lifecycle, column: OpenStateColumn(database: database))
+/// let open = OpenConversations(protection: inboxLRU, column: OpenStateColumn(database: database))
 /// await open.open(inboxId, client: connection.serial)   // protected
 /// await open.close(client: connection.serial)           // released if nobody else has it open
 /// ```
@@ -29,7 +29,7 @@ public actor OpenConversations {
     private var byClient: [UInt64: String] = [:]
     /// How many clients have each inbox open.
     private var counts: [String: Int] = [:]
-    /// Inboxes the lifecycle manager was last told are open.
+    /// Inboxes the inbox LRU was last told are open.
     private var applied: Set<String> = []
     /// Inboxes whose protection is being brought in line right now.
     private var syncing: Set<String> = []
@@ -67,7 +67,7 @@ public actor OpenConversations {
         counts[inboxId] = left > 0 ? left : nil
     }
 
-    /// Tells the database and the lifecycle manager until what they were told matches the
+    /// Tells the database and the inbox LRU until what they were told matches the
     /// count. One caller per inbox does the telling; a change that arrives while it awaits is
     /// picked up by its next round, so opens and closes that race end in the state of the last one.
     private func sync(_ inboxId: String) async {
@@ -86,7 +86,7 @@ public actor OpenConversations {
             do {
                 try await protection.setProtected(inboxId, reason: .openInClient, wanted)
             } catch {
-                // Protected all the same (the manager keeps the reason); it stays asleep until it can wake.
+                // Protected all the same (the inbox LRU keeps the reason); it stays asleep until it can wake.
                 DaemonLog.warning("inbox \(inboxId.prefix(12)) open in a client could not be woken: \(error)")
             }
         }

@@ -39,25 +39,25 @@ public actor ConversationService {
     let stores: ConversationStoreRegistry
     /// Where other members deliver pushes for this device (`unix:<runtime>/push.sock`).
     let endpoint: String
-    let lifecycle: InboxLRU
+    let inboxLRU: InboxLRU
     let identities: InboxIdentities
     let outbox: OutboxSender
     /// Where `apply(_:)` hands join requests and explosion times.
     let joinRequests: JoinRequestHandler
-    let expired: ExplodeWorker
+    let explodeWorker: ExplodeWorker
 
     init(database: DaemonDatabase, unusedInboxes: UnusedInboxCache, stores: ConversationStoreRegistry,
-         endpoint: String, lifecycle: InboxLRU, identities: InboxIdentities, outbox: OutboxSender,
-         joinRequests: JoinRequestHandler, expired: ExplodeWorker) {
+         endpoint: String, inboxLRU: InboxLRU, identities: InboxIdentities, outbox: OutboxSender,
+         joinRequests: JoinRequestHandler, explodeWorker: ExplodeWorker) {
         self.database = database
         self.unusedInboxes = unusedInboxes
         self.stores = stores
         self.endpoint = endpoint
-        self.lifecycle = lifecycle
+        self.inboxLRU = inboxLRU
         self.identities = identities
         self.outbox = outbox
         self.joinRequests = joinRequests
-        self.expired = expired
+        self.explodeWorker = explodeWorker
     }
 
     // MARK: - Conversations
@@ -86,7 +86,7 @@ public actor ConversationService {
                 on: conn)
             try InboxWriter.touch(inboxId: identity.inboxId, at: now, on: conn)
         }
-        _ = try await lifecycle.wake(identity.inboxId, reason: .userInteraction)
+        _ = try await inboxLRU.wake(identity.inboxId, reason: .userInteraction)
         return try conversation(conversationId)
     }
 
@@ -103,7 +103,7 @@ public actor ConversationService {
         let conversations = try database.read { conn in try ConversationRepository.all(on: conn) }
         var out: [ConversationSummary] = []
         for conversation in conversations {
-            let awake = await lifecycle.state(of: conversation.inboxId) == .awake
+            let awake = await inboxLRU.state(of: conversation.inboxId) == .awake
             let (state, members, last, senderName) = try database.read { conn in
                 // Only an awake inbox's key is held: reading an asleep one's text would
                 // bring its key back into memory (docs/adr/0052, 0064).
@@ -128,7 +128,7 @@ public actor ConversationService {
     /// from the database, and nothing marked read (a client paging back through history).
     public func readMessages(_ reference: String, limit: Int, before: String? = nil) async throws -> MessagePage {
         let conversation = try conversation(reference)
-        _ = try await lifecycle.wake(conversation.inboxId, reason: .userInteraction)
+        _ = try await inboxLRU.wake(conversation.inboxId, reason: .userInteraction)
         if let before {
             let anchorId = try resolveMessage(before, in: conversation.id)
             let page: [TimelineMessage] = try database.read { conn in
@@ -217,7 +217,7 @@ public actor ConversationService {
     /// (an explosion records its time there: ADR 0016).
     func sendContent(_ conversation: DBConversation, contentType: String, content: [UInt8], fallback: String?,
                      referenceId: String?,
-                     alsoInTransaction: (@Sendable (StoreConnection) throws -> Void)? = nil) async throws
+                     alsoInTransaction: (@Sendable (SQLiteConnection) throws -> Void)? = nil) async throws
         -> (messageId: String, recipients: Int) {
         if let expiresAt = conversation.expiresAt, expiresAt <= WallClock.nowMs() {
             throw Failure.refused("the conversation has exploded")
@@ -244,7 +244,7 @@ public actor ConversationService {
         CrashPoint.reach("send.committed")
         // The message enters the conversation store once, through the change feed (the
         // commit signalled it; the control request awaits the catch-up: docs/adr/0022).
-        await lifecycle.recordActivity(conversation.inboxId, at: now)
+        await inboxLRU.recordActivity(conversation.inboxId, at: now)
         await outbox.kick()
         return (composed.outgoing.id, composed.pushes.count)
     }
@@ -355,23 +355,23 @@ public actor ConversationService {
                     }
                 }
                 guard let inboxId = change.inboxId else { continue }
-                if change.knownKind == .messageInserted, !message.isOutgoing, await lifecycle.state(of: inboxId) != .awake {
-                    _ = try? await lifecycle.wake(inboxId, reason: .pushNotification)
+                if change.knownKind == .messageInserted, !message.isOutgoing, await inboxLRU.state(of: inboxId) != .awake {
+                    _ = try? await inboxLRU.wake(inboxId, reason: .pushNotification)
                 }
-                await lifecycle.recordActivity(inboxId, at: change.change.createdAt)
+                await inboxLRU.recordActivity(inboxId, at: change.change.createdAt)
             case .membersChanged, .conversationExpiresChanged:
                 // The worker stored the membership / explode_settings message as a timeline row.
                 if let message = change.message, let store = await stores.store(for: conversationId) {
                     try? await store.upsertByID(message)
                 }
-                if change.knownKind == .conversationExpiresChanged { await expired.signal() }
+                if change.knownKind == .conversationExpiresChanged { await explodeWorker.kick() }
                 // A member left (the worker dropped it): the creator sends the updated list.
                 if change.knownKind == .membersChanged { await joinRequests.announceAfterLeave(conversationId: conversationId) }
             case .joinRequestReceived:
                 await joinRequests.handlePending(conversationId: conversationId)
             case .joinRefused:
                 // The creator refused this device's join: the sweep deletes it and its identity.
-                await expired.signal()
+                await explodeWorker.kick()
             default:
                 continue
             }
@@ -379,8 +379,8 @@ public actor ConversationService {
     }
 }
 
-/// The "Inbox Lifecycle Management" ranking from the database's index, for the lifecycle
-/// manager, without the inboxes whose identity does not open (`excluding`, by clientId).
+/// The "Inbox Lifecycle Management" ranking from the database's index, for the inbox LRU,
+/// without the inboxes whose identity does not open (`excluding`, by clientId).
 public struct DatabaseActivitySource: InboxActivitySource {
     let database: DaemonDatabase
     let excluded: Set<String>

@@ -10,9 +10,9 @@ import SottoWire
 /// `expiresAt` are stored in one transaction, so once `explode` has committed a crash cannot
 /// undo half of it: a restart delivers the pushes and deletes the conversation. For an
 /// immediate explosion the daemon waits (bounded) until the outbox has delivered the pushes
-/// or given up, then deletes the conversation here; the expired-conversations worker holds
+/// or given up, then deletes the conversation here; the explode worker holds
 /// the deletion back for that long too. A scheduled explosion waits the same way for the
-/// report; every device's expired-conversations worker deletes it at the time.
+/// report; every device's explode worker deletes it at the time.
 ///
 /// ```swift
 /// let result = try await explode.explode("3fa2", at: nil)                      // now
@@ -43,16 +43,16 @@ public actor ExplodeService {
     let database: DaemonDatabase
     let service: ConversationService
     let outbox: OutboxSender
-    let expired: ExplodeWorker
+    let explodeWorker: ExplodeWorker
     /// How long an explosion waits for its pushes.
     let deliveryBudgetMs: Int64
 
     init(database: DaemonDatabase, service: ConversationService, outbox: OutboxSender,
-         expired: ExplodeWorker, deliveryBudgetMs: Int64 = 10_000) {
+         explodeWorker: ExplodeWorker, deliveryBudgetMs: Int64 = 10_000) {
         self.database = database
         self.service = service
         self.outbox = outbox
-        self.expired = expired
+        self.explodeWorker = explodeWorker
         self.deliveryBudgetMs = deliveryBudgetMs
     }
 
@@ -82,13 +82,13 @@ public actor ExplodeService {
         let expiresAtMs = wanted.map { ISO8601.millis(from: ISO8601.string(fromMillis: $0)) ?? $0 }
         // The sweep would delete the conversation (and the outbox rows counted below) as soon as
         // the pushes are out; this explode deletes it itself after counting.
-        await expired.hold(conversation.inboxId)
+        await explodeWorker.hold(conversation.inboxId)
         do {
             let result = try await explodeNumbered(conversation, expiresAtMs: expiresAtMs)
-            await expired.release(conversation.inboxId)
+            await explodeWorker.release(conversation.inboxId)
             return result
         } catch {
-            await expired.release(conversation.inboxId)
+            await explodeWorker.release(conversation.inboxId)
             throw error
         }
     }
@@ -164,13 +164,13 @@ public actor ExplodeService {
         let immediate = schedule.expiresAtMs.map { $0 <= WallClock.nowMs() } ?? false
         if immediate {
             do {
-                try await expired.deleteInbox(conversation.inboxId)
+                try await explodeWorker.deleteInbox(conversation.inboxId)
             } catch {
-                await expired.signal()  // the sweep deletes it again as soon as it can
+                await explodeWorker.kick()  // the sweep deletes it again as soon as it can
                 throw DeletionPending(delivered: delivered, cause: error)
             }
         } else {
-            await expired.signal()
+            await explodeWorker.kick()
         }
         return Result(conversationId: conversation.id, expiresAtMs: schedule.expiresAtMs, sequence: schedule.sequence,
                       deleted: immediate, delivered: delivered, undelivered: undelivered)

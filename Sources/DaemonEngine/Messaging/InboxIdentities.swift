@@ -7,17 +7,17 @@ import SottoCrypto
 /// reaching into the conversation service.
 ///
 /// ```swift
-/// let identities = InboxIdentities(lifecycle: lifecycle, awake: awake, keystore: keystore)
+/// let identities = InboxIdentities(inboxLRU: inboxLRU, awake: awake, keystore: keystore)
 /// let identity = try await identities.identity(of: conversation.inboxId)
 /// ```
 struct InboxIdentities: Sendable {
-    let lifecycle: InboxLRU
+    let inboxLRU: InboxLRU
     let awake: AwakeInboxes
     let keystore: Keystore
 
     func identity(of inboxId: String) async throws -> Identity {
         if let identity = await awake.identity(of: inboxId) { return identity }
-        _ = try await lifecycle.wake(inboxId, reason: .userInteraction)
+        _ = try await inboxLRU.wake(inboxId, reason: .userInteraction)
         if let identity = await awake.identity(of: inboxId) { return identity }
         return try keystore.identity(inboxId: inboxId)  // awake over capacity was refused: use it once
     }

@@ -20,23 +20,23 @@ public actor InviteService {
     let unusedInboxes: UnusedInboxCache
     /// Resolves conversation references.
     let service: ConversationService
-    let lifecycle: InboxLRU
+    let inboxLRU: InboxLRU
     let identities: InboxIdentities
     let outbox: OutboxSender
     /// Gives up a join never accepted (``PendingJoinLimit``): told of each new one.
-    let expired: ExplodeWorker
+    let explodeWorker: ExplodeWorker
     let endpoint: String
 
     init(database: DaemonDatabase, unusedInboxes: UnusedInboxCache, service: ConversationService,
-         lifecycle: InboxLRU, identities: InboxIdentities, outbox: OutboxSender,
-         expired: ExplodeWorker, endpoint: String) {
+         inboxLRU: InboxLRU, identities: InboxIdentities, outbox: OutboxSender,
+         explodeWorker: ExplodeWorker, endpoint: String) {
         self.database = database
         self.unusedInboxes = unusedInboxes
         self.service = service
-        self.lifecycle = lifecycle
+        self.inboxLRU = inboxLRU
         self.identities = identities
         self.outbox = outbox
-        self.expired = expired
+        self.explodeWorker = explodeWorker
         self.endpoint = endpoint
     }
 
@@ -70,7 +70,7 @@ public actor InviteService {
         let row = DBInvite(id: invite.inviteId, conversationId: conversation.id, secret: invite.secret,
                            createdAt: now, expiresAt: expiresAtMs, singleUse: singleUse)
         try await database.write { conn in try InvitationWriter.insert(row, on: conn) }
-        try await lifecycle.setProtected(conversation.inboxId, reason: .pendingInvite, true)
+        try await inboxLRU.setProtected(conversation.inboxId, reason: .pendingInvite, true)
         return (invite.code, invite.inviteId, expiresAtMs)
     }
 
@@ -173,9 +173,9 @@ public actor InviteService {
                                                                             payload: payload)],
                                              now: now, on: conn)
         }
-        _ = try await lifecycle.wake(identity.inboxId, reason: .userInteraction)
+        _ = try await inboxLRU.wake(identity.inboxId, reason: .userInteraction)
         await outbox.kick()
-        await expired.signal()  // its next sweep sets its timer to this join's limit
+        await explodeWorker.kick()  // its next sweep sets its timer to this join's limit
         return try await service.conversation(conversationId)
     }
 }

@@ -23,11 +23,11 @@ public actor LeaveService {
     static let content = JSONWriter.bytes(.object(JSONObject()))
 
     let service: ConversationService
-    let expired: ExplodeWorker
+    let explodeWorker: ExplodeWorker
 
-    init(service: ConversationService, expired: ExplodeWorker) {
+    init(service: ConversationService, explodeWorker: ExplodeWorker) {
         self.service = service
-        self.expired = expired
+        self.explodeWorker = explodeWorker
     }
 
     public func leave(_ reference: String) async throws -> Result {
@@ -36,7 +36,7 @@ public actor LeaveService {
             throw ConversationService.Failure.refused(
                 "the conversation's creator cannot leave it; explode it instead (sotto explode \(conversation.id.prefix(8)))")
         }
-        await expired.hold(conversation.inboxId)
+        await explodeWorker.hold(conversation.inboxId)
         do {
             let conversationId = conversation.id
             let sent = try await service.sendContent(
@@ -46,11 +46,11 @@ public actor LeaveService {
                 _ = try InvitationWriter.setExpiresAt(conversationId: conversationId, expiresAtMs: WallClock.nowMs(), on: conn)
             }
             CrashPoint.reach("leave.committed")
-            try await expired.deleteInbox(conversation.inboxId)
-            await expired.release(conversation.inboxId)
+            try await explodeWorker.deleteInbox(conversation.inboxId)
+            await explodeWorker.release(conversation.inboxId)
             return Result(conversationId: conversation.id, members: sent.recipients)
         } catch {
-            await expired.release(conversation.inboxId)
+            await explodeWorker.release(conversation.inboxId)
             throw error
         }
     }

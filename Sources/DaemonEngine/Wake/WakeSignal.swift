@@ -4,7 +4,7 @@ import Synchronization
 
 /// What a background worker sleeps on between passes: woken at once by `wake()`, or when its
 /// next deadline comes, whichever is first; wakes that arrive while it works coalesce into
-/// one. The outbox sender and the expired-conversations worker each own one.
+/// one. The outbox sender and the explode worker each own one.
 ///
 /// Only `wake()` leaves a wake pending for the next sleep. A deadline ends the one sleep it
 /// was set for and nothing else: each sleep has a serial number, and a timer that fires

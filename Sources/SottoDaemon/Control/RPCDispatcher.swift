@@ -44,7 +44,7 @@ struct RPCDispatcher: ControlRequestHandler {
             return JSONRPC.errorLine(id: request.id, .unavailable(error.description + advice))
         } catch let error as KeystoreError {
             return JSONRPC.errorLine(id: request.id, .unavailable("keystore: \(error)"))
-        } catch InboxLifecycleError.activationFailed(let inboxId, let errorType) {
+        } catch InboxLRUError.activationFailed(let inboxId, let errorType) {
             return JSONRPC.errorLine(id: request.id, .unavailable(activationFailure(inboxId: inboxId, errorType: errorType)))
         } catch let error as StoreError {
             // Said plainly, with what to do: "disk full: …", "the database at … is damaged (…); stop sotto, …".

@@ -6,29 +6,29 @@ import Testing
 struct AwakeInboxResourcesTests {
     @Test func wakeActivatesAndSleepReleasesTheSameResources() async throws {
         let log = ResourceLog()
-        let manager = makeManager(capacity: 2, log: log)
-        try await manager.wake("a", reason: .userInteraction)
-        #expect(await manager.sleep("a"))
-        #expect(await manager.sleep("a") == false)                 // already sleeping: no second release
-        try await manager.wake("a", reason: .pushNotification)
+        let inboxLRU = makeInboxLRU(capacity: 2, log: log)
+        try await inboxLRU.wake("a", reason: .userInteraction)
+        #expect(await inboxLRU.sleep("a"))
+        #expect(await inboxLRU.sleep("a") == false)                 // already sleeping: no second release
+        try await inboxLRU.wake("a", reason: .pushNotification)
         #expect(log.events == [.activate("a", serial: 1), .release("a", serial: 1), .activate("a", serial: 2)])
     }
 
     @Test func evictedInboxIsReleasedBeforeTheNewOneActivates() async throws {
         let log = ResourceLog()
-        let manager = makeManager(capacity: 1, log: log)
-        try await manager.wake("a", reason: .userInteraction)
-        try await manager.wake("b", reason: .userInteraction)
+        let inboxLRU = makeInboxLRU(capacity: 1, log: log)
+        try await inboxLRU.wake("a", reason: .userInteraction)
+        try await inboxLRU.wake("b", reason: .userInteraction)
         #expect(log.events == [.activate("a", serial: 1), .release("a", serial: 1), .activate("b", serial: 2)])
     }
 
     @Test func sleepingEverythingReleasesEverything() async throws {
         let log = ResourceLog()
-        let manager = makeManager(capacity: 5, log: log)
+        let inboxLRU = makeInboxLRU(capacity: 5, log: log)
         let ids = (0..<12).map { "i\($0)" }
-        for id in ids { try await manager.wake(id, reason: .pushNotification) }
-        for id in ids { await manager.sleep(id) }
-        #expect(await manager.awakeCount == 0)
+        for id in ids { try await inboxLRU.wake(id, reason: .pushNotification) }
+        for id in ids { await inboxLRU.sleep(id) }
+        #expect(await inboxLRU.awakeCount == 0)
         var balance: [Int: Int] = [:]
         for event in log.events {
             switch event {
@@ -42,36 +42,36 @@ struct AwakeInboxResourcesTests {
 
     @Test func failedActivationLeavesTheInboxSleepingAndReleased() async throws {
         let log = ResourceLog()
-        let manager = makeManager(capacity: 2, log: log, failing: ["bad"])
-        await #expect(throws: InboxLifecycleError.activationFailed(inboxId: "bad", errorType: "ActivationRefused")) {
-            try await manager.wake("bad", reason: .userInteraction)
+        let inboxLRU = makeInboxLRU(capacity: 2, log: log, failing: ["bad"])
+        await #expect(throws: InboxLRUError.activationFailed(inboxId: "bad", errorType: "ActivationRefused")) {
+            try await inboxLRU.wake("bad", reason: .userInteraction)
         }
-        #expect(await manager.state(of: "bad") == .sleeping)
-        #expect(await manager.awakeCount == 0)
+        #expect(await inboxLRU.state(of: "bad") == .sleeping)
+        #expect(await inboxLRU.awakeCount == 0)
         #expect(log.events == [.activate("bad", serial: 1), .release("bad", serial: 1)])
     }
 
     @Test func launchWithOneFailureKeepsTheOthersAwake() async throws {
         let ranked = ["a", "bad", "c"].enumerated().map { InboxActivity(inboxId: $1, lastActivityMs: Int64(10 - $0)) }
-        let manager = makeManager(capacity: 3, failing: ["bad"])
-        await #expect(throws: InboxLifecycleError.self) {
-            try await manager.launch(ranked: ranked, pendingInvites: [])
+        let inboxLRU = makeInboxLRU(capacity: 3, failing: ["bad"])
+        await #expect(throws: InboxLRUError.self) {
+            try await inboxLRU.launch(ranked: ranked, pendingInvites: [])
         }
-        #expect(await manager.snapshot().awake == ["a", "c"])
+        #expect(await inboxLRU.snapshot().awake == ["a", "c"])
     }
 
     /// Many concurrent wakes and sleeps of few inboxes: every resources object sees exactly
     /// activate then release (or only activate if still awake), never interleaved, and the
-    /// manager's final state matches the log.
+    /// inboxLRU's final state matches the log.
     @Test func concurrentOperationsKeepActivateReleaseOrdered() async throws {
         let log = ResourceLog()
-        let manager = makeManager(capacity: 2, log: log)
+        let inboxLRU = makeInboxLRU(capacity: 2, log: log)
         await withTaskGroup(of: Void.self) { group in
             for round in 0..<200 {
                 let id = "i\(round % 4)"
                 group.addTask {
-                    if round % 3 == 0 { await manager.sleep(id) }
-                    else { _ = try? await manager.wake(id, reason: .pushNotification) }
+                    if round % 3 == 0 { await inboxLRU.sleep(id) }
+                    else { _ = try? await inboxLRU.wake(id, reason: .pushNotification) }
                 }
             }
         }
@@ -90,7 +90,7 @@ struct AwakeInboxResourcesTests {
                 lastEvent[serial] = event
             }
         }
-        let awake = Set(await manager.snapshot().awake)
+        let awake = Set(await inboxLRU.snapshot().awake)
         #expect(Set(activeByInbox.keys) == awake)
         #expect(awake.count <= 2)
     }

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import SottoWire
 
-/// The sleep primitive of the outbox sender and the expired-conversations worker: a wake
+/// The sleep primitive of the outbox sender and the explode worker: a wake
 /// ends one sleep, a deadline ends only its own sleep, and neither leaks into the next one
 /// (issue #10: a leaked wake made every later sleep return at once, spinning a core).
 @Suite("WakeSignal")

@@ -67,7 +67,7 @@ struct BrokenRanking: InboxActivitySource {
     func rankedInboxes(limit: Int) async throws -> [InboxActivity] { throw Down() }
 }
 
-func makeManager(capacity: Int, log: ResourceLog = ResourceLog(), clock: TickingClock = TickingClock(),
+func makeInboxLRU(capacity: Int, log: ResourceLog = ResourceLog(), clock: TickingClock = TickingClock(),
                  source: (any InboxActivitySource)? = nil,
                  failing: Set<String> = []) -> InboxLRU {
     InboxLRU(capacity: capacity, activitySource: source, clock: { clock.now() }) { inboxId in

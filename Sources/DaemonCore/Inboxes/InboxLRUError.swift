@@ -1,10 +1,10 @@
-/// Why a lifecycle operation failed. Carries ids and type names only, never key material.
+/// Why an inbox LRU operation failed. Carries ids and type names only, never key material.
 ///
 /// ```swift
-/// do { try await manager.wake("a", reason: .userInteraction) }
-/// catch InboxLifecycleError.activationFailed(let id, _) { print("could not wake \(id)") }
+/// do { try await inboxLRU.wake("a", reason: .userInteraction) }
+/// catch InboxLRUError.activationFailed(let id, _) { print("could not wake \(id)") }
 /// ```
-public enum InboxLifecycleError: Error, Sendable, Equatable {
+public enum InboxLRUError: Error, Sendable, Equatable {
     /// The inbox's resources threw from `activate()`; the inbox was left sleeping.
     /// `errorType` is the Swift type name of the underlying error.
     case activationFailed(inboxId: String, errorType: String)
@@ -17,7 +17,7 @@ public enum InboxLifecycleError: Error, Sendable, Equatable {
 /// What a call to ``InboxLRU/wake(_:reason:at:)`` did.
 ///
 /// ```swift
-/// if case .woke(let evicted) = try await manager.wake("a", reason: .pushNotification) {
+/// if case .woke(let evicted) = try await inboxLRU.wake("a", reason: .pushNotification) {
 ///     print("slept to make room: \(evicted)")
 /// }
 /// ```

@@ -1,10 +1,10 @@
-/// A point-in-time view of the lifecycle manager, for `sotto status`.
+/// A point-in-time view of the inbox LRU, for `sotto status`.
 ///
 /// ```swift
-/// let snap = await manager.snapshot()
+/// let snap = await inboxLRU.snapshot()
 /// print("\(snap.awake.count)/\(snap.capacity) awake, \(snap.sleepingCount) sleeping")
 /// ```
-public struct LifecycleSnapshot: Sendable, Hashable, Codable {
+public struct InboxLRUSnapshot: Sendable, Hashable, Codable {
     /// Awake inboxes, most recently active first.
     public var awake: [String]
     /// The awake inboxes that are protected (a subset of `awake`).
@@ -12,7 +12,7 @@ public struct LifecycleSnapshot: Sendable, Hashable, Codable {
     /// The inboxes protected for each reason, sorted; an inbox may have several.
     public var protectedBy: [ProtectionReason: [String]]
     public var sleepingCount: Int
-    /// How many wakes happened per reason since the manager started.
+    /// How many wakes happened per reason since the inbox LRU started.
     public var wakesByReason: [WakeReason: Int]
     public var capacity: Int
 
