@@ -251,7 +251,23 @@ let package = Package(
             dependencies: ["SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"]),
         .testTarget(
             name: "MainProcessTests",
-            dependencies: ["MainProcess", "SottoDaemon", "DaemonEngine", "DaemonCore", "DaemonLogging", "ControlServer", "SottoClient", "ControlProtocol", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),
+            dependencies: ["MainProcess", "SottoDaemon", "DaemonEngine", "DaemonCore", "SottoClient", "ControlProtocol", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"]),
+        // The daemon's modules, each tested by a target named for it (docs/adr/0066).
+        .testTarget(
+            name: "DaemonCoreTests",
+            dependencies: ["DaemonCore", "SottoCrypto", "SottoWire", "TestSupport"]),
+        .testTarget(
+            name: "DaemonEngineTests",
+            dependencies: ["DaemonEngine", "DaemonCore", "DaemonLogging", "DaemonStore", "SharedStore", "SottoCrypto", "SottoWire", "TestSupport"]),
+        .testTarget(
+            name: "ControlServerTests",
+            dependencies: ["ControlServer", "ControlProtocol", "SharedStore", "SottoWire", "TestSupport", .product(name: "NIOCore", package: "swift-nio")]),
+        .testTarget(
+            name: "DaemonLoggingTests",
+            dependencies: ["DaemonLogging", "SottoWire", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(
+            name: "SottoDaemonTests",
+            dependencies: ["SottoDaemon", "DaemonEngine", "TestSupport"]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
             name: "SystemdTests",

@@ -4,7 +4,6 @@ import Foundation
 import SottoCrypto
 import Synchronization
 import Testing
-@testable import SottoDaemon
 
 /// Generates distinct identities and counts how many it made.
 final class CountingGenerator: Sendable {

@@ -2,7 +2,6 @@
 @testable import DaemonEngine
 import Foundation
 import SharedStore
-@testable import SottoDaemon
 import Testing
 import TestSupport
 
@@ -243,7 +242,8 @@ struct ChangeFeedOrderTests {
     @Test("the conversation store registry creates a store on wake and forgets it on sleep")
     func registryCreatesOnWakeAndDropsOnSleep() async throws {
         let registry = ConversationStoreRegistry(cap: 5)
-        let store = try await registry.open("c1", history: [message("h", at: 1)])
+        let store = try await registry.open("c1", history: [TimelineMessage(id: "h", conversationId: "c1", senderInboxId: "them", sentAtMs: 1,
+                                                                            text: "text of h", isOutgoing: false, deliveryStatus: .received)])
         #expect(try await registry.open("c1") === store)
         #expect(await registry.openConversationIds == ["c1"])
         #expect(await registry.drop("c1"))

@@ -1,6 +1,5 @@
 @testable import ControlServer
 import NIOCore
-@testable import SottoDaemon
 import Testing
 
 /// The control socket's framing and its budget for unfinished lines, fed bytes directly.

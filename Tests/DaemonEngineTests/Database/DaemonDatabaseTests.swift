@@ -1,6 +1,5 @@
 @testable import DaemonEngine
 import Foundation
-@testable import SottoDaemon
 import DaemonStore
 import SharedStore
 import Testing

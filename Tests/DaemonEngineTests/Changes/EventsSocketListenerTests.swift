@@ -1,5 +1,4 @@
 @testable import DaemonEngine
-@testable import SottoDaemon
 import Foundation
 import SottoWire
 import Synchronization

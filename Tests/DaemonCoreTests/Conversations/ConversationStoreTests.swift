@@ -1,6 +1,5 @@
 @testable import DaemonCore
 import Testing
-@testable import SottoDaemon
 
 func message(_ id: String, at sentAtMs: Int64, in conversationId: String = "c1",
              outgoing: Bool = false, text: String? = nil) -> TimelineMessage {

@@ -1,6 +1,5 @@
 @testable import DaemonCore
 import Synchronization
-@testable import SottoDaemon
 
 /// A clock that advances by one millisecond each time it is read, so every wake is "later".
 final class TickingClock: Sendable {

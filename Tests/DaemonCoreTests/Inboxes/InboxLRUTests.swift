@@ -1,6 +1,5 @@
 @testable import DaemonCore
 import Testing
-@testable import SottoDaemon
 
 @Suite("InboxLRU")
 struct InboxLRUTests {

@@ -1,7 +1,6 @@
 import ControlProtocol
 @testable import ControlServer
 import Foundation
-@testable import SottoDaemon
 import SharedStore
 import Synchronization
 import Testing

@@ -4,7 +4,6 @@ import Foundation
 import SottoCrypto
 import Testing
 import TestSupport
-@testable import SottoDaemon
 
 /// Creating conversations six at a time (the relay linkability check does) runs a claim of
 /// the unused slot beside the refill that writes the next identity into it. The keystore's

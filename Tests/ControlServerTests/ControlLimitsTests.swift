@@ -1,6 +1,5 @@
 @testable import ControlServer
 import Foundation
-@testable import SottoDaemon
 import Testing
 
 /// How many control connections the daemon serves for a given open-file limit.

@@ -1,5 +1,4 @@
 @testable import DaemonEngine
-@testable import SottoDaemon
 import Testing
 
 /// The two buckets of docs/protocol/join-refusal.md §6 on a clock the test moves: per

@@ -1,7 +1,6 @@
 @testable import DaemonEngine
 import Synchronization
 import Testing
-@testable import SottoDaemon
 
 /// The soak's steady growth (issue #21): each commit nested the feed's action two calls
 /// deeper and kept what wrapped it. Measured here as the stack depth the action runs at,

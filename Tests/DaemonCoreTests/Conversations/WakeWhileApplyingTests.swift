@@ -2,7 +2,6 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import SottoDaemon
 
 /// An inbox that wakes (its stores load their history) while the change feed applies a new
 /// message for it: the message must end up in the new store, whichever runs first. The

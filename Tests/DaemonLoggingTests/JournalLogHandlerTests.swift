@@ -1,7 +1,6 @@
 @testable import DaemonLogging
 import Foundation
 import Logging
-@testable import SottoDaemon
 import Testing
 import SottoWire
 

@@ -3,7 +3,6 @@ import SharedStore
 import SottoCrypto
 import SottoWire
 import Testing
-@testable import SottoDaemon
 
 /// The composer's choice between inline and by reference (docs/protocol/bodies.md,
 /// docs/adr/0032), checked by opening what it made with each recipient's key, as a worker does.
