@@ -96,7 +96,7 @@ enum MessageComposer {
     /// The topic as the push shows it: omitted for a push through a relay, which is to learn
     /// the mailbox and nothing else (PROTOCOL §2 1.1); the envelope is sealed with it either way.
     static func visibleTopic(_ topic: String, endpoint: String) -> String? {
-        RelayPublisher.isRelayEndpoint(endpoint) ? nil : topic
+        MemberEndpoint.isRelay(endpoint) ? nil : topic
     }
 
     /// The exact size of `member`'s inline push for a plaintext of `plaintext` bytes, without

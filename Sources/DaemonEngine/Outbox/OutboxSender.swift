@@ -117,7 +117,7 @@ public actor OutboxSender: Service {
         for item in due {
             let lookup = bodies.lookup(for: item)
             let sender = conversations[item.messageId].map { RelaySender(conversationId: $0) }
-                ?? RelaySender(recipientClientId: item.memberInboxId)  // its message is gone: never shared anyway
+                ?? RelaySender(recipientInboxId: item.memberInboxId)  // its message is gone: never shared anyway
             let push = DuePush(item: item, lookup: lookup, sender: sender)
             switch lookup {
             case .missing:
@@ -125,7 +125,7 @@ public actor OutboxSender: Service {
             case .unreadable(let why):
                 settled.append((push, .retry(at: WallClock.nowMs() + PushAttempt.backoffMs(afterAttempts: item.attempts), reason: why)))
             case .inline, .body:
-                guard RelayPublisher.isRelayEndpoint(item.endpoint) else { direct.append(push); continue }
+                guard MemberEndpoint.isRelay(item.endpoint) else { direct.append(push); continue }
                 if let at = byRelay.firstIndex(where: { $0.endpoint == item.endpoint && $0.sender == sender }) {
                     byRelay[at].pushes.append(push)
                 } else {
@@ -272,7 +272,7 @@ public actor OutboxSender: Service {
     func attempt(_ push: PushAttempt.Push) async -> PushAttempt {
         attempts += 1
         let backoff = PushAttempt.backoffMs(afterAttempts: push.attempts)
-        if RelayPublisher.isRelayEndpoint(push.endpoint) {
+        if MemberEndpoint.isRelay(push.endpoint) {
             let result = await Task.detached { [relays] () -> RelayPublisher.Outcome in
                 if let body = push.body, let bodyId = try? PushPayload.decode(push.payload).body?.id {
                     let published = RelayPublisher.publishBody(sealed: body, bodyId: bodyId, to: push.endpoint, as: push.sender,

@@ -9,7 +9,7 @@ import SottoWire
 /// the actor's executor, like `PushDelivery`.
 ///
 /// ```swift
-/// if RelayPublisher.isRelayEndpoint(item.endpoint) {
+/// if MemberEndpoint.isRelay(item.endpoint) {
 ///     let outcome = RelayPublisher.publish(item.payload, to: item.endpoint, as: sender, via: relays)
 ///     if case .relayed = outcome { … mark relayed … }
 /// }
@@ -22,11 +22,6 @@ enum RelayPublisher {
         case unreachable(String)
         /// The endpoint or the push can never be published: a permanent failure.
         case badEndpoint(String)
-    }
-
-    /// Whether `endpoint` names a relay rather than a device's own socket.
-    static func isRelayEndpoint(_ endpoint: String) -> Bool {
-        endpoint.hasPrefix("nats://") || endpoint.hasPrefix("tls://")
     }
 
     /// The push's `Nats-Msg-Id`: hex SHA-256 of its sealed bytes. Each (message, member) push
