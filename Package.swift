@@ -121,10 +121,53 @@ let package = Package(
         .target(
             name: "ControlProtocol",
             dependencies: ["SottoWire"]),
-        // The daemon's parts as a library: inboxes, conversations, sending, the control socket.
+        // The daemon's state with no I/O: the conversation stores, the inbox LRU, the unused-inbox
+        // cache and their values (docs/adr/0066). What is above it may use it; it uses nothing of theirs.
+        .target(
+            name: "DaemonCore",
+            dependencies: ["SottoWire", "SottoCrypto"]),
+        // The daemon's log: one line per event on stderr, the journal under systemd (docs/adr/0066).
+        .target(
+            name: "DaemonLogging",
+            dependencies: ["SottoWire", .product(name: "Logging", package: "swift-log")]),
+        // The control socket on SwiftNIO (docs/adr/0025): connections, limits, JSON-RPC lines. It
+        // serves a `ControlRequestHandler` and knows nothing of what answers it (docs/adr/0066).
+        .target(
+            name: "ControlServer",
+            dependencies: [
+                "ControlProtocol",
+                "SottoWire",
+                "DaemonLogging",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]),
+        // The daemon's engine (docs/adr/0066): the database handle, the change feed, the services
+        // (send, invite, join, leave, remove, rosters), the outbox, explode, the WAL keeper, and
+        // `DaemonContext`, the one thing the daemon app and its control requests hold. No socket
+        // server, no keyring, no desktop notifications: those are the app's.
+        .target(
+            name: "DaemonEngine",
+            dependencies: [
+                "DaemonCore",
+                "DaemonLogging",
+                "SharedStore",
+                "DaemonStore",
+                "SottoWire",
+                "SottoCrypto",
+                "ControlProtocol",  // the change notification the feed builds, and `sotto status`'s result
+                "RelayTransport",  // the outbox publishes to relays (docs/adr/0028)
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOPosix", package: "swift-nio"),  // the outbox's pool of blocking pushes (docs/adr/0053)
+            ]),
+        // The daemon app: start-up, the keyring, desktop notifications, health checks, the
+        // long-running parts as services, and the control requests' answers (`RPCDispatcher`).
         .target(
             name: "SottoDaemon",
             dependencies: [
+                "DaemonEngine",
+                "DaemonCore",
+                "DaemonLogging",
+                "ControlServer",
                 "SharedStore",
                 "DaemonStore",
                 "SottoWire",
@@ -241,7 +284,23 @@ let package = Package(
             dependencies: ["SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"]),
         .testTarget(
             name: "MainProcessTests",
-            dependencies: ["SottoCLI", "DaemonProcess", "SottoDaemon", "SottoClient", "ControlProtocol", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),
+            dependencies: ["SottoCLI", "DaemonProcess", "SottoDaemon", "DaemonEngine", "DaemonCore", "SottoClient", "ControlProtocol", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"]),
+        // The daemon's modules, each tested by a target named for it (docs/adr/0066).
+        .testTarget(
+            name: "DaemonCoreTests",
+            dependencies: ["DaemonCore", "SottoCrypto", "SottoWire", "TestSupport"]),
+        .testTarget(
+            name: "DaemonEngineTests",
+            dependencies: ["DaemonEngine", "DaemonCore", "DaemonLogging", "DaemonStore", "SharedStore", "SottoCrypto", "SottoWire", "TestSupport"]),
+        .testTarget(
+            name: "ControlServerTests",
+            dependencies: ["ControlServer", "ControlProtocol", "SharedStore", "SottoWire", "TestSupport", .product(name: "NIOCore", package: "swift-nio")]),
+        .testTarget(
+            name: "DaemonLoggingTests",
+            dependencies: ["DaemonLogging", "SottoWire", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(
+            name: "SottoDaemonTests",
+            dependencies: ["SottoDaemon", "DaemonEngine", "TestSupport"]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
             name: "SystemdTests",
@@ -266,7 +325,7 @@ let package = Package(
             path: "Benchmarks/ControlWireBench"),
         .executableTarget(
             name: "DaemonBench",
-            dependencies: ["SottoDaemon", "SharedStore", "SottoWire", "SottoCrypto", "TestSupport"],
+            dependencies: ["SottoDaemon", "DaemonEngine", "DaemonCore", "SharedStore", "SottoWire", "SottoCrypto", "TestSupport"],
             path: "Benchmarks/DaemonBench"),
         .executableTarget(
             name: "DaemonE2EBench",

@@ -1,3 +1,5 @@
+import DaemonCore
+import DaemonEngine
 import Dispatch
 import Foundation
 import SharedStore
@@ -124,10 +126,10 @@ enum DaemonBenchmarks {
         let base: Int64 = 1_700_000_000_000
         let ranked = (0..<inboxes).map { InboxActivity(inboxId: "inbox-\($0)", lastActivityMs: base - Int64($0)) }
         let source = SwitchableRanking(ranked)
-        let manager = InboxLRU(capacity: 20, activitySource: source) { _ in NoopResources() }
+        let inboxLRU = InboxLRU(capacity: 20, activitySource: source) { _ in NoopResources() }
 
         let t0 = WallClock.monotonicNs()
-        try await manager.launch(ranked: ranked, pendingInvites: ["inbox-5000", "inbox-9999"])
+        try await inboxLRU.launch(ranked: ranked, pendingInvites: ["inbox-5000", "inbox-9999"])
         let launchNs = Double(WallClock.monotonicNs() - t0)
 
         // Each round, 20 other inboxes become the most active, as the database index would say.
@@ -139,10 +141,10 @@ enum DaemonBenchmarks {
             }
             await source.set(newer + ranked)
             let start = WallClock.monotonicNs()
-            try await manager.rebalance()
+            try await inboxLRU.rebalance()
             samples.append(Double(WallClock.monotonicNs() - start))
         }
-        let snapshot = await manager.snapshot()
+        let snapshot = await inboxLRU.snapshot()
         print("launch, 10,000 ranked inboxes:         \(format(launchNs / 1e6, unit: "ms"))")
         print("rebalance, 10,000 inboxes (20 swapped): median \(format(median(samples) / 1e6, unit: "ms")), "
               + "max \(format(samples.max()! / 1e6, unit: "ms"))   (goal ≤ 5 ms)")

@@ -1,3 +1,5 @@
+import DaemonCore
+import DaemonEngine
 import Foundation
 import SharedStore
 import SottoClient
@@ -8,7 +10,7 @@ import TestSupport
 
 /// The "Inbox Lifecycle Management" rebalance against a real database: 10,000 inboxes (one conversation each) and
 /// a given number of messages in `shared.sqlite`, ranked by `InboxRepository.rankedByActivity`
-/// through the daemon's own `DatabaseActivitySource`, driven by the real lifecycle manager.
+/// through the daemon's own `DatabaseActivitySource`, driven by the real inbox LRU.
 /// Run with 10,000 and with 1,000,000 messages to show the cost does not grow with messages.
 ///
 /// ```swift
@@ -44,10 +46,10 @@ enum RebalanceDatabaseBenchmark {
         let buildSeconds = Double(WallClock.monotonicNs() - buildStart) / 1e9
 
         let source = DatabaseActivitySource(database: database)
-        let manager = InboxLRU(capacity: capacity, activitySource: source) { _ in IdleResources() }
+        let inboxLRU = InboxLRU(capacity: capacity, activitySource: source) { _ in IdleResources() }
         let launchStart = WallClock.monotonicNs()
         let ranked = try database.read { conn in try InboxRepository.rankedByActivity(limit: inboxes, on: conn) }
-        try await manager.launch(ranked: ranked.map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) },
+        try await inboxLRU.launch(ranked: ranked.map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) },
                                  pendingInvites: [])
         let launchMs = Double(WallClock.monotonicNs() - launchStart) / 1e6
 
@@ -60,11 +62,11 @@ enum RebalanceDatabaseBenchmark {
                 for (offset, inboxId) in hot.enumerated() { try InboxWriter.touch(inboxId: inboxId, at: at - Int64(offset), on: conn) }
             }
             let start = WallClock.monotonicNs()
-            try await manager.rebalance()
+            try await inboxLRU.rebalance()
             samples.append(Double(WallClock.monotonicNs() - start) / 1e6)
         }
         samples.sort()
-        let awake = await manager.awakeCount
+        let awake = await inboxLRU.awakeCount
         return Figures(messages: messages, buildSeconds: buildSeconds, launchMs: launchMs,
                        rebalanceMedianMs: samples[samples.count / 2],
                        rebalanceP99Ms: samples[min(samples.count - 1, samples.count * 99 / 100)], awake: awake)

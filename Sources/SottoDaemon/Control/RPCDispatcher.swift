@@ -1,4 +1,8 @@
 import ControlProtocol
+import ControlServer
+import DaemonCore
+import DaemonEngine
+import DaemonLogging
 import DaemonStore
 import Foundation
 import SharedStore
@@ -40,7 +44,7 @@ struct RPCDispatcher: ControlRequestHandler {
             return JSONRPC.errorLine(id: request.id, .unavailable(error.description + advice))
         } catch let error as KeystoreError {
             return JSONRPC.errorLine(id: request.id, .unavailable("keystore: \(error)"))
-        } catch InboxLifecycleError.activationFailed(let inboxId, let errorType) {
+        } catch InboxLRUError.activationFailed(let inboxId, let errorType) {
             return JSONRPC.errorLine(id: request.id, .unavailable(activationFailure(inboxId: inboxId, errorType: errorType)))
         } catch let error as StoreError {
             // Said plainly, with what to do: "disk full: …", "the database at … is damaged (…); stop sotto, …".
@@ -97,7 +101,9 @@ struct RPCDispatcher: ControlRequestHandler {
         switch method {
         case .status:
             return try await answer(request, as: StatusParams.self) { _ in
-                var status = await daemon.status()
+                var status = await daemon.status(
+                    version: SottoVersion.string,
+                    masterKey: MasterKeyStartup.statusText(daemon.keystore.masterKeySource, keystore: daemon.keystore.directory))
                 status.control = controlStats.map { ControlFigures($0.current) }
                 return status
             }

@@ -1,4 +1,7 @@
 import ControlProtocol
+import ControlServer
+import DaemonCore
+import DaemonEngine
 import DaemonStore
 import SharedStore
 
@@ -56,14 +59,6 @@ extension MessageDelivery {
     init(_ delivery: OutboxRepository.MemberDelivery) {
         self.init(member: delivery.memberInboxId, state: delivery.state.rawValue, attempts: delivery.attempts,
                   lastError: delivery.lastError)
-    }
-}
-
-extension ChangeNotification {
-    /// A change_log row; the message members are filled in by `FeedChange.read` (Changes/FeedChange.swift).
-    init(_ change: DBChange) {
-        self.init(seq: change.seq, kind: change.kind, writerPid: change.writerPid, createdAtMs: change.createdAt,
-                  conversationId: change.conversationId, entityId: change.entityId)
     }
 }
 

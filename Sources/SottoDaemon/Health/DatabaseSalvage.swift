@@ -1,3 +1,4 @@
+import DaemonEngine
 import DaemonStore
 import Foundation
 import SharedStore
@@ -52,7 +53,7 @@ public enum DatabaseSalvage {
         // An older file is rebuilt at its own version: the daemon's next start migrates it
         // with its keys, so content from before v10 is sealed there (docs/adr/0052), not
         // copied in clear into cells that must be sealed.
-        let fresh = try StoreConnection.open(path: path, profile: .worker, create: true)
+        let fresh = try SQLiteConnection.open(path: path, profile: .worker, create: true)
         let version = RowSalvage.schemaVersion(of: kept, on: fresh)
         try Migrator.migrate(fresh, upTo: version ?? Schema.currentVersion)
         let results: [RowSalvage.TableResult]

@@ -1,3 +1,5 @@
+import DaemonEngine
+import DaemonLogging
 import DaemonStore
 import Foundation
 import SharedStore
@@ -28,7 +30,7 @@ enum StartupIntegrityCheck {
         if budget <= 0 && !marked { return }
         let outcome: IntegrityCheck.Outcome
         do {
-            let conn = try StoreConnection.open(path: group.databasePath, profile: .worker)
+            let conn = try SQLiteConnection.open(path: group.databasePath, profile: .worker)
             outcome = IntegrityCheck.quick(conn, budgetMs: marked ? nil : budget)
             if case .damaged(let cause) = outcome { throw damaged(group, marker, describe(cause, on: conn)) }
         } catch let error as StoreError {
@@ -56,7 +58,7 @@ enum StartupIntegrityCheck {
     }
 
     /// quick_check names b-trees by root page ("Tree 7 page 12 …"): add the table's name.
-    private static func describe(_ cause: String, on conn: StoreConnection) -> String {
+    private static func describe(_ cause: String, on conn: SQLiteConnection) -> String {
         var names: [String] = []
         var rest = Substring(cause)
         while let range = rest.range(of: "Tree ") {

@@ -1,4 +1,5 @@
 import ControlProtocol
+import DaemonLogging
 import Foundation
 import ServiceLifecycle
 import SharedStore

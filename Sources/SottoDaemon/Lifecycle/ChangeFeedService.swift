@@ -1,10 +1,11 @@
+import DaemonEngine
 import ServiceLifecycle
 
 /// How the change feed learns of commits while the daemon serves: the workers' datagrams on
 /// `events.sock` and the daemon's own commits (wired at start-up), each a catch-up request
 /// that this service serves, coalesced (``ChangeFeed/requestCatchUp()``), and under them the safety-net poll (``SafetyNetPoll``), so a lost datagram
 /// costs at most its interval. On a graceful shutdown (after the outbox and the
-/// expired-conversations worker stopped writing) it stops listening, catches up one last
+/// explode worker stopped writing) it stops listening, catches up one last
 /// time and ends every subscription.
 ///
 /// ```swift

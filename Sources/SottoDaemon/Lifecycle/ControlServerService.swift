@@ -1,3 +1,4 @@
+import ControlServer
 import ServiceLifecycle
 
 /// The control socket as a part of the daemon: the server was bound at start-up (so READY=1

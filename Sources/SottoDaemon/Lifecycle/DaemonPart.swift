@@ -1,3 +1,4 @@
+import DaemonLogging
 import ServiceLifecycle
 
 /// One long-running part of the daemon as the service group runs it: under its name, so a

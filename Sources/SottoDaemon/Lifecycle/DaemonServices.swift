@@ -1,3 +1,5 @@
+import ControlServer
+import DaemonEngine
 import Logging
 import ServiceLifecycle
 
@@ -17,7 +19,7 @@ import ServiceLifecycle
 ///    sealed after a restart.
 /// 7. `roster-requests`: a request, an answer or a rename under way is queued (or not at
 ///    all); what is still due is asked, answered or renamed after a restart.
-/// 8. `expired-conversations`: a deletion under way finishes (an explosion, or a join
+/// 8. `explode-worker`: a deletion under way finishes (an explosion, or a join
 ///    never accepted).
 /// 9. `desktop-notifications`: `notifications.sock` goes, so workers post their own again.
 /// 10. `change-feed`: `events.sock` closes, a last catch-up reads what the parts above
@@ -41,12 +43,12 @@ struct DaemonServices {
             ("wal-keeper", context.walKeeper),
             ("change-feed", ChangeFeedService(feed: context.feed, events: events, poll: feedPoll)),
             ("desktop-notifications", DesktopNotificationsService(runtime: context.runtime, environment: environment)),
-            ("expired-conversations", context.expired),
+            ("explode-worker", context.explodeWorker),
             ("roster-requests", context.rosterRequests),
             ("receipts", context.receipts),
             ("outbox", context.outbox),
             ("unused-inbox", UnusedInboxRefill(cache: context.unusedInboxes)),
-            ("inbox-rebalance", InboxRebalancer(lifecycle: context.lifecycle, schedule: rebalance)),
+            ("inbox-rebalance", InboxRebalancer(inboxLRU: context.inboxLRU, schedule: rebalance)),
             ("memory-trim", MemoryTrimmer(feed: context.feed)),
             ("control", ControlServerService(server: control)),
             ("systemd", SystemdService(notifier: notifier) { await context.statusLine() }),

@@ -1,3 +1,6 @@
+import DaemonCore
+import DaemonEngine
+import DaemonLogging
 import ServiceLifecycle
 
 /// Runs ``InboxLRU/rebalance()`` once per ``RebalanceSchedule`` interval while
@@ -13,10 +16,10 @@ import ServiceLifecycle
 /// next one tries again.
 ///
 /// ```swift
-/// let part = InboxRebalancer(lifecycle: lifecycle, schedule: try RebalanceSchedule(environment: env))
+/// let part = InboxRebalancer(inboxLRU: inboxLRU, schedule: try RebalanceSchedule(environment: env))
 /// ```
 struct InboxRebalancer: Service {
-    let lifecycle: InboxLRU
+    let inboxLRU: InboxLRU
     let schedule: RebalanceSchedule
 
     func run() async throws {
@@ -26,7 +29,7 @@ struct InboxRebalancer: Service {
                 await pause.sleep(until: nil, atMostMs: schedule.intervalMs)
                 guard !Task.isShuttingDownGracefully, !Task.isCancelled else { break }
                 do {
-                    try await lifecycle.rebalance()
+                    try await inboxLRU.rebalance()
                 } catch {
                     DaemonLog.warning("inbox rebalance failed (tried again in \(schedule.intervalMs) ms): \(error)")
                 }

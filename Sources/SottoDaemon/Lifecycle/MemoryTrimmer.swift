@@ -1,3 +1,4 @@
+import DaemonEngine
 import Glibc
 import ServiceLifecycle
 import SottoWire

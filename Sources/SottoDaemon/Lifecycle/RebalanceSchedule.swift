@@ -1,3 +1,5 @@
+import DaemonEngine
+
 /// How often the daemon brings the awake inboxes in line with the activity ranking
 /// (``InboxLRU/rebalance()``, run by ``InboxRebalancer``): every 60 s by
 /// default, `SOTTO_REBALANCE_MS` sets it (tests use 200 ms). Why 60 s: docs/adr/0033.

@@ -1,3 +1,5 @@
+import DaemonEngine
+import DaemonLogging
 import ServiceLifecycle
 
 /// The daemon's side of systemd while it serves (`READY=1` was sent just before the parts

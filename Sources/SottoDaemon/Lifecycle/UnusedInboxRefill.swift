@@ -1,3 +1,5 @@
+import DaemonCore
+import DaemonLogging
 import ServiceLifecycle
 
 /// Prepares the unused inbox (an identity generated and stored ahead of `new` and `join`)

@@ -1,4 +1,5 @@
 import CSystemd
+import DaemonLogging
 import Foundation
 import SharedStore
 import SottoCrypto

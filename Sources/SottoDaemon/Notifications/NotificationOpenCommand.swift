@@ -1,3 +1,4 @@
+import DaemonLogging
 import Foundation
 
 /// What clicking a desktop notification runs, with the conversation's id as its last

@@ -1,3 +1,4 @@
+import DaemonLogging
 import Foundation
 import ServiceLifecycle
 import SharedStore

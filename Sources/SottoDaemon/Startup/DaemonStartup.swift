@@ -1,3 +1,5 @@
+import ControlServer
+import DaemonEngine
 import Foundation
 import RelayTransport
 import SottoCrypto
@@ -96,7 +98,12 @@ struct DaemonStartup {
 
         let context: DaemonContext
         do {
-            context = try await DaemonContext.start(group: group, runtime: runtime, capacity: capacity,
+            try StartupIntegrityCheck.run(group: group, environment: environment)
+            // Waits here while the keyring is locked (docs/adr/0045): nothing before the
+            // database needs the key, and the database's migration to v10 needs it (docs/adr/0052).
+            let keystore = try await MasterKeyStartup(group: group, runtime: runtime, environment: environment)
+                .openKeystore(notifier: SystemdNotifier())
+            context = try await DaemonContext.start(group: group, runtime: runtime, keystore: keystore, capacity: capacity,
                                                     environment: environment, relay: relay, pendingJoinLimit: pendingJoinLimit,
                                                     noticeMaxAgeMs: noticeMaxAgeMs, relayIdleMs: relayIdleMs)
             try await context.launchInboxes()

@@ -1,3 +1,4 @@
+import DaemonCore
 import Foundation
 import SottoCrypto
 import SottoDaemon

@@ -1,3 +1,5 @@
+@testable import DaemonCore
+@testable import DaemonEngine
 import Foundation
 @testable import SottoDaemon
 import SharedStore

@@ -1,0 +1,29 @@
+import DaemonCore
+import SharedStore
+import SottoCrypto
+
+extension TimelineMessage {
+    /// What a message whose sealed content did not open shows (docs/adr/0052): never its bytes.
+    static let unreadableText = "[cannot be opened: its conversation's key is gone or the row was altered]"
+
+    /// A stored row as the conversation store shows it: content decoded to display text
+    /// (undecodable content shows its fallback or its type, never raw bytes).
+    init(_ row: DBMessage) {
+        let content = try? MessageContent.decode(contentType: row.contentType, content: row.content, fallback: row.fallback)
+        let status: DeliveryStatus
+        if row.isOutgoing {
+            switch row.deliveryStatus {
+            case .sent: status = .sent
+            case .failed: status = .failed
+            case .pending, nil: status = .pending
+            }
+        } else {
+            status = .received
+        }
+        self.init(id: row.id, conversationId: row.conversationId, senderInboxId: row.senderInboxId,
+                  sentAtMs: row.sentAt, contentType: MessageContentType(rawValue: row.contentType),
+                  text: row.isUnreadable ? Self.unreadableText
+                      : content?.displayText ?? row.fallback ?? "[\(row.contentType)]",
+                  referenceId: row.referenceId, isOutgoing: row.isOutgoing, deliveryStatus: status)
+    }
+}
