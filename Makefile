@@ -57,6 +57,7 @@ bench: build-release
 	./Benchmarks/chat-start-bench.sh .build/release/sotto 1000
 	./Benchmarks/cli-start-bench.sh .build/release/sotto 20
 	./Benchmarks/chat-e2e-bench.sh
+	./Benchmarks/page-up-bench.sh
 	./Benchmarks/relay-connection-cost.py 5000 20 10 30
 
 # Issue #7: the stress suite with the full profile (50,000 pushes) against release binaries;

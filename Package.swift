@@ -336,6 +336,10 @@ let package = Package(
             dependencies: ["SottoWire", "ControlProtocol", "SottoClient", "TestSupport"],
             path: "Benchmarks/ChatE2EBench"),
         .executableTarget(
+            name: "PageUpBench",
+            dependencies: ["SottoWire", "ControlProtocol", "SottoClient", "TestSupport"],
+            path: "Benchmarks/PageUpBench"),
+        .executableTarget(
             name: "NotifyBench",
             dependencies: ["SharedStore", "SottoWire", "TestSupport"],
             path: "Benchmarks/NotifyBench"),

@@ -10,11 +10,16 @@ import SharedStore
 /// ```
 public enum MessageIdRepository {
     /// Up to `limit` ids of the conversation's messages that start with `prefix` (a lowercase
-    /// hex prefix), in id order.
+    /// hex prefix), in id order. The id's range drives the search (the primary key), so a
+    /// whole id costs one lookup however long the conversation: `+conversationId` keeps
+    /// SQLite from scanning the conversation's timeline index instead, which made every page
+    /// up (`readMessages` with `before`) cost the whole conversation (docs/adr/0069).
+    public static let idsByPrefix = "SELECT id FROM message WHERE +conversationId = ? AND id >= ? AND id < ? ORDER BY id LIMIT ?"
+
     public static func ids(conversationId: String, prefix: String, limit: Int,
                            on conn: SQLiteConnection) throws(StoreError) -> [String] {
         var out: [String] = []
-        for row in try conn.query("SELECT id FROM message WHERE conversationId = ? AND id >= ? AND id < ? ORDER BY id LIMIT ?",
+        for row in try conn.query(idsByPrefix,
                                   [.text(conversationId), .text(prefix), .text(prefix + "g"), .integer(Int64(max(0, limit)))]) {
             out.append(try row.string(0))
         }

@@ -124,7 +124,9 @@ final class ChatApp {
             pendingOpen = nil
             open(pending)
         }
+        let previous = state.timeline
         state.timeline = timeline?.current
+        keepViewInPlace(from: previous)
         continueSearch()
     }
 
@@ -150,6 +152,7 @@ final class ChatApp {
                 state.notice = why
             case .message(let message):
                 if !message.trimmingWhitespace().isEmpty, let timeline {
+                    timeline.showLatest()   // scrolled far back: the latest page again, where the message goes
                     timeline.send(message, replyTo: state.replyingTo)
                     state.composer = ""
                     state.replyingTo = nil
@@ -203,6 +206,7 @@ final class ChatApp {
         case .pageDown:
             let (_, rows) = terminal.size
             state.scrollUp = max(0, state.scrollUp - max(1, rows - 5))
+            loadNewerIfNeeded(rows: rows)
         }
         return true
     }

@@ -9,6 +9,9 @@ import SottoWire
 /// at once as a local echo, `pending`, then with the status the daemon reports as it moves
 /// (relayed/sent → delivered, or failed). Updates come from a change feed limited to this
 /// conversation, so a change in another conversation never wakes this timeline's observers;
+/// it holds at most `window` messages: paging up past that drops the newest page, which
+/// `loadNewer` reads again when the UI scrolls back down (so scrolling through 100,000
+/// messages costs the same per page and the same memory as scrolling through 500);
 /// while the timeline runs, the daemon counts the conversation open in a client (no desktop
 /// notification for it). All I/O runs on the timeline's own queue and feed thread.
 ///
@@ -19,10 +22,13 @@ import SottoWire
 /// timeline.send("train at 9?")
 /// timeline.react(to: snapshot.items[0].id, emoji: "👍")
 /// timeline.loadOlder()
+/// if timeline.current.hasNewer { timeline.loadNewer() }   // scrolling back down
 /// ```
 public final class Timeline: Sendable {
     public let conversation: String
     public let pageSize: Int
+    /// The most messages held at once (at least two pages).
+    public let window: Int
     private let channel: RequestChannel
     private let queue = DispatchQueue(label: "sotto.timeline")
     private let observers = Observers<TimelineSnapshot>()
@@ -48,13 +54,19 @@ public final class Timeline: Sendable {
         /// Messages the feed named as inserted or changed since the last refresh began; nil
         /// when a refresh must read the whole latest page (a reconnect, a change without an id).
         var changedIds: Set<String>? = []
+        /// The pages dropped from the newest end, newest first: the id of each one's oldest
+        /// message. The page on top is read again with `before` = the one under it (nil
+        /// for the newest: the latest page). Empty when the latest page is loaded.
+        var droppedNewer: [String] = []
     }
     private let state: Mutex<State>
 
     /// `unreadAtOpen`: the unread count the list showed, to place the "new" marker.
-    public init(conversation: String, socketPath: String, pageSize: Int = 50, unreadAtOpen: Int64 = 0) {
+    /// `window`: the most messages held (default 10 pages); `Int.max` holds every page read.
+    public init(conversation: String, socketPath: String, pageSize: Int = 50, window: Int = 500, unreadAtOpen: Int64 = 0) {
         self.conversation = conversation
         self.pageSize = pageSize
+        self.window = max(window, 2 * pageSize)
         channel = RequestChannel(socketPath: socketPath)
         var initial = State(snapshot: TimelineSnapshot(conversationId: conversation))
         initial.unreadAtOpen = unreadAtOpen
@@ -135,7 +147,7 @@ public final class Timeline: Sendable {
     /// start is loaded or a page is on its way).
     public func loadOlder() {
         let oldest = state.withLock { state -> String?? in
-            guard state.snapshot.hasOlder, !state.snapshot.loadingOlder, state.loadedOnce else { return .none }
+            guard state.snapshot.hasOlder, !state.snapshot.loadingOlder, !state.snapshot.loadingNewer, state.loadedOnce else { return .none }
             state.snapshot.loadingOlder = true
             return .some(state.confirmed.first?.id)
         }
@@ -148,6 +160,7 @@ public final class Timeline: Sendable {
                     state.snapshot.loadingOlder = false
                     if page.messages.count < pageSize || oldest == nil { state.snapshot.hasOlder = false }
                     Self.merge(page.messages, into: &state)
+                    dropNewest(&state)
                 }
             } catch let failure {
                 state.withLock { state in
@@ -157,6 +170,73 @@ public final class Timeline: Sendable {
             }
             publish()
         }
+    }
+
+    /// Reads again the page just newer than the newest loaded one, when paging up dropped
+    /// it (`hasNewer`); the oldest page goes when the window is full. The newest dropped page
+    /// is the latest page: reading it makes the timeline follow new messages again.
+    public func loadNewer() {
+        let cursor = state.withLock { state -> String?? in
+            guard state.snapshot.hasNewer, !state.snapshot.loadingOlder, !state.snapshot.loadingNewer,
+                  !state.droppedNewer.isEmpty else { return .none }
+            state.snapshot.loadingNewer = true
+            return .some(state.droppedNewer.count >= 2 ? state.droppedNewer[state.droppedNewer.count - 2] : nil)
+        }
+        guard let cursor else { return }
+        publish()
+        queue.async { [self] in
+            do throws(ControlClient.Failure) {
+                let page = try channel.call(ReadMessagesParams(conversation: conversation, limit: pageSize, before: cursor), retry: true)
+                state.withLock { state in
+                    state.snapshot.loadingNewer = false
+                    state.droppedNewer.removeLast()
+                    state.snapshot.hasNewer = !state.droppedNewer.isEmpty
+                    Self.merge(page.messages, into: &state)
+                    dropOldest(&state)
+                }
+            } catch let failure {
+                state.withLock { state in
+                    state.snapshot.loadingNewer = false
+                    state.snapshot.problem = failure.description
+                }
+            }
+            publish()
+        }
+    }
+
+    /// Back to the latest page at once (sending from a timeline scrolled far back): drops
+    /// what is loaded and reads the latest page.
+    public func showLatest() {
+        let dropped = state.withLock { state -> Bool in
+            guard !state.droppedNewer.isEmpty else { return false }
+            state.droppedNewer = []
+            state.confirmed = []
+            state.changedIds = nil
+            state.snapshot.hasNewer = false
+            state.snapshot.hasOlder = true
+            return true
+        }
+        if dropped {
+            publish()
+            refreshLatest()
+        }
+    }
+
+    /// Past the window after a page up: drops the newest pages (read again by `loadNewer`).
+    private func dropNewest(_ state: inout State) {
+        while state.confirmed.count > window {
+            let cut = state.confirmed.count - pageSize
+            state.droppedNewer.append(state.confirmed[cut].id)
+            state.confirmed.removeSubrange(cut...)
+            state.snapshot.hasNewer = true
+        }
+    }
+
+    /// Past the window after a page down: drops the oldest (read again by `loadOlder`).
+    private func dropOldest(_ state: inout State) {
+        guard state.confirmed.count > window else { return }
+        state.confirmed.removeFirst(state.confirmed.count - window)
+        state.snapshot.hasOlder = true
     }
 
     // MARK: Loading the latest page
@@ -215,7 +295,12 @@ public final class Timeline: Sendable {
                     }
                     state.snapshot.connected = true
                     state.snapshot.problem = nil
-                    Self.merge(page.messages, into: &state)
+                    // Scrolled back past the window: the latest page is not next to what is
+                    // loaded; `loadNewer` reaches it page by page.
+                    if state.droppedNewer.isEmpty {
+                        Self.merge(page.messages, into: &state)
+                        dropOldest(&state)
+                    }
                 }
             } catch let failure {
                 state.withLock { $0.changedIds = nil }   // the next refresh reads the whole page
@@ -269,6 +354,20 @@ public final class Timeline: Sendable {
     /// Upserts `messages` by id, keeps the daemon's order (sentAt, id), and lets an echo
     /// adopt the stored message it became (same text, outgoing, not yet adopted).
     private static func merge(_ messages: [MessageInfo], into state: inout State) {
+        // A page from `loadOlder` or `loadNewer` lies wholly before or after what is loaded:
+        // it is joined on without indexing or sorting the window (a page up costs a page).
+        func key(_ message: MessageInfo) -> (Int64, String) { (message.sentAtMs, message.id) }
+        if state.echoes.isEmpty, let first = messages.first, let last = messages.last,
+           zip(messages, messages.dropFirst()).allSatisfy({ key($0) < key($1) }) {
+            if let oldest = state.confirmed.first, key(last) < key(oldest) {
+                state.confirmed.insert(contentsOf: messages, at: 0)
+                return
+            }
+            if let newest = state.confirmed.last, key(newest) < key(first) {
+                state.confirmed.append(contentsOf: messages)
+                return
+            }
+        }
         var indexById: [String: Int] = [:]
         for (index, message) in state.confirmed.enumerated() { indexById[message.id] = index }
         var appended = false
@@ -288,6 +387,7 @@ public final class Timeline: Sendable {
         if appended {
             state.confirmed.sort { ($0.sentAtMs, $0.id) < ($1.sentAtMs, $1.id) }
         }
+        guard !state.echoes.isEmpty else { return }
         let confirmedIds = Set(state.confirmed.map(\.id))
         state.echoes.removeAll { echo in echo.messageId.map(confirmedIds.contains) ?? false }
     }

@@ -38,6 +38,9 @@ public struct TimelineSnapshot: Sendable, Equatable {
     /// False once a page came back shorter than asked: the start of the conversation is loaded.
     public var hasOlder = true
     public var loadingOlder = false
+    /// True when paging up dropped newer pages from the window: `Timeline.loadNewer` reads them.
+    public var hasNewer = false
+    public var loadingNewer = false
     /// The first message that was unread when the timeline opened (where a "new" marker goes).
     public var firstUnreadId: String?
     /// False until the first load, and while the daemon is unreachable.

@@ -1,0 +1,47 @@
+import SottoWire
+import SottoClient
+
+/// The timeline holds a window of pages (docs/adr/0069): paging up far drops its newest
+/// pages, paging back down reads them again. What a person sees must not move when that
+/// happens, so the view is kept on the newest message both snapshots hold.
+///
+/// ```swift
+/// let previous = state.timeline
+/// state.timeline = timeline?.current
+/// keepViewInPlace(from: previous)
+/// ```
+extension ChatApp {
+    /// After a new snapshot: when the view is scrolled up (or the timeline is away from
+    /// the latest page), `scrollUp` moves by as many lines as came or went below the newest
+    /// message both snapshots hold, so the lines on screen stay where they were.
+    func keepViewInPlace(from previous: TimelineSnapshot?) {
+        guard let previous, let current = state.timeline, previous.conversationId == current.conversationId,
+              previous.generation != current.generation, state.scrollUp > 0 || previous.hasNewer else { return }
+        let currentIds = Set(current.items.map(\.id))
+        guard let anchor = previous.items.last(where: { currentIds.contains($0.id) && $0.message.contentType != ContentType.reaction })
+        else { return }
+        let width = paneWidth
+        let shift = linesBelow(anchor.id, in: current, width: width) - linesBelow(anchor.id, in: previous, width: width)
+        state.scrollUp = max(0, state.scrollUp + shift)
+    }
+
+    /// Page down near the newest loaded message of a timeline away from the latest page
+    /// reads the next newer page.
+    func loadNewerIfNeeded(rows: Int) {
+        guard let snapshot = timeline?.current, snapshot.hasNewer, state.scrollUp < rows else { return }
+        timeline?.loadNewer()
+    }
+
+    private var paneWidth: Int {
+        let columns = terminal.size.columns
+        return columns - ChatRenderer.listWidth(for: columns) - 1
+    }
+
+    private func linesBelow(_ id: String, in snapshot: TimelineSnapshot, width: Int) -> Int {
+        guard let index = snapshot.items.firstIndex(where: { $0.id == id }) else { return 0 }
+        var through = snapshot
+        through.items = Array(snapshot.items[...index])
+        return ChatRenderer.itemLines(snapshot, state: state, width: width).count
+            - ChatRenderer.itemLines(through, state: state, width: width).count
+    }
+}
