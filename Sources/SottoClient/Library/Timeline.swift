@@ -152,23 +152,10 @@ public final class Timeline: Sendable {
             return .some(state.confirmed.first?.id)
         }
         guard let oldest else { return }
-        publish()
-        queue.async { [self] in
-            do throws(ControlClient.Failure) {
-                let page = try channel.call(ReadMessagesParams(conversation: conversation, limit: pageSize, before: oldest), retry: true)
-                state.withLock { state in
-                    state.snapshot.loadingOlder = false
-                    if page.messages.count < pageSize || oldest == nil { state.snapshot.hasOlder = false }
-                    Self.merge(page.messages, into: &state)
-                    dropNewest(&state)
-                }
-            } catch let failure {
-                state.withLock { state in
-                    state.snapshot.loadingOlder = false
-                    state.snapshot.problem = failure.description
-                }
-            }
-            publish()
+        readPage(before: oldest, loading: \.loadingOlder) { [self] state, messages in
+            if messages.count < pageSize || oldest == nil { state.snapshot.hasOlder = false }
+            Self.merge(messages, into: &state)
+            dropNewest(&state)
         }
     }
 
@@ -183,20 +170,30 @@ public final class Timeline: Sendable {
             return .some(state.droppedNewer.count >= 2 ? state.droppedNewer[state.droppedNewer.count - 2] : nil)
         }
         guard let cursor else { return }
+        readPage(before: cursor, loading: \.loadingNewer) { [self] state, messages in
+            state.droppedNewer.removeLast()
+            state.snapshot.hasNewer = !state.droppedNewer.isEmpty
+            Self.merge(messages, into: &state)
+            dropOldest(&state)
+        }
+    }
+
+    /// Reads the page before `cursor` (the latest page for nil) on the timeline's queue, then
+    /// clears `loading` and either applies the page under the lock or records the failure;
+    /// publishes before and after. What `loadOlder` and `loadNewer` share.
+    private func readPage(before cursor: String?, loading: any WritableKeyPath<TimelineSnapshot, Bool> & Sendable,
+                          apply: @escaping @Sendable (inout State, [MessageInfo]) -> Void) {
         publish()
         queue.async { [self] in
             do throws(ControlClient.Failure) {
                 let page = try channel.call(ReadMessagesParams(conversation: conversation, limit: pageSize, before: cursor), retry: true)
                 state.withLock { state in
-                    state.snapshot.loadingNewer = false
-                    state.droppedNewer.removeLast()
-                    state.snapshot.hasNewer = !state.droppedNewer.isEmpty
-                    Self.merge(page.messages, into: &state)
-                    dropOldest(&state)
+                    state.snapshot[keyPath: loading] = false
+                    apply(&state, page.messages)
                 }
             } catch let failure {
                 state.withLock { state in
-                    state.snapshot.loadingNewer = false
+                    state.snapshot[keyPath: loading] = false
                     state.snapshot.problem = failure.description
                 }
             }
