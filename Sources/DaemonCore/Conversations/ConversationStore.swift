@@ -1,7 +1,11 @@
-/// The single source of truth for one awake conversation: its timeline, id index and unread
-/// count, written through intent methods only. The change feed applies every committed
-/// change to it before any subscriber hears of the change (docs/adr/0022), so a client that
-/// reads on a notification finds what it was told about. Each intent returns what it changed.
+/// The window of one awake conversation's newest messages that `sotto read` serves from
+/// (docs/adr/0050), written through intent methods only. The change feed applies every
+/// committed change to it before any subscriber hears of the change (docs/adr/0022), so a
+/// client that reads on a notification finds what it was told about. Each intent returns
+/// what it changed. It is not the truth of unread counts, read marks or delivery status:
+/// the daemon answers those from the database (`LocalStateRepository`, the message rows);
+/// the read marks it keeps and `setDeliveryStatus`, `markUnread` and `clear` are used only
+/// by tests (docs/adr/0050, "What the store is", issue #34).
 ///
 /// ```swift
 /// let store = try ConversationStore(conversationId: "c1")
