@@ -85,7 +85,7 @@ enum DaemonBenchmarks {
         print("append, 50,000 in a row, history 10 / 100,000: \(format(longSmall)) / \(format(longLarge)) ns/append"
               + "   ratio \(String(format: "%.2f", longLarge / longSmall))")
 
-        let store = try ConversationStore(conversationId: "c", cap: 1_000_000,
+        let store = try ConversationWindow(conversationId: "c", cap: 1_000_000,
                                           history: history(count: 100_000))
         let t0 = WallClock.monotonicNs()
         try await store.append(message(index: 50_000, sentAtMs: 50_000 * 10 + 5))   // lands mid-timeline
@@ -93,7 +93,7 @@ enum DaemonBenchmarks {
     }
 
     private static func perAppendNs(history count: Int, cap: Int, batch: Int) async throws -> Double {
-        let store = try ConversationStore(conversationId: "c", cap: cap, history: history(count: count))
+        let store = try ConversationWindow(conversationId: "c", cap: cap, history: history(count: count))
         let fresh = (0..<batch).map { message(index: count + $0, sentAtMs: Int64(count + $0) * 10) }
         let t0 = WallClock.monotonicNs()
         for m in fresh { try await store.append(m) }

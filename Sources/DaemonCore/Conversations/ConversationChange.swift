@@ -13,17 +13,15 @@ public enum ConversationChange: Sendable, Equatable {
     case updated(TimelineMessage, index: Int)
     /// A message left the timeline: dropped beyond the cap, or moved (followed by `.appended`).
     case removed(messageId: String, index: Int)
-    /// Every message was removed.
-    case cleared
     case unreadChanged(count: Int)
 }
 
 /// Why a write to a conversation store was refused. Nothing changed.
 ///
 /// ```swift
-/// catch ConversationStoreError.wrongConversation(let expected, _) { ... }
+/// catch ConversationWindowError.wrongConversation(let expected, _) { ... }
 /// ```
-public enum ConversationStoreError: Error, Sendable, Equatable {
+public enum ConversationWindowError: Error, Sendable, Equatable {
     /// The message belongs to another conversation.
     case wrongConversation(expected: String, got: String)
     /// A cap below 1 was requested.

@@ -1,5 +1,5 @@
 /// The ordered messages of one conversation with an id index kept in step, as a plain value
-/// type (``ConversationStore`` confines it to an actor). Every write returns the timeline
+/// type (``ConversationWindow`` confines it to an actor). Every write returns the timeline
 /// changes it made; the unread count is read after the write (the store turns a difference
 /// into one `.unreadChanged`).
 ///
@@ -24,7 +24,7 @@ public struct ConversationTimeline {
     private(set) var readMarker: TimelinePosition?
     private(set) var unreadCount = 0
 
-    init(conversationId: String, cap: Int) throws(ConversationStoreError) {
+    init(conversationId: String, cap: Int) throws(ConversationWindowError) {
         guard cap >= 1 else { throw .invalidCap(cap) }
         self.conversationId = conversationId
         self.cap = cap
@@ -32,7 +32,7 @@ public struct ConversationTimeline {
 
     /// Loads history once at wake: sorted and deduplicated here, the newest `cap` kept.
     public init(conversationId: String, cap: Int, history: [TimelineMessage],
-         readMarker: TimelinePosition?) throws(ConversationStoreError) {
+         readMarker: TimelinePosition?) throws(ConversationWindowError) {
         try self.init(conversationId: conversationId, cap: cap)
         for message in history where message.conversationId != conversationId {
             throw .wrongConversation(expected: conversationId, got: message.conversationId)
@@ -70,7 +70,7 @@ public struct ConversationTimeline {
 
     // MARK: Writing
 
-    public mutating func append(_ message: TimelineMessage) throws(ConversationStoreError) -> (AppendOutcome, [ConversationChange]) {
+    public mutating func append(_ message: TimelineMessage) throws(ConversationWindowError) -> (AppendOutcome, [ConversationChange]) {
         try checkConversation(message)
         guard sentAtById[message.id] == nil else { return (.duplicate, []) }
         return insertNew(message)
@@ -78,7 +78,7 @@ public struct ConversationTimeline {
 
     /// Inserts a new message or replaces the one with the same id (moving it if its send time
     /// changed).
-    mutating func upsert(_ message: TimelineMessage) throws(ConversationStoreError) -> [ConversationChange] {
+    mutating func upsert(_ message: TimelineMessage) throws(ConversationWindowError) -> [ConversationChange] {
         try checkConversation(message)
         guard let index = index(of: message.id) else { return insertNew(message).1 }
         let old = items[head + index]
@@ -91,12 +91,6 @@ public struct ConversationTimeline {
         var changes = removeAt(index)
         changes += insertNew(message).1
         return changes
-    }
-
-    mutating func setDeliveryStatus(id: String, _ status: DeliveryStatus) -> [ConversationChange] {
-        guard let index = index(of: id), items[head + index].deliveryStatus != status else { return [] }
-        items[head + index].deliveryStatus = status
-        return [.updated(items[head + index], index: index)]
     }
 
     /// Moves the read marker forward to the message `id` (never backwards). O(log n + the
@@ -118,30 +112,9 @@ public struct ConversationTimeline {
         return markRead(upTo: last.id)
     }
 
-    /// Makes the newest incoming message unread again (the marker moves just before it), so
-    /// the count becomes 1. Nothing happens when no incoming message is present.
-    mutating func markUnread() -> [ConversationChange] {
-        guard let newestIncoming = items[head...].lastIndex(where: { !$0.isOutgoing }) else { return [] }
-        readMarker = newestIncoming > head ? items[newestIncoming - 1].sortKey : nil
-        setUnread(1)
-        return []
-    }
-
-    /// Removes every message; whatever was there counts as read.
-    mutating func clear() -> [ConversationChange] {
-        if let last = items.last, head < items.count, readMarker.map({ $0 < last.sortKey }) ?? true {
-            readMarker = last.sortKey
-        }
-        items.removeAll()
-        head = 0
-        sentAtById.removeAll()
-        setUnread(0)
-        return [.cleared]
-    }
-
     // MARK: Internals
 
-    private func checkConversation(_ message: TimelineMessage) throws(ConversationStoreError) {
+    private func checkConversation(_ message: TimelineMessage) throws(ConversationWindowError) {
         guard message.conversationId == conversationId else {
             throw .wrongConversation(expected: conversationId, got: message.conversationId)
         }

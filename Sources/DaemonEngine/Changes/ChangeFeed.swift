@@ -6,7 +6,7 @@ import SharedStore
 
 /// The one path every committed change takes through the daemon (docs/adr/0022):
 /// a commit (a worker's or the daemon's own) → the feed reads `change_log`, and what each
-/// change is about, once (``FeedChange``) → the consumer applies it (conversation stores,
+/// change is about, once (``FeedChange``) → the consumer applies it (conversation windows,
 /// inbox wake-ups) → then subscribers get its notification, with its seq, in seq order, with
 /// no gap and no duplicate.
 ///

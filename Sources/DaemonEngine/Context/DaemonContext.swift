@@ -112,8 +112,8 @@ public final class DaemonContext: Sendable {
         let budget = environment["SOTTO_EXPLODE_DELIVERY_MS"].flatMap(Int64.init) ?? 10_000
 
         // MARK: Inboxes: what an awake one holds, and who decides which are awake
-        let stores = ConversationStoreRegistry()
-        let awake = AwakeInboxes(database: database, keystore: keystore, stores: stores, marks: AwakeMailboxMarks(group: group))
+        let windows = ConversationWindows()
+        let awake = AwakeInboxes(database: database, keystore: keystore, windows: windows, marks: AwakeMailboxMarks(group: group))
         // An identity that does not open stays asleep: neither launch nor a rebalance tries to wake it.
         let ranking = DatabaseActivitySource(database: database, excluding: Set(damagedIdentities.map(\.clientId)))
         let inboxLRU = InboxLRU(capacity: capacity, activitySource: ranking) { inboxId in
@@ -137,7 +137,7 @@ public final class DaemonContext: Sendable {
         let explodeWorker = ExplodeWorker(database: database, keystore: keystore, inboxLRU: inboxLRU, awake: awake,
                                                  walKeeper: walKeeper, explodeDeliveryBudgetMs: budget,
                                                  pendingJoinLimitMs: pendingJoinLimit.ms)
-        let service = ConversationService(database: database, unusedInboxes: unusedInboxes, stores: stores, endpoint: endpoint,
+        let service = ConversationService(database: database, unusedInboxes: unusedInboxes, windows: windows, endpoint: endpoint,
                                           inboxLRU: inboxLRU, identities: identities, outbox: outbox,
                                           joinRequests: joinRequests, explodeWorker: explodeWorker)
         let invites = InviteService(database: database, unusedInboxes: unusedInboxes, service: service, inboxLRU: inboxLRU,

@@ -14,7 +14,7 @@ import SottoWire
 /// 0016) and with the move of its explode pushes still pending into the notices that
 /// outlive their conversation (`OutlivingNoticeWriter`, docs/adr/0034), the keystore
 /// identity (overwritten, then unlinked), the tombstone, the inbox LRU's entry, the
-/// in-memory stores, then a TRUNCATE checkpoint (asked of `WALKeeper`, the one
+/// in-memory windows, then a TRUNCATE checkpoint (asked of `WALKeeper`, the one
 /// checkpointer) so that with `secure_delete=ON` no freed page or WAL frame keeps the
 /// plaintext. A tombstone left by a
 /// crash is finished by `finishTombstones()` at start-up, before the daemon serves.

@@ -4,27 +4,27 @@ import SharedStore
 import SottoCrypto
 
 /// What awake inboxes hold: each one's unlocked identity and its conversations' in-memory
-/// stores, loaded when the inbox LRU wakes the inbox (`AwakeInbox.activate`) and
+/// windows, loaded when the inbox LRU wakes the inbox (`AwakeInbox.activate`) and
 /// dropped when it sleeps or is deleted. It depends on storage only, so the inbox LRU
 /// inbox LRU's resource factory can be built before anything that uses the inbox LRU.
 ///
 /// ```swift
-/// let awake = AwakeInboxes(database: db, keystore: keystore, stores: stores)
+/// let awake = AwakeInboxes(database: db, keystore: keystore, windows: windows)
 /// let inboxLRU = InboxLRU(capacity: 20, activitySource: source) { AwakeInbox(inboxId: $0, inboxes: awake) }
 /// let identity = await awake.identity(of: inboxId)   // nil while it sleeps
 /// ```
 actor AwakeInboxes {
     let database: DaemonDatabase
     let keystore: Keystore
-    let stores: ConversationStoreRegistry
+    let windows: ConversationWindows
     /// What sotto-relayd reads to keep connections for awake inboxes only (nil: tell it nothing).
     let marks: AwakeMailboxMarks?
     private var unlocked: [String: Identity] = [:]
 
-    init(database: DaemonDatabase, keystore: Keystore, stores: ConversationStoreRegistry, marks: AwakeMailboxMarks? = nil) {
+    init(database: DaemonDatabase, keystore: Keystore, windows: ConversationWindows, marks: AwakeMailboxMarks? = nil) {
         self.database = database
         self.keystore = keystore
-        self.stores = stores
+        self.windows = windows
         self.marks = marks
     }
 
@@ -33,11 +33,11 @@ actor AwakeInboxes {
         let identity = try keystore.identity(inboxId: inboxId)
         let conversations = try database.read { conn in try ConversationRepository.forInbox(inboxId: inboxId, on: conn) }
         let database = self.database
-        let cap = stores.cap
+        let cap = windows.cap
         for conversation in conversations {
             // The history is read inside the registry's open, so a message the change feed
             // applies meanwhile is either in it or appended to the new store, never neither.
-            _ = try await stores.open(conversation.id) {
+            _ = try await windows.open(conversation.id) {
                 try database.read { conn in
                     try MessageRepository.page(conversationId: conversation.id, before: nil, limit: cap, on: conn)
                 }.reversed().map(TimelineMessage.init)
@@ -52,16 +52,16 @@ actor AwakeInboxes {
         unlocked[inboxId] = nil
         database.contentKeys?.forget(inboxId: inboxId)  // a sleeping inbox's reads derive its key again
         let conversations = (try? database.read { conn in try ConversationRepository.forInbox(inboxId: inboxId, on: conn) }) ?? []
-        for conversation in conversations { await stores.drop(conversation.id) }
+        for conversation in conversations { await windows.drop(conversation.id) }
     }
 
-    /// After an inbox was deleted (its rows are gone): its identity and the stores of the
+    /// After an inbox was deleted (its rows are gone): its identity and the windows of the
     /// conversations it had.
     func forget(_ inboxId: String, conversationIds: [String]) async {
         if let clientId = unlocked[inboxId]?.clientId { marks?.unmark(clientId) }
         unlocked[inboxId] = nil
         database.contentKeys?.forget(inboxId: inboxId)  // crypto-shredding: no key of it stays in memory
-        for id in conversationIds { await stores.drop(id) }
+        for id in conversationIds { await windows.drop(id) }
     }
 
     func identity(of inboxId: String) -> Identity? { unlocked[inboxId] }

@@ -36,7 +36,7 @@ public actor ConversationService {
 
     let database: DaemonDatabase
     let unusedInboxes: UnusedInboxCache
-    let stores: ConversationStoreRegistry
+    let windows: ConversationWindows
     /// Where other members deliver pushes for this device (`unix:<runtime>/push.sock`).
     let endpoint: String
     let inboxLRU: InboxLRU
@@ -46,12 +46,12 @@ public actor ConversationService {
     let joinRequests: JoinRequestHandler
     let explodeWorker: ExplodeWorker
 
-    init(database: DaemonDatabase, unusedInboxes: UnusedInboxCache, stores: ConversationStoreRegistry,
+    init(database: DaemonDatabase, unusedInboxes: UnusedInboxCache, windows: ConversationWindows,
          endpoint: String, inboxLRU: InboxLRU, identities: InboxIdentities, outbox: OutboxSender,
          joinRequests: JoinRequestHandler, explodeWorker: ExplodeWorker) {
         self.database = database
         self.unusedInboxes = unusedInboxes
-        self.stores = stores
+        self.windows = windows
         self.endpoint = endpoint
         self.inboxLRU = inboxLRU
         self.identities = identities
@@ -122,7 +122,7 @@ public actor ConversationService {
 
     /// The latest `limit` messages, oldest first, from the in-memory store (the inbox is
     /// woken for it), or from the database when they reach past what the store keeps
-    /// (`ConversationStore.cap`); marks them read. With the senders' profile names and, for
+    /// (`ConversationWindow.cap`); marks them read. With the senders' profile names and, for
     /// outgoing messages, where each member's push is.
     /// With `before` (a message id or unique prefix): the `limit` messages just older than it,
     /// from the database, and nothing marked read (a client paging back through history).
@@ -139,7 +139,7 @@ public actor ConversationService {
             }
             return try annotated(page, in: conversation.id)
         }
-        guard let store = await stores.store(for: conversation.id) else { return MessagePage(messages: []) }
+        guard let store = await windows.window(for: conversation.id) else { return MessagePage(messages: []) }
         var messages = await store.messages.suffix(max(0, limit))
         if messages.count < limit, messages.count >= store.cap {
             messages = try database.read { conn in
@@ -279,7 +279,7 @@ public actor ConversationService {
         _ = try await database.write { conn in
             try LocalStateWriter.markRead(conversationId: conversation.id, at: WallClock.nowMs(), on: conn)
         }
-        await stores.store(for: conversation.id)?.markAllRead()
+        await windows.window(for: conversation.id)?.markAllRead()
     }
 
     /// Sets the conversation's `muted` flag (this device only; the worker then posts no
@@ -347,7 +347,7 @@ public actor ConversationService {
             switch change.knownKind {
             case .messageInserted, .messageStatusChanged:
                 guard let message = change.message else { continue }
-                if let store = await stores.store(for: conversationId) {
+                if let store = await windows.window(for: conversationId) {
                     if change.knownKind == .messageInserted {
                         _ = try? await store.append(message)
                     } else {
@@ -361,7 +361,7 @@ public actor ConversationService {
                 await inboxLRU.recordActivity(inboxId, at: change.change.createdAt)
             case .membersChanged, .conversationExpiresChanged:
                 // The worker stored the membership / explode_settings message as a timeline row.
-                if let message = change.message, let store = await stores.store(for: conversationId) {
+                if let message = change.message, let store = await windows.window(for: conversationId) {
                     try? await store.upsertByID(message)
                 }
                 if change.knownKind == .conversationExpiresChanged { await explodeWorker.kick() }

@@ -3,11 +3,11 @@ import Foundation
 import Synchronization
 import Testing
 
-/// An inbox that wakes (its stores load their history) while the change feed applies a new
+/// An inbox that wakes (its windows load their history) while the change feed applies a new
 /// message for it: the message must end up in the new store, whichever runs first. The
 /// feed's side is what `ConversationService.apply` does: the row is committed, then the
 /// message is appended to the store if one is open. The wake's side is
-/// `AwakeInboxes.activate`: the history is read inside `ConversationStoreRegistry.open`.
+/// `AwakeInboxes.activate`: the history is read inside `ConversationWindows.open`.
 @Suite("Waking while the feed applies")
 struct WakeWhileApplyingTests {
     static let rounds = 2_000
@@ -16,7 +16,7 @@ struct WakeWhileApplyingTests {
     func wakeRacesApply() async throws {
         var lost = 0
         for round in 0..<Self.rounds {
-            let registry = ConversationStoreRegistry()
+            let registry = ConversationWindows()
             let committed = CommittedRows([message("old-\(round)", at: 1)])
             let new = message("new-\(round)", at: 2)
             async let wake: Void = {
@@ -24,11 +24,11 @@ struct WakeWhileApplyingTests {
             }()
             async let apply: Void = {
                 committed.append(new)  // the commit
-                if let store = await registry.store(for: "c1") { _ = try await store.append(new) }
+                if let store = await registry.window(for: "c1") { _ = try await store.append(new) }
             }()
             try await wake
             try await apply
-            let store = try #require(await registry.store(for: "c1"))
+            let store = try #require(await registry.window(for: "c1"))
             if await store.message(id: new.id) == nil { lost += 1 }
         }
         #expect(lost == 0, "\(lost) of \(Self.rounds) messages missing from the woken store")
@@ -41,16 +41,16 @@ struct WakeWhileApplyingTests {
     func historyReadOutsideOpen() async throws {
         let committed = CommittedRows([message("old", at: 1)])
         let new = message("new", at: 2)
-        let before = ConversationStoreRegistry()
+        let before = ConversationWindows()
         let history = committed.all                    // the old wake reads the history…
         committed.append(new)                          // …the feed commits…
-        #expect(await before.store(for: "c1") == nil)  // …finds no store to append to…
+        #expect(await before.window(for: "c1") == nil)  // …finds no store to append to…
         _ = try await before.open("c1", history: history)  // …and the wake opens without it.
-        #expect(await before.store(for: "c1")?.message(id: new.id) == nil)
+        #expect(await before.window(for: "c1")?.message(id: new.id) == nil)
 
-        let inside = ConversationStoreRegistry()
+        let inside = ConversationWindows()
         _ = try await inside.open("c1") { committed.all }
-        #expect(await inside.store(for: "c1")?.message(id: new.id) != nil)
+        #expect(await inside.window(for: "c1")?.message(id: new.id) != nil)
     }
 }
 

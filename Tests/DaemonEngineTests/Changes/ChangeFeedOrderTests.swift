@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 
 /// The change feed in process, on a real database file: one registry, subscribers told only
-/// after the consumer (the conversation stores) applied a change, in seq order, filtered by
+/// after the consumer (the conversation windows) applied a change, in seq order, filtered by
 /// conversation, and a catch-up that returns only once what was committed before it is applied.
 @Suite("Change feed (in process)")
 struct ChangeFeedOrderTests {
@@ -242,13 +242,13 @@ struct ChangeFeedOrderTests {
 
     @Test("the conversation store registry creates a store on wake and forgets it on sleep")
     func registryCreatesOnWakeAndDropsOnSleep() async throws {
-        let registry = ConversationStoreRegistry(cap: 5)
+        let registry = ConversationWindows(cap: 5)
         let store = try await registry.open("c1", history: [TimelineMessage(id: "h", conversationId: "c1", senderInboxId: "them", sentAtMs: 1,
                                                                             text: "text of h", isOutgoing: false, deliveryStatus: .received)])
         #expect(try await registry.open("c1") === store)
         #expect(await registry.openConversationIds == ["c1"])
         #expect(await registry.drop("c1"))
-        #expect(await registry.store(for: "c1") == nil)
+        #expect(await registry.window(for: "c1") == nil)
         #expect(await registry.drop("c1") == false)
     }
 }

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 extension DaemonProcessTests {
-    /// What a real worker writes reaches the daemon: subscribers, the in-memory stores, the
+    /// What a real worker writes reaches the daemon: subscribers, the in-memory windows, the
     /// lifecycle (a sleeping inbox wakes).
     @Suite("Change feed")
     struct ChangeFeed {

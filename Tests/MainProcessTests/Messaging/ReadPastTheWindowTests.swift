@@ -6,7 +6,7 @@ import SottoWire
 import TestSupport
 import Testing
 
-/// docs/adr/0050: an awake conversation keeps its newest `ConversationStore.defaultCap`
+/// docs/adr/0050: an awake conversation keeps its newest `ConversationWindow.defaultCap`
 /// messages in memory; `sotto read` deeper than that reads the database, in the same order.
 @Suite("Messaging: read past the in-memory window", .serialized)
 struct ReadPastTheWindowTests {
@@ -29,7 +29,7 @@ struct ReadPastTheWindowTests {
                                                 to: alice.runtime.pushSocketPath)
             #expect(acks.allSatisfy { if case .ok(_, false)? = $0 { true } else { false } }, "\(acks.prefix(2))")
         }
-        #expect(ConversationStore.defaultCap < count)
+        #expect(ConversationWindow.defaultCap < count)
 
         let all = try require(try alice.json(["read", trip, "--limit", "\(count)"])["messages"] as? [[String: Any]], "messages")
         #expect(all.count == count)

@@ -4,15 +4,15 @@
 /// client that reads on a notification finds what it was told about. Each intent returns
 /// what it changed. It is not the truth of unread counts, read marks or delivery status:
 /// the daemon answers those from the database (`LocalStateRepository`, the message rows);
-/// the read marks it keeps and `setDeliveryStatus`, `markUnread` and `clear` are used only
-/// by tests (docs/adr/0050, "What the store is", issue #34).
+/// the read mark it keeps only counts what `sotto read` has not shown yet (docs/adr/0050,
+/// "What the window is", issue #34).
 ///
 /// ```swift
-/// let store = try ConversationStore(conversationId: "c1")
-/// try await store.append(message)                       // .appended(index: 0)
-/// let changes = await store.markAllRead()               // [.unreadChanged(count: 0)]
+/// let window = try ConversationWindow(conversationId: "c1")
+/// try await window.append(message)                       // .appended(index: 0)
+/// let changes = await window.markAllRead()               // [.unreadChanged(count: 0)]
 /// ```
-public actor ConversationStore {
+public actor ConversationWindow {
     /// The newest messages an awake conversation keeps in memory (about 1.2 KB each, and up to
     /// 1.125 × the cap before the dropped ones are compacted: at most ~27 MB for 20 awake
     /// conversations, against ~480 MB at 10,000); a read deeper than this goes to the
@@ -28,8 +28,8 @@ public actor ConversationStore {
     ///   - cap: most messages kept in memory; the oldest beyond it are dropped.
     ///   - history: what the database holds, loaded once at wake (sorted here).
     ///   - readMarker: the persisted read position, if any.
-    public init(conversationId: String, cap: Int = ConversationStore.defaultCap,
-                history: [TimelineMessage] = [], readMarker: TimelinePosition? = nil) throws(ConversationStoreError) {
+    public init(conversationId: String, cap: Int = ConversationWindow.defaultCap,
+                history: [TimelineMessage] = [], readMarker: TimelinePosition? = nil) throws(ConversationWindowError) {
         self.conversationId = conversationId
         self.cap = cap
         timeline = try ConversationTimeline(conversationId: conversationId, cap: cap,
@@ -48,23 +48,15 @@ public actor ConversationStore {
 
     /// Adds a new message; a known id is ignored (`.duplicate`).
     @discardableResult
-    public func append(_ message: TimelineMessage) throws(ConversationStoreError) -> AppendOutcome {
+    public func append(_ message: TimelineMessage) throws(ConversationWindowError) -> AppendOutcome {
         try timeline.append(message).0
     }
 
     /// Adds the message, or replaces the one with the same id.
     @discardableResult
-    public func upsertByID(_ message: TimelineMessage) throws(ConversationStoreError) -> [ConversationChange] {
+    public func upsertByID(_ message: TimelineMessage) throws(ConversationWindowError) -> [ConversationChange] {
         let before = timeline.unreadCount
         return withUnread(try timeline.upsert(message), before: before)
-    }
-
-    /// The changes made (none when the message already had this status); nil when no
-    /// message has this id.
-    @discardableResult
-    public func setDeliveryStatus(_ id: String, _ status: DeliveryStatus) -> [ConversationChange]? {
-        guard timeline.index(of: id) != nil else { return nil }
-        return timeline.setDeliveryStatus(id: id, status)
     }
 
     /// Everything up to and including message `id` is read. Never moves the marker backwards.
@@ -78,19 +70,6 @@ public actor ConversationStore {
     public func markAllRead() -> [ConversationChange] {
         let before = timeline.unreadCount
         return withUnread(timeline.markAllRead(), before: before)
-    }
-
-    /// The newest incoming message becomes unread again (unread count 1).
-    @discardableResult
-    public func markUnread() -> [ConversationChange] {
-        let before = timeline.unreadCount
-        return withUnread(timeline.markUnread(), before: before)
-    }
-
-    @discardableResult
-    public func clear() -> [ConversationChange] {
-        let before = timeline.unreadCount
-        return withUnread(timeline.clear(), before: before)
     }
 
     /// The timeline changes, then at most one `.unreadChanged` per intent.

@@ -8,12 +8,12 @@ func message(_ id: String, at sentAtMs: Int64, in conversationId: String = "c1",
                     deliveryStatus: outgoing ? .pending : .received)
 }
 
-@Suite("ConversationStore")
-struct ConversationStoreTests {
+@Suite("ConversationWindow")
+struct ConversationWindowTests {
     // MARK: Order and identity
 
     @Test func appendsKeepSendOrder() async throws {
-        let store = try ConversationStore(conversationId: "c1")
+        let store = try ConversationWindow(conversationId: "c1")
         #expect(try await store.append(message("a", at: 1)) == .appended(index: 0))
         #expect(try await store.append(message("b", at: 2)) == .appended(index: 1))
         #expect(try await store.append(message("c", at: 3)) == .appended(index: 2))
@@ -21,7 +21,7 @@ struct ConversationStoreTests {
     }
 
     @Test func outOfOrderMessageIsInsertedInPlace() async throws {
-        let store = try ConversationStore(conversationId: "c1")
+        let store = try ConversationWindow(conversationId: "c1")
         for (id, at) in [("a", 10), ("d", 40), ("c", 30)] { try await store.append(message(id, at: Int64(at))) }
         #expect(try await store.append(message("b", at: 20)) == .appended(index: 1))
         #expect(try await store.append(message("b2", at: 20)) == .appended(index: 2))   // tie: by id
@@ -31,16 +31,15 @@ struct ConversationStoreTests {
     }
 
     @Test func duplicateIdsAreIgnored() async throws {
-        let store = try ConversationStore(conversationId: "c1")
+        let store = try ConversationWindow(conversationId: "c1")
         #expect(try await store.append(message("a", at: 1, text: "first")) == .appended(index: 0))
         #expect(try await store.append(message("a", at: 99, text: "again")) == .duplicate)
         #expect(await store.messages == [message("a", at: 1, text: "first")])
         #expect(await store.unreadCount == 1)                            // counted once
-        #expect(await store.clear() == [.cleared, .unreadChanged(count: 0)])
     }
 
     @Test func upsertInsertsReplacesAndMoves() async throws {
-        let store = try ConversationStore(conversationId: "c1")
+        let store = try ConversationWindow(conversationId: "c1")
         try await store.upsertByID(message("a", at: 1))
         try await store.upsertByID(message("b", at: 2))
         #expect(try await store.upsertByID(message("a", at: 1, text: "edited")) == [
@@ -53,31 +52,19 @@ struct ConversationStoreTests {
         #expect(await store.messages.map(\.text) == ["text of b", "moved"])
     }
 
-    @Test func deliveryStatusUpdatesInPlace() async throws {
-        let store = try ConversationStore(conversationId: "c1")
-        var sent = message("out", at: 1, outgoing: true)
-        try await store.append(sent)
-        sent.deliveryStatus = .sent
-        #expect(await store.setDeliveryStatus("out", .sent) == [.updated(sent, index: 0)])
-        #expect(await store.setDeliveryStatus("out", .sent) == [])       // same status: no change
-        #expect(await store.setDeliveryStatus("nope", .sent) == nil)
-        await store.setDeliveryStatus("out", .failed)
-        #expect(await store.message(id: "out")?.deliveryStatus == .failed)
-    }
-
     @Test func wrongConversationIsRefusedAndChangesNothing() async throws {
-        let store = try ConversationStore(conversationId: "c1")
-        await #expect(throws: ConversationStoreError.wrongConversation(expected: "c1", got: "c2")) {
+        let store = try ConversationWindow(conversationId: "c1")
+        await #expect(throws: ConversationWindowError.wrongConversation(expected: "c1", got: "c2")) {
             try await store.append(message("x", at: 1, in: "c2"))
         }
         #expect(await store.count == 0)
-        #expect(throws: ConversationStoreError.invalidCap(0)) { try ConversationStore(conversationId: "c", cap: 0) }
+        #expect(throws: ConversationWindowError.invalidCap(0)) { try ConversationWindow(conversationId: "c", cap: 0) }
     }
 
     // MARK: Read state
 
-    @Test func unreadCountsFollowReadAndUnreadMarks() async throws {
-        let store = try ConversationStore(conversationId: "c1")
+    @Test func unreadCountsFollowTheReadMark() async throws {
+        let store = try ConversationWindow(conversationId: "c1")
         try await store.append(message("i1", at: 1))
         try await store.append(message("o1", at: 2, outgoing: true))
         try await store.append(message("i2", at: 3))
@@ -89,20 +76,18 @@ struct ConversationStoreTests {
         #expect(await store.unreadCount == 1)
         await store.markAllRead()
         #expect(await store.unreadCount == 0)
-        await store.markUnread()
-        #expect(await store.unreadCount == 1)
-        #expect(await store.readMarker == TimelinePosition(sentAtMs: 3, messageId: "i2"))
+        #expect(await store.readMarker == TimelinePosition(sentAtMs: 4, messageId: "i3"))
         try await store.append(message("late", at: 0))                   // before the marker: read
         try await store.append(message("i4", at: 5))
-        #expect(await store.unreadCount == 2)
+        #expect(await store.unreadCount == 1)
         try await store.append(message("o2", at: 6, outgoing: true))
-        #expect(await store.unreadCount == 2)
+        #expect(await store.unreadCount == 1)
     }
 
     @Test func historyLoadsSortedDedupedAndCapped() async throws {
         let history = [message("c", at: 3), message("a", at: 1), message("d", at: 4),
                        message("b", at: 2), message("c", at: 3)]
-        let store = try ConversationStore(conversationId: "c1", cap: 3, history: history,
+        let store = try ConversationWindow(conversationId: "c1", cap: 3, history: history,
                                           readMarker: TimelinePosition(sentAtMs: 2, messageId: "b"))
         #expect(await store.messages.map(\.id) == ["b", "c", "d"])
         #expect(await store.unreadCount == 2)
@@ -112,7 +97,7 @@ struct ConversationStoreTests {
     // MARK: Cap and clear
 
     @Test func capDropsTheOldest() async throws {
-        let store = try ConversationStore(conversationId: "c1", cap: 3)
+        let store = try ConversationWindow(conversationId: "c1", cap: 3)
         for i in 1...3 { try await store.append(message("m\(i)", at: Int64(i))) }
         // Full: the oldest leaves as the newest comes; the count stays 3, so no unread change.
         #expect(try await store.upsertByID(message("m4", at: 4)) == [.removed(messageId: "m1", index: 0),
@@ -138,24 +123,13 @@ struct ConversationStoreTests {
     }
 
     @Test func longRunsPastTheCapStayConsistent() async throws {
-        let store = try ConversationStore(conversationId: "c1", cap: 10)
+        let store = try ConversationWindow(conversationId: "c1", cap: 10)
         for i in 0..<5_000 { try await store.append(message(String(format: "m%05d", i), at: Int64(i))) }
         #expect(await store.count == 10)
         #expect(await store.messages.first?.id == "m04990")
         #expect(await store.message(id: "m04995")?.sentAtMs == 4_995)
         #expect(await store.message(id: "m04989") == nil)
         #expect(await store.unreadCount == 10)
-    }
-
-    @Test func clearEmptiesAndCountsTheRestAsRead() async throws {
-        let store = try ConversationStore(conversationId: "c1")
-        for i in 1...3 { try await store.append(message("m\(i)", at: Int64(i))) }
-        #expect(await store.clear() == [.cleared, .unreadChanged(count: 0)])
-        #expect(await store.count == 0)
-        #expect(await store.unreadCount == 0)
-        try await store.append(message("old", at: 2))                    // from before the clear
-        try await store.append(message("new", at: 9))
-        #expect(await store.unreadCount == 1)
     }
 
     // MARK: Model check
