@@ -14,7 +14,7 @@ struct UninstallCommand: ParsableCommand {
         discussion: """
             Runs `systemctl --user disable --now` for sotto.service, sotto-push.socket and
             sotto-relayd.service, stops running push workers, removes the unit files and
-            ~/.local/bin/sotto, sotto-notify and sotto-relayd. Your data (~/.local/share/sotto:
+            ~/.local/bin/sotto, sotto-daemon, sotto-notify and sotto-relayd. Your data (~/.local/share/sotto:
             conversations and keys) is kept unless you pass --remove-data, which deletes it
             for good. Your relay settings (~/.config/sotto/relay.env) are kept; it says so.
             """)
