@@ -12,8 +12,8 @@ struct InstallCommand: ParsableCommand {
         commandName: "install",
         abstract: "Install (or upgrade) the binaries and systemd user units, and start them.",
         discussion: """
-            Copies `sotto`, `sotto-daemon`, `sotto-notify` and `sotto-relayd` (from beside this binary) to
-            ~/.local/bin, writes sotto.service, sotto-push.socket, sotto-push@.service and
+            Copies `sotto`, `sotto-daemon`, `sotto-notify` and `sotto-relayd` (from beside
+            this binary) to ~/.local/bin, writes sotto.service, sotto-push.socket, sotto-push@.service and
             sotto-relayd.service to ~/.config/systemd/user with ExecStart= pointing there,
             creates ~/.local/share/sotto (0700) when missing, then runs `systemctl --user
             daemon-reload`, `enable` and `restart` for sotto-push.socket and sotto.service,
