@@ -13,12 +13,13 @@ struct InstallCommand: ParsableCommand {
         abstract: "Install (or upgrade) the binaries and systemd user units, and start them.",
         discussion: """
             Copies `sotto`, `sotto-daemon`, `sotto-notify` and `sotto-relayd` (from beside
-            this binary) to ~/.local/bin, writes sotto.service, sotto-push.socket, sotto-push@.service and
-            sotto-relayd.service to ~/.config/systemd/user with ExecStart= pointing there,
-            creates ~/.local/share/sotto (0700) when missing, then runs `systemctl --user
-            daemon-reload`, `enable` and `restart` for sotto-push.socket and sotto.service,
-            checks that sotto.service is active, and restarts sotto-relayd.service if it
-            runs (a device on a relay; enabling it is yours, see docs/relay.md). ~ is $HOME.
+            this binary) to ~/.local/bin, writes sotto.service, sotto-push.socket,
+            sotto-push@.service and sotto-relayd.service to ~/.config/systemd/user with
+            ExecStart= pointing there, creates ~/.local/share/sotto (0700) when missing,
+            then runs `systemctl --user daemon-reload`, `enable` and `restart` for
+            sotto-push.socket and sotto.service, checks that sotto.service is active, and
+            restarts sotto-relayd.service if it runs (a device on a relay; enabling it is
+            yours, see docs/relay.md). ~ is $HOME.
 
             Exit status: 0 installed and running (or files written with --no-enable),
             1 a systemctl step failed or the daemon did not become active (systemctl's
