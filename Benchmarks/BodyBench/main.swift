@@ -132,7 +132,7 @@ let reference = BodyReference(body, contentType: ContentType.text, fallback: nil
 let signed = SignedMessage.sign(id: Hex.encode(SecureRandom.bytes(16)), conversationId: conversationId,
                                 sentAtMs: WallClock.nowMs(), contentType: ContentType.body, content: reference.encode(),
                                 fallback: BodyReference.outerFallback, signer: sender).encode()
-let t0 = WallClock.monotonicNs()
+let t0 = MonotonicClock.nowNs()
 try relay.publishBody(body.sealed, id: reference.id)
 var pushBytes = 0
 for _ in 0..<memberCount {
@@ -142,7 +142,7 @@ for _ in 0..<memberCount {
     pushBytes += payload.count
     _ = try relay.publish(payload, to: try Mailbox(clientId: clientId), messageId: Hex.encode(SHA256.hash(payload)))
 }
-let publishSeconds = Double(WallClock.monotonicNs() - t0) / 1e9
+let publishSeconds = Double(MonotonicClock.nowNs() - t0) / 1e9
 let streamBytes = try relay.streamUsage(Mailbox.streamName).bytes + relay.streamUsage(BodyStream.streamName).bytes
 let onePush = Double(pushBytes) / Double(memberCount)
 let goal = 65_536 + Double(memberCount) * onePush

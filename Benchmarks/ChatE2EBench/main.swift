@@ -58,7 +58,7 @@ final class MarkedOutput: @unchecked Sendable {
         while true {
             let count = read(output, &buffer, buffer.count)
             if count <= 0 { return }
-            let at = WallClock.monotonicNs()
+            let at = MonotonicClock.nowNs()
             let bytes = tail + buffer[0..<count]
             var found: [Int] = []
             var index = 0
@@ -105,9 +105,9 @@ final class MarkedOutput: @unchecked Sendable {
         if let program { kill(program, SIGTERM) }
         close(input)
         var status: Int32 = 0
-        let deadline = WallClock.monotonicNs() + 5_000_000_000
+        let deadline = MonotonicClock.nowNs() + 5_000_000_000
         while waitpid(pid, &status, WNOHANG) == 0 {
-            if WallClock.monotonicNs() > deadline {
+            if MonotonicClock.nowNs() > deadline {
                 if let program { kill(program, SIGKILL) }
                 kill(pid, SIGKILL)
                 _ = waitpid(pid, &status, 0)
@@ -150,9 +150,9 @@ func run(pushes: Int, warmUp: Int) throws {
     let chat = try MarkedOutput("\(sotto) chat \(conversationId)", environment: environment)
     defer { watch.stop(); chat.stop() }
     // Both follow the conversation once the daemon counts two clients with it open.
-    let deadline = WallClock.monotonicNs() + 60_000_000_000
+    let deadline = MonotonicClock.nowNs() + 60_000_000_000
     while (try control.call(StatusParams()).openInClient.values.reduce(0, +)) < 2 {
-        if WallClock.monotonicNs() > deadline { fatalError("the chat and the watch never both subscribed") }
+        if MonotonicClock.nowNs() > deadline { fatalError("the chat and the watch never both subscribed") }
         usleep(20_000)
     }
     var chatMs: [Double] = [], watchMs: [Double] = []
@@ -163,7 +163,7 @@ func run(pushes: Int, warmUp: Int) throws {
         child.write(payload)
         child.closeStdin()
         guard let line = child.readStdoutLine() else { fatalError("no ack: \(child.finish().stderr)") }
-        let ackNs = WallClock.monotonicNs()
+        let ackNs = MonotonicClock.nowNs()
         _ = child.finish()
         guard case .ok? = PushAck.parse(Array(line.utf8)) else { fatalError("refused: \(line)") }
         let timeout = index == 0 ? 60.0 : 10.0
@@ -181,8 +181,8 @@ func run(pushes: Int, warmUp: Int) throws {
 
     // Idle: nothing arrives for 10 s.
     guard let app = chat.child, let before = cpuTicks(app) else { fatalError("no chat process") }
-    let idleStart = WallClock.monotonicNs()
-    while WallClock.monotonicNs() - idleStart < 10_000_000_000 { usleep(200_000) }   // the measurement window itself
+    let idleStart = MonotonicClock.nowNs()
+    while MonotonicClock.nowNs() - idleStart < 10_000_000_000 { usleep(200_000) }   // the measurement window itself
     let used = (cpuTicks(app) ?? before) - before
     print("sotto chat idle: \(used) CPU tick(s) in 10 s (goal ≤ 1)")
 }

@@ -18,9 +18,9 @@ func measure(_ count: Int, _ body: () throws -> Void) rethrows -> Double {
     for _ in 0..<max(1, count / 10) { try body() }
     var best = Double.infinity
     for _ in 0..<5 {
-        let start = WallClock.monotonicNs()
+        let start = MonotonicClock.nowNs()
         for _ in 0..<count { try body() }
-        best = min(best, Double(WallClock.monotonicNs() - start) / Double(count))
+        best = min(best, Double(MonotonicClock.nowNs() - start) / Double(count))
     }
     return best
 }

@@ -87,26 +87,26 @@ enum DaemonBenchmarks {
 
         let store = try ConversationWindow(conversationId: "c", cap: 1_000_000,
                                           history: history(count: 100_000))
-        let t0 = WallClock.monotonicNs()
+        let t0 = MonotonicClock.nowNs()
         try await store.append(message(index: 50_000, sentAtMs: 50_000 * 10 + 5))   // lands mid-timeline
-        print("out-of-order insert, history 100,000:  \(format(Double(WallClock.monotonicNs() - t0))) ns")
+        print("out-of-order insert, history 100,000:  \(format(Double(MonotonicClock.nowNs() - t0))) ns")
     }
 
     private static func perAppendNs(history count: Int, cap: Int, batch: Int) async throws -> Double {
         let store = try ConversationWindow(conversationId: "c", cap: cap, history: history(count: count))
         let fresh = (0..<batch).map { message(index: count + $0, sentAtMs: Int64(count + $0) * 10) }
-        let t0 = WallClock.monotonicNs()
+        let t0 = MonotonicClock.nowNs()
         for m in fresh { try await store.append(m) }
-        return Double(WallClock.monotonicNs() - t0) / Double(batch)
+        return Double(MonotonicClock.nowNs() - t0) / Double(batch)
     }
 
     private static func perTimelineAppendNs(history count: Int, batch: Int) throws -> Double {
         var timeline = try ConversationTimeline(conversationId: "c", cap: 1_000_000,
                                                 history: history(count: count), readMarker: nil)
         let fresh = (0..<batch).map { message(index: count + $0, sentAtMs: Int64(count + $0) * 10) }
-        let t0 = WallClock.monotonicNs()
+        let t0 = MonotonicClock.nowNs()
         for m in fresh { _ = try timeline.append(m) }
-        return Double(WallClock.monotonicNs() - t0) / Double(batch)
+        return Double(MonotonicClock.nowNs() - t0) / Double(batch)
     }
 
     private static func history(count: Int) -> [TimelineMessage] {
@@ -128,9 +128,9 @@ enum DaemonBenchmarks {
         let source = SwitchableRanking(ranked)
         let inboxLRU = InboxLRU(capacity: 20, activitySource: source) { _ in NoopResources() }
 
-        let t0 = WallClock.monotonicNs()
+        let t0 = MonotonicClock.nowNs()
         try await inboxLRU.launch(ranked: ranked, pendingInvites: ["inbox-5000", "inbox-9999"])
-        let launchNs = Double(WallClock.monotonicNs() - t0)
+        let launchNs = Double(MonotonicClock.nowNs() - t0)
 
         // Each round, 20 other inboxes become the most active, as the database index would say.
         var samples: [Double] = []
@@ -140,9 +140,9 @@ enum DaemonBenchmarks {
                 InboxActivity(inboxId: $1, lastActivityMs: base + Int64(round * 100 - $0))
             }
             await source.set(newer + ranked)
-            let start = WallClock.monotonicNs()
+            let start = MonotonicClock.nowNs()
             try await inboxLRU.rebalance()
-            samples.append(Double(WallClock.monotonicNs() - start))
+            samples.append(Double(MonotonicClock.nowNs() - start))
         }
         let snapshot = await inboxLRU.snapshot()
         print("launch, 10,000 ranked inboxes:         \(format(launchNs / 1e6, unit: "ms"))")
@@ -162,9 +162,9 @@ enum DaemonBenchmarks {
             var samples: [Double] = []
             for _ in 0..<200 {
                 try await cache.replenish()
-                let t0 = WallClock.monotonicNs()
+                let t0 = MonotonicClock.nowNs()
                 _ = try await cache.consume()
-                samples.append(Double(WallClock.monotonicNs() - t0))
+                samples.append(Double(MonotonicClock.nowNs() - t0))
             }
             try await cache.replenish()
             let hits = await cache.stats.hits

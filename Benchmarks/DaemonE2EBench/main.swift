@@ -36,12 +36,12 @@ func pushLatency(pushes: Int, warmUp: Int) throws {
     var workerTimes: [Double] = []
     for index in 0..<(warmUp + pushes) {
         let payload = String(decoding: try remote.push("push \(index)"), as: UTF8.self) + "\n"
-        let spawned = WallClock.monotonicNs()
+        let spawned = MonotonicClock.nowNs()
         let child = try ChildProcess.launch(worker, ["--payload", "-"], environment: home.environment)
         child.write(payload)
         child.closeStdin()
         guard let line = child.readStdoutLine() else { fatalError("no ack: \(child.finish().stderr)") }
-        let ackNs = WallClock.monotonicNs()
+        let ackNs = MonotonicClock.nowNs()
         _ = child.finish()
         guard case .ok(let messageId, _)? = PushAck.parse(Array(line.utf8)) else { fatalError("refused: \(line)") }
         guard let arrived = subscriber.arrival(of: messageId, timeoutSeconds: 10) else { fatalError("no change for \(messageId)") }
@@ -64,9 +64,9 @@ func newConversationRoundTrip(samples: Int, keystorePath: (DaemonHome) -> String
     var hits: [Double] = []
     for _ in 0..<samples {
         try daemon.waitForStatus { $0["unusedInboxReady"] as? Bool == true }
-        let t0 = WallClock.monotonicNs()
+        let t0 = MonotonicClock.nowNs()
         _ = try clients.first.call(NewConversationParams())
-        hits.append(Double(WallClock.monotonicNs() - t0) / 1e6)
+        hits.append(Double(MonotonicClock.nowNs() - t0) / 1e6)
     }
     print("newConversation round trip, unused inbox hit:  \(summary(hits))   (goal ≤ 5 ms)")
 
@@ -81,9 +81,9 @@ func newConversationRoundTrip(samples: Int, keystorePath: (DaemonHome) -> String
         guard let prepared = try keystore.peekUnused()?.inboxId else { continue }
         let results = ResultPair()
         DispatchQueue.concurrentPerform(iterations: 2) { index in
-            let t0 = WallClock.monotonicNs()
+            let t0 = MonotonicClock.nowNs()
             let inboxId = (try? clients[index].call(NewConversationParams()))?.inboxId
-            results.set(index, inboxId, Double(WallClock.monotonicNs() - t0) / 1e6)
+            results.set(index, inboxId, Double(MonotonicClock.nowNs() - t0) / 1e6)
         }
         for (inboxId, time) in results.values { (inboxId == prepared ? { pairHits.append(time) } : { misses.append(time) })() }
     }

@@ -79,9 +79,9 @@ struct Sender {
 
     /// (message time → last push recorded, send call → all seen, send call → returned), in ms.
     func send(_ text: String, to conversation: String, pushes: Int) throws -> (id: String, inside: Double, call: Double, returned: Double) {
-        let t0 = WallClock.monotonicNs()
+        let t0 = MonotonicClock.nowNs()
         let id = try control.call(SendMessageParams(conversation: conversation, text: text)).messageId
-        let returned = Double(WallClock.monotonicNs() - t0) / 1e6
+        let returned = Double(MonotonicClock.nowNs() - t0) / 1e6
         guard let at = watch.wait(for: id, pushes: pushes) else {
             let states = try database.query("SELECT state, lastError, count(*) FROM outbox WHERE messageId = ? GROUP BY 1, 2",
                                              [.text(id)]).map { "\(try $0.string(0)) \((try? $0.string(1)) ?? "") ×\(try $0.int64(2))" }

@@ -35,12 +35,12 @@ func acceptNoRate(_ environment: [String: String], tag: String) throws -> Double
                                             command: [worker, "--idle-timeout", "5"], environment: environment)
     defer { server.stop() }
     let payloads = try (0..<pushCount).map { try fixture.sealText("\(tag) \($0)").payload }
-    let start = WallClock.monotonicNs()
+    let start = MonotonicClock.nowNs()
     for payload in payloads {
         let ack = try PushClient.send(payload, to: socketPath)
         guard ack.contains("\"ok\":true") else { throw PushClient.Failure(message: "\(tag): \(ack)") }
     }
-    return Double(pushCount) / (Double(WallClock.monotonicNs() - start) / 1e9)
+    return Double(pushCount) / (Double(MonotonicClock.nowNs() - start) / 1e9)
 }
 
 /// Median spawn-to-exit time of `sotto-notify --payload -` (one Accept=yes instance's life).
@@ -48,11 +48,11 @@ func processLifetimeMs(_ environment: [String: String], tag: String, runs: Int =
     var times: [Double] = []
     for index in 0..<runs {
         let payload = try fixture.sealText("\(tag) life \(index)").payload
-        let t0 = WallClock.monotonicNs()
+        let t0 = MonotonicClock.nowNs()
         let result = try ChildProcess.run(worker, ["--payload", "-"], environment: environment,
                                           stdin: String(decoding: payload, as: UTF8.self) + "\n")
         guard result.status == 0 else { throw PushClient.Failure(message: "\(tag): \(result.stderr)") }
-        times.append(Double(WallClock.monotonicNs() - t0) / 1e6)
+        times.append(Double(MonotonicClock.nowNs() - t0) / 1e6)
     }
     return times.sorted()[times.count / 2]
 }
@@ -86,18 +86,18 @@ func workerTimes(_ environment: [String: String], tag: String, runs: Int)
     var acks: [Double] = []
     for index in 0..<runs {
         let payload = try fixture.sealText("\(tag) ack \(index)").payload
-        let t0 = WallClock.monotonicNs()
+        let t0 = MonotonicClock.nowNs()
         let ack = try PushClient.send(payload, to: socketPath)
-        acks.append(Double(WallClock.monotonicNs() - t0) / 1e6)
+        acks.append(Double(MonotonicClock.nowNs() - t0) / 1e6)
         guard ack.contains("\"ok\":true") else { throw PushClient.Failure(message: "\(tag): \(ack)") }
     }
     var lives: [Double] = []
     for index in 0..<runs {
         let payload = try fixture.sealText("\(tag) life \(index)").payload
-        let t0 = WallClock.monotonicNs()
+        let t0 = MonotonicClock.nowNs()
         let result = try ChildProcess.run(worker, ["--payload", "-"], environment: environment,
                                           stdin: String(decoding: payload, as: UTF8.self) + "\n")
-        lives.append(Double(WallClock.monotonicNs() - t0) / 1e6)
+        lives.append(Double(MonotonicClock.nowNs() - t0) / 1e6)
         guard result.status == 0 else { throw PushClient.Failure(message: "\(tag): \(result.stderr)") }
     }
     return (percentiles(acks), percentiles(lives))
@@ -119,9 +119,9 @@ reader.start()
 
 /// Waits until the server has shown `count` notifications in all (they are posted after the ack).
 func expectShown(_ count: Int, _ row: String) {
-    let deadline = WallClock.monotonicNs() + 10_000_000_000
+    let deadline = MonotonicClock.nowNs() + 10_000_000_000
     while shownCount.withLock({ $0 }) < count {
-        guard WallClock.monotonicNs() < deadline else { fatalError("\(row): \(shownCount.withLock { $0 }) of \(count) notifications shown") }
+        guard MonotonicClock.nowNs() < deadline else { fatalError("\(row): \(shownCount.withLock { $0 }) of \(count) notifications shown") }
         usleep(10_000)
     }
 }
@@ -150,8 +150,8 @@ let handoverReader = Thread {
 handoverReader.start()
 let handedOver = try workerTimes(shown, tag: "handover", runs: runs)
 rows.append(("handed over on notifications.sock", handedOver.ack, handedOver.life))
-let deadline = WallClock.monotonicNs() + 10_000_000_000
-while handedOverCount.withLock({ $0 }) < 2 * runs, WallClock.monotonicNs() < deadline { usleep(10_000) }
+let deadline = MonotonicClock.nowNs() + 10_000_000_000
+while handedOverCount.withLock({ $0 }) < 2 * runs, MonotonicClock.nowNs() < deadline { usleep(10_000) }
 guard handedOverCount.withLock({ $0 }) == 2 * runs, shownCount.withLock({ $0 }) == 4 * runs else {
     fatalError("handover: \(handedOverCount.withLock { $0 }) datagrams of \(2 * runs), and the worker posted \(shownCount.withLock { $0 } - 4 * runs) itself")
 }

@@ -64,10 +64,10 @@ final class Watched: @unchecked Sendable {
     /// One page up: asks for the next older page and waits until it is merged (ns).
     func pageUp() -> (ns: UInt64, snapshot: TimelineSnapshot) {
         let before = wait("no page on its way") { !$0.loadingOlder }
-        let started = WallClock.monotonicNs()
+        let started = MonotonicClock.nowNs()
         timeline.loadOlder()
         let after = wait("the older page") { !$0.loadingOlder && $0.generation > before.generation }
-        return (WallClock.monotonicNs() - started, after)
+        return (MonotonicClock.nowNs() - started, after)
     }
 
     func close() {
@@ -111,14 +111,14 @@ func child(_ arguments: [String]) {
         var snapshot = watched.open()
         var costs: [UInt64] = []
         var pages = 0
-        let started = WallClock.monotonicNs()
+        let started = MonotonicClock.nowNs()
         while snapshot.hasOlder {
             let step = watched.pageUp()
             snapshot = step.snapshot
             costs.append(step.ns)
             pages += 1
         }
-        let total = WallClock.monotonicNs() - started
+        let total = MonotonicClock.nowNs() - started
         precondition(pages * 50 + 50 >= count, "paged \(pages) pages of a \(count)-message conversation")
         let oldest = snapshot.items.first?.message.text ?? ""
         say("deep \(Int(median(Array(costs.suffix(20))))) \(Int(median(Array(costs.prefix(20))))) \(rssKiB()) \(pages) \(total) \(snapshot.items.count) \(oldest.replacingOccurrences(of: " ", with: "_"))")
@@ -166,11 +166,11 @@ func run(count: Int, rounds: Int) throws {
         return id
     }
     let empty = try new("Empty"), short = try new("Short"), long = try new("Long")
-    let filling = WallClock.monotonicNs()
+    let filling = MonotonicClock.nowNs()
     try pushAll(200, to: short, on: device)
     try pushAll(count, to: long, on: device)
     say(String(format: "%d + 200 messages pushed through the worker in %.1f s",
-                 count, Double(WallClock.monotonicNs() - filling) / 1e9))
+                 count, Double(MonotonicClock.nowNs() - filling) / 1e9))
     let socket = device.runtime.controlSocketPath
     let environment = device.environment
 

@@ -12,9 +12,9 @@ let iterations = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1])
 func measure(_ name: String, _ count: Int, _ body: (Int) throws -> Void) rethrows {
     // One untimed warm-up run (lazy contexts, page cache).
     try body(0)
-    let start = WallClock.monotonicNs()
+    let start = MonotonicClock.nowNs()
     for index in 0..<count { try body(index) }
-    let elapsed = Double(WallClock.monotonicNs() - start)
+    let elapsed = Double(MonotonicClock.nowNs() - start)
     let nsPerOp = elapsed / Double(count)
     let label = name.padding(36)
     print("\(label) \(String(Int(nsPerOp.rounded())).leftPadding(10)) ns/op \(String(Int((1e9 / nsPerOp).rounded())).leftPadding(10)) ops/s")
@@ -110,9 +110,9 @@ do {
     func perQuery(_ sql: String, _ binds: [SQLiteValue]) throws -> Double {
         var best = Double.infinity  // the best of 5 rounds: the machine's noise only adds
         for _ in 0..<5 {
-            let start = WallClock.monotonicNs()
+            let start = MonotonicClock.nowNs()
             for _ in 0..<iterations * 5 { sink &+= try database.queryOne(sql, binds)?.count ?? 0 }
-            best = min(best, Double(WallClock.monotonicNs() - start) / Double(iterations * 5))
+            best = min(best, Double(MonotonicClock.nowNs() - start) / Double(iterations * 5))
         }
         return best
     }
@@ -133,9 +133,9 @@ do {
     deep += Array(",\"x\":\(String(repeating: "[", count: 1500))\(String(repeating: "]", count: 1500))}".utf8)
     func time(_ count: Int, _ body: () throws -> Void) rethrows -> Double {
         try body()
-        let start = WallClock.monotonicNs()
+        let start = MonotonicClock.nowNs()
         for _ in 0..<count { try body() }
-        return Double(WallClock.monotonicNs() - start) / Double(count)
+        return Double(MonotonicClock.nowNs() - start) / Double(count)
     }
     flatNs = try time(iterations) { sink &+= try SignedMessage.parse(plaintext).id.utf8.count }
     deepNs = try time(iterations) { sink &+= try SignedMessage.parse(deep).id.utf8.count }

@@ -95,9 +95,9 @@ final class BenchPath {
     func send(_ index: Int, warmUp: Bool) throws {
         guard let sender, let subscriber else { throw BenchFailure(description: "\(name): not started") }
         let text = "e2e \(name) \(index)"
-        let called = WallClock.monotonicNs()
+        let called = MonotonicClock.nowNs()
         _ = try sender.call(SendMessageParams(conversation: conversationId, text: text))
-        let returned = WallClock.monotonicNs()
+        let returned = MonotonicClock.nowNs()
         guard let arrived = subscriber.arrival(of: text, timeoutSeconds: 30) else {
             throw BenchFailure(description: "\(name): bob's subscriber never saw \"\(text)\"; alice's log: \(devices[0].daemonLog.suffix(800))")
         }

@@ -97,7 +97,7 @@ func measure(label: String, endpoints: (DBConversation, DBMember) throws -> [(Id
     let longText = String(long.utf8.prefix(ContentLimits.maxTextBytes))!
 
     func once(_ text: String) throws -> Double {
-        let t0 = WallClock.monotonicNs()
+        let t0 = MonotonicClock.nowNs()
         let id = try control.call(SendMessageParams(conversation: conversationId, text: text)).messageId
         guard let at = sent.wait(for: id, pushes: members.count, timeoutSeconds: 60) else { fatalError("\(label): \(id) not sent to all within 60 s\n\(daemon.log)") }
         return Double(at - t0) / 1e6

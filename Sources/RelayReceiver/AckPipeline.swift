@@ -1,3 +1,4 @@
+import SottoWire
 import Glibc
 import RelayTransport
 import Synchronization

@@ -83,7 +83,7 @@ public final class ControlSocketClient: @unchecked Sendable {
         guard let change else { throw Failure(description: "the daemon closed the connection") }
         var params = try Self.object(change.json)
         params["method"] = ControlNotificationName.change.rawValue
-        params["receivedNs"] = Int64(WallClock.monotonicNs())
+        params["receivedNs"] = Int64(MonotonicClock.nowNs())
         return params
     }
 

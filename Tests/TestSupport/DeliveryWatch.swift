@@ -12,7 +12,7 @@ import SottoWire
 /// let watch = try DeliveryWatch(controlSocketPath: home.controlSocketPath, databasePath: home.databasePath,
 ///                               state: "relayed")
 /// let id = try control.call(SendMessageParams(conversation: c, text: "hi")).messageId
-/// let at = watch.wait(for: id, pushes: 1_000)   // WallClock.monotonicNs() when all were relayed
+/// let at = watch.wait(for: id, pushes: 1_000)   // MonotonicClock.nowNs() when all were relayed
 /// ```
 public final class DeliveryWatch: @unchecked Sendable {
     private let client: ControlClient
@@ -42,7 +42,7 @@ public final class DeliveryWatch: @unchecked Sendable {
         guard done[id] == nil, let wanted = expected[id],
               let count = try? database.queryOne("SELECT count(*) FROM outbox WHERE messageId = ? AND state = ?",
                                                  [.text(id), .text(state)])?.int64(0) else { return }
-        let at = WallClock.monotonicNs()
+        let at = MonotonicClock.nowNs()
         guard Int(count) >= wanted else { return }
         done[id] = at
         lock.broadcast()

@@ -183,10 +183,10 @@ public final class LightMembers: @unchecked Sendable {
     }
 
     private func deliver(_ payload: PushPayload, body: [UInt8]?) -> PushAck {
-        let t0 = WallClock.monotonicNs()
+        let t0 = MonotonicClock.nowNs()
         defer {
             state.lock()
-            busyNs += WallClock.monotonicNs() - t0
+            busyNs += MonotonicClock.nowNs() - t0
             served += 1
             state.unlock()
         }

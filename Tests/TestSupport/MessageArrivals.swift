@@ -23,7 +23,7 @@ public final class MessageArrivals: @unchecked Sendable {
         _ = try client.call(SubscribeParams(conversation: conversationId))
         let thread = Thread { [self] in
             for change in client.changes {
-                let at = WallClock.monotonicNs()
+                let at = MonotonicClock.nowNs()
                 guard change.kind == ChangeKind.messageInserted.rawValue, let key = key(change) else { continue }
                 lock.lock()
                 arrivals[key] = at

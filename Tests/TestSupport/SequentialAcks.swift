@@ -16,10 +16,10 @@ public enum SequentialAcks {
         defer { server.stop() }
         var out: [Double] = []
         for push in pushes {
-            let t0 = WallClock.monotonicNs()
+            let t0 = MonotonicClock.nowNs()
             let ack = try PushClient.send(push.payload, body: push.body, to: socketPath)
             guard ack.contains("\"ok\":true") else { throw PushClient.Failure(message: ack) }
-            out.append(Double(WallClock.monotonicNs() - t0) / 1e6)
+            out.append(Double(MonotonicClock.nowNs() - t0) / 1e6)
         }
         return out
     }

@@ -26,7 +26,7 @@ public enum IntegrityCheck {
 
     /// Runs the check on `conn`; `budgetMs: nil` runs it to the end.
     public static func quick(_ conn: SQLiteConnection, budgetMs: Int64?) -> Outcome {
-        let start = WallClock.monotonicNs()
+        let start = MonotonicClock.nowNs()
         let deadline = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
         defer { deadline.deallocate() }
         if let budgetMs {
@@ -34,11 +34,11 @@ public enum IntegrityCheck {
             // Every 1000 virtual-machine steps (~50 µs): the overrun past the budget is negligible.
             sqlite3_progress_handler(conn.handle, 1000, { context in
                 guard let context else { return 0 }
-                return WallClock.monotonicNs() > context.assumingMemoryBound(to: UInt64.self).pointee ? 1 : 0
+                return MonotonicClock.nowNs() > context.assumingMemoryBound(to: UInt64.self).pointee ? 1 : 0
             }, deadline)
         }
         defer { if budgetMs != nil { sqlite3_progress_handler(conn.handle, 0, nil, nil) } }
-        let elapsed = { Int64((WallClock.monotonicNs() - start) / 1_000_000) }
+        let elapsed = { Int64((MonotonicClock.nowNs() - start) / 1_000_000) }
         do {
             let statement = try conn.prepare("PRAGMA quick_check(5)")
             var lines: [String] = []

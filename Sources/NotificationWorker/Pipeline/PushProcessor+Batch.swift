@@ -37,14 +37,14 @@ extension PushProcessor {
     /// - a commit that fails turns every ok of the batch into that failure's error.
     /// Every ok is sent only after the one commit (synchronous=FULL) returned.
     func handle(batch lines: [PushRead], deadlineMs: Int64 = 15_000) -> PushBatchOutcome {
-        let startedMs = Int64(WallClock.monotonicNs() / 1_000_000)
+        let startedMs = MonotonicClock.nowMs()
         var acks: [PushAck?] = Array(repeating: nil, count: lines.count)
         var opened: [(index: Int, push: OpenedPush)] = []
         var firstRetry: Int?
 
         // Open and verify each push (no database writes), in order.
         for (index, line) in lines.enumerated() {
-            if Int64(WallClock.monotonicNs() / 1_000_000) - startedMs > deadlineMs {
+            if MonotonicClock.nowMs() - startedMs > deadlineMs {
                 firstRetry = index
                 acks[index] = .error(PushError(.busy, "the batch ran out of time; not stored, retry later"))
                 break

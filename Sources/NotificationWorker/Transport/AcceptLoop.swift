@@ -168,7 +168,7 @@ struct AcceptLoop {
         return client
     }
 
-    private func nowMs() -> Int64 { Int64(WallClock.monotonicNs() / 1_000_000) }
+    private func nowMs() -> Int64 { MonotonicClock.nowMs() }
 
     private func setNonBlocking(_ fd: Int32) {
         let flags = fcntl(fd, F_GETFL)

@@ -46,5 +46,5 @@ struct PushBatchReader {
         return framer.frames
     }
 
-    private func nowMs() -> Int64 { Int64(WallClock.monotonicNs() / 1_000_000) }
+    private func nowMs() -> Int64 { MonotonicClock.nowMs() }
 }

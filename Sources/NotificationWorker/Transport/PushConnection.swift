@@ -74,10 +74,10 @@ struct PushConnection {
         guard let rest else { return .endedEarly }
         var body = Array(rest.prefix(length))
         body.reserveCapacity(length)
-        let deadline = Int64(WallClock.monotonicNs() / 1_000_000) + Self.bodyReadBudgetMs
+        let deadline = MonotonicClock.nowMs() + Self.bodyReadBudgetMs
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while body.count < length {
-            let left = deadline - Int64(WallClock.monotonicNs() / 1_000_000)
+            let left = deadline - MonotonicClock.nowMs()
             var pollfd = Glibc.pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
             let ready = left <= 0 ? 0 : poll(&pollfd, 1, Int32(min(left, Int64(silenceTimeoutMs))))
             if ready == 0 { return .timeout }
@@ -105,11 +105,11 @@ struct PushConnection {
     /// Reads and drops what the sender still sends, until it closes, `drainLimitBytes`, or
     /// `drainTimeoutMs`; the caller closes afterwards.
     func drain() {
-        let deadline = Int64(WallClock.monotonicNs() / 1_000_000) + Self.drainTimeoutMs
+        let deadline = MonotonicClock.nowMs() + Self.drainTimeoutMs
         var chunk = [UInt8](repeating: 0, count: 16_384)
         var drained = 0
         while drained < Self.drainLimitBytes {
-            let left = deadline - Int64(WallClock.monotonicNs() / 1_000_000)
+            let left = deadline - MonotonicClock.nowMs()
             if left <= 0 { return }
             var pollfd = Glibc.pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
             let ready = poll(&pollfd, 1, Int32(left))

@@ -177,7 +177,7 @@ final class DesktopNotifications: @unchecked Sendable {
     /// sd-bus gives an absolute CLOCK_MONOTONIC time in µs, or UINT64_MAX for none.
     static func pollTimeoutMs(untilMonotonicUs deadline: UInt64) -> Int32 {
         guard deadline != UInt64.max else { return -1 }
-        let now = WallClock.monotonicNs() / 1_000
+        let now = MonotonicClock.nowNs() / 1_000
         guard deadline > now else { return 0 }
         return Int32(min((deadline - now + 999) / 1_000, UInt64(Int32.max)))
     }

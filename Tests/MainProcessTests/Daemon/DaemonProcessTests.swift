@@ -37,7 +37,7 @@ func deliverThroughWorker(_ payload: [UInt8], home: DaemonHome) throws -> (ack: 
         let result = worker.finish()
         throw DaemonProcess.Failure(description: "worker wrote no ack (exit \(result.status)): \(result.stderr)")
     }
-    let ackNs = WallClock.monotonicNs()
+    let ackNs = MonotonicClock.nowNs()
     let result = worker.finish()
     guard result.status == 0 else { throw DaemonProcess.Failure(description: "worker exit \(result.status): \(result.stderr)") }
     return (try jsonObject(line), ackNs)

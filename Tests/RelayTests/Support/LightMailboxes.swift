@@ -63,7 +63,7 @@ final class LightMailboxes {
     @discardableResult
     func sweep() throws -> Sweep {
         var sweep = Sweep()
-        let started = WallClock.monotonicNs()
+        let started = MonotonicClock.nowNs()
         let stored = try relay.storedCountsByMailbox()
         for (inboxId, consumer) in consumers {
             var left = Int(stored[consumer.mailbox.subject] ?? 0)
@@ -75,7 +75,7 @@ final class LightMailboxes {
                 for message in batch { try settle(message, into: &sweep) }
             }
         }
-        sweep.milliseconds = (WallClock.monotonicNs() - started) / 1_000_000
+        sweep.milliseconds = (MonotonicClock.nowNs() - started) / 1_000_000
         return sweep
     }
 

@@ -46,7 +46,7 @@ extension ConnectionConfigurator {
     /// busy handler (measured: two connections racing on a new file get SQLITE_BUSY at once),
     /// so a busy switch is retried with a short backoff until the profile's busy timeout.
     static func switchToWAL(_ conn: SQLiteConnection, profile: ConnectionProfile) throws(StoreError) {
-        let deadline = WallClock.monotonicNs() + UInt64(max(0, profile.busyTimeoutMs)) * 1_000_000
+        let deadline = MonotonicClock.nowNs() + UInt64(max(0, profile.busyTimeoutMs)) * 1_000_000
         var backoffMs = 1
         while true {
             let mode = try conn.queryOne("PRAGMA journal_mode")?.optionalString(0)
@@ -57,7 +57,7 @@ extension ConnectionConfigurator {
                     throw StoreError.io("could not switch the database to WAL mode")
                 }
                 return
-            } catch .busy where WallClock.monotonicNs() < deadline {
+            } catch .busy where MonotonicClock.nowNs() < deadline {
                 var pause = timespec(tv_sec: 0, tv_nsec: backoffMs * 1_000_000)
                 nanosleep(&pause, nil)
                 backoffMs = min(backoffMs * 2, 20)
