@@ -133,7 +133,7 @@ let mib = Double(size) / 1_048_576
 print("AttachmentBench: \(size) bytes, \(rounds) alternating rounds, medians")
 for name in ["baseline encrypt", "sotto encrypt", "baseline decrypt", "sotto decrypt"] {
     let seconds = median(times[name]!)
-    print(String(format: "  %-17@ %8.1f ms  %7.1f MiB/s", name, seconds * 1000, mib / seconds))
+    print("  " + name.padding(toLength: 17, withPad: " ", startingAt: 0) + String(format: " %8.1f ms  %7.1f MiB/s", seconds * 1000, mib / seconds))
 }
 let encryptRatio = median(times["baseline encrypt"]!) / median(times["sotto encrypt"]!)
 let decryptRatio = median(times["baseline decrypt"]!) / median(times["sotto decrypt"]!)

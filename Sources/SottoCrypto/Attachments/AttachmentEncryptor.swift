@@ -61,7 +61,7 @@ public struct AttachmentEncryptor {
         while offset < bytes.count {
             let room = AttachmentLayout.chunkPlaintextSize(index, size: size) - filled
             let count = min(room, bytes.count - offset)
-            plain.withUnsafeMutableBytes { buffer in
+            _ = plain.withUnsafeMutableBytes { buffer in
                 UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<(filled + count)])
                     .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)]))
             }
@@ -88,7 +88,7 @@ public struct AttachmentEncryptor {
         try startOutput(emit)
         while index < chunkCount {
             let chunkSize = AttachmentLayout.chunkPlaintextSize(index, size: size)
-            plain.withUnsafeMutableBytes { buffer in
+            _ = plain.withUnsafeMutableBytes { buffer in
                 UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<chunkSize]).initializeMemory(as: UInt8.self, repeating: 0)
             }
             filled = chunkSize
