@@ -243,6 +243,12 @@ let package = Package(
             name: "sotto-openrpc",
             dependencies: ["ControlProtocol"],
             path: "Tests/OpenRPCWriter"),
+        // Encrypts and decrypts a generated attachment in its own process, for the peak-RSS
+        // test (AttachmentMemoryTests).
+        .executableTarget(
+            name: "sotto-attachment-probe",
+            dependencies: ["SottoCrypto", "SottoWire"],
+            path: "Tests/AttachmentProbe"),
         .executableTarget(
             name: "sotto-keystore-probe",
             dependencies: ["SottoCrypto", "TestSupport"],
@@ -379,6 +385,10 @@ let package = Package(
             name: "SendBench",
             dependencies: ["DaemonStore", "ControlProtocol", "SottoClient", "SharedStore", "SottoWire", "SottoCrypto", "TestSupport"],
             path: "Benchmarks/SendBench"),
+        .executableTarget(
+            name: "AttachmentBench",
+            dependencies: ["SottoCrypto", "SottoWire", "CSodium"],
+            path: "Benchmarks/AttachmentBench"),
         .executableTarget(
             name: "WorkerBench",
             dependencies: ["SottoWire", "SottoCrypto", "TestSupport"],

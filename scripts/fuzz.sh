@@ -15,8 +15,9 @@ grdb=$(find .build/checkouts -maxdepth 1 -name 'GRDB*' | head -1)
 common=(-sanitize=fuzzer,address -parse-as-library -O -g
         -Xcc -fmodule-map-file=Sources/CSecp256k1/module.modulemap
         -Xcc -fmodule-map-file=Sources/CSodium/module.modulemap
+        -Xcc -fmodule-map-file=Sources/CKeyctl/module.modulemap
         -Xcc -fmodule-map-file="$grdb/Sources/GRDBSQLite/module.modulemap"
-        -I Sources/CSecp256k1 -I Sources/CSodium -I "$grdb/Sources/GRDBSQLite")
+        -I Sources/CSecp256k1 -I Sources/CSodium -I Sources/CKeyctl -I "$grdb/Sources/GRDBSQLite")
 
 # The wire and crypto modules once each, instrumented, as modules the targets import
 # (docs/adr/0043: the parsers live there; no target needs the database).

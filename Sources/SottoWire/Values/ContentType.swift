@@ -30,6 +30,9 @@ public enum ContentType {
     /// The creator refuses a join request it opened (docs/protocol/join-refusal.md). Sent to
     /// the requester alone, never stored as a message.
     public static let joinRefused = "sotto/join_refused:1.0"
+    /// A file stored apart, encrypted in chunks; the message carries its reference
+    /// (docs/protocol/attachments.md).
+    public static let attachment = "sotto/attachment:1.0"
 }
 
 /// The sizes PROTOCOL §5 allows a content's fields: what a sender checks before it asks the
