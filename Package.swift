@@ -282,6 +282,11 @@ let package = Package(
         .testTarget(
             name: "ControlProtocolTests",
             dependencies: ["ControlProtocol", "SottoWire", "SottoClient", "TestSupport"]),
+        // The client library's own tests, with no daemon (its tests with real daemons are in
+        // MainProcessTests/Client).
+        .testTarget(
+            name: "SottoClientTests",
+            dependencies: ["SottoClient", "ControlProtocol", "SottoWire"]),
         .testTarget(
             name: "RelayTransportTests",
             dependencies: ["RelayTransport", "SottoWire", "TestSupport"]),

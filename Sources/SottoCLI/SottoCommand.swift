@@ -48,12 +48,12 @@ struct ClientOptions: ParsableArguments {
             ?? RuntimeDirectory.resolve(environment: ProcessInfo.processInfo.environment)).controlSocketPath
     }
 
-    /// Calls one method and prints the result, as JSON with `--json` (the daemon's reply as
-    /// it came), else with `render`.
-    func call<P: ControlRequest>(_ params: P, render: (P.Result) -> String) throws {
-        do {
-            let client = try ControlClient.connect(path: controlSocketPath)
-            let (result, reply) = try client.callKeepingJSON(params)
+    /// Makes one of the library's requests (`ClientRequests`, what the chat app makes too) and
+    /// prints the result, as JSON with `--json` (the daemon's reply as it came), else with
+    /// `render`. A command waits for its answer, on its one thread (docs/adr/0071).
+    func call<P>(_ request: ClientRequest<P>, render: (P.Result) -> String) throws {
+        do throws(ControlClient.Failure) {
+            let (result, reply) = try RequestChannel(socketPath: controlSocketPath).callKeepingJSON(request)
             print(json ? CLIOutput.json(reply) : render(result))
         } catch let failure {
             throw CLIOutput.exit(for: failure)

@@ -29,8 +29,11 @@ struct ChatCommand: ParsableCommand {
         // resolve CONVERSATION (the app loads its own once its feed is connected).
         var conversations: [ConversationInfo] = []
         do throws(ControlClient.Failure) {
-            let connection = try ControlClient.connect(path: client.controlSocketPath)
-            if conversation != nil { conversations = try connection.call(ListConversationsParams()).conversations }
+            if conversation != nil {
+                conversations = try RequestChannel(socketPath: client.controlSocketPath).call(ClientRequests.listConversations()).conversations
+            } else {
+                _ = try ControlClient.connect(path: client.controlSocketPath)   // listening, that is all
+            }
         } catch let failure {
             throw CLIOutput.exit(for: failure)
         }

@@ -1,5 +1,6 @@
 import ControlProtocol
 import ArgumentParser
+import SottoClient
 
 /// `sotto dismiss`: forgets a join the creator refused, which `sotto ls` shows as
 /// `refused: <reason>` until then (docs/protocol/join-refusal.md).
@@ -19,7 +20,7 @@ struct DismissCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        try client.call(DismissRefusalParams(conversation: conversation)) { result in
+        try client.call(ClientRequests.dismissRefusal(conversation: conversation)) { result in
             "dismissed the refused join of \(result.conversationId)"
         }
     }

@@ -54,7 +54,7 @@ struct ExplodeCommand: ParsableCommand {
         // Both bounded (validate): the sum stays far from overflow.
         if let after, let ms = DurationParser.milliseconds(after) { atMs = WallClock.nowMs() + ms }
         if let at, let ms = ISO8601.millis(from: at) { atMs = ms }
-        try client.call(ExplodeParams(conversation: conversation, atMs: atMs, cancel: cancel)) { result in
+        try client.call(ClientRequests.explode(conversation: conversation, atMs: atMs, cancel: cancel)) { result in
             guard let expiresAtMs = result.expiresAtMs else {
                 return "\(result.conversationId) will not explode: cancelled on every device; told \(result.delivered) member(s), \(result.undelivered) not reached yet"
             }

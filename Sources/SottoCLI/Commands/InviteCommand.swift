@@ -1,5 +1,6 @@
 import ControlProtocol
 import ArgumentParser
+import SottoClient
 
 /// `sotto invite`: a signed invite code for a conversation this device created.
 struct InviteCommand: ParsableCommand {
@@ -28,6 +29,6 @@ struct InviteCommand: ParsableCommand {
 
     func run() throws {
         let expiresInMs = expires.flatMap(DurationParser.milliseconds)
-        try client.call(CreateInviteParams(conversation: conversation, expiresInMs: expiresInMs, singleUse: singleUse)) { $0.code }
+        try client.call(ClientRequests.invite(conversation: conversation, expiresInMs: expiresInMs, singleUse: singleUse)) { $0.code }
     }
 }

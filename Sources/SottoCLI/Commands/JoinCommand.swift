@@ -1,5 +1,6 @@
 import ControlProtocol
 import ArgumentParser
+import SottoClient
 
 /// `sotto join`: ask to join a conversation with an invite code.
 struct JoinCommand: ParsableCommand {
@@ -17,7 +18,7 @@ struct JoinCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        try client.call(JoinConversationParams(code: code, profileName: profileName)) { result in
+        try client.call(ClientRequests.join(code: code, profileName: profileName)) { result in
             "asked to join \(result.conversationId) (\(result.state))"
         }
     }

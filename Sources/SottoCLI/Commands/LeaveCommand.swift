@@ -1,5 +1,6 @@
 import ControlProtocol
 import ArgumentParser
+import SottoClient
 
 /// `sotto leave`: leave a conversation someone else created (issue #17 item 4): every member
 /// is told, then everything of it is deleted on this device.
@@ -18,7 +19,7 @@ struct LeaveCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        try client.call(LeaveParams(conversation: conversation)) { result in
+        try client.call(ClientRequests.leave(conversation: conversation)) { result in
             "left \(result.conversationId): told \(result.members) member(s) (those away when they are back); deleted here"
         }
     }

@@ -12,7 +12,7 @@ struct ListCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        try client.call(ListConversationsParams()) { result in
+        try client.call(ClientRequests.listConversations()) { result in
             if result.conversations.isEmpty && result.refusedJoins.isEmpty {
                 return "no conversations (create one with `sotto new`)"
             }

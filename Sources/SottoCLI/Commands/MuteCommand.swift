@@ -1,5 +1,6 @@
 import ControlProtocol
 import ArgumentParser
+import SottoClient
 
 /// `sotto mute`: no desktop notifications for a conversation on this device (`--unmute`
 /// takes that back). Its messages are still stored and counted unread; the members are not told.
@@ -22,7 +23,7 @@ struct MuteCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        try client.call(MuteConversationParams(conversation: conversation, muted: !unmute)) { result in
+        try client.call(ClientRequests.setMuted(!unmute, conversation: conversation)) { result in
             "\(result.muted ? "muted" : "unmuted") \(result.conversationId.prefix(12))"
         }
     }

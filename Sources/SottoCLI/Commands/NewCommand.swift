@@ -1,5 +1,6 @@
 import ControlProtocol
 import ArgumentParser
+import SottoClient
 
 /// `sotto new`: a new conversation with its own identity.
 struct NewCommand: ParsableCommand {
@@ -16,7 +17,7 @@ struct NewCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        try client.call(NewConversationParams(name: name, profileName: profileName)) { result in
+        try client.call(ClientRequests.create(name: name, profileName: profileName)) { result in
             "created conversation \(result.conversationId)"
         }
     }

@@ -1,5 +1,6 @@
 import ControlProtocol
 import ArgumentParser
+import SottoClient
 
 /// `sotto notifications`: what desktop notifications show, for the device or one conversation.
 struct NotificationsCommand: ParsableCommand {
@@ -30,7 +31,7 @@ struct NotificationsCommand: ParsableCommand {
     }
 
     func run() throws {
-        try client.call(NotificationPreviewParams(conversation: conversation, preview: preview)) { result in
+        try client.call(ClientRequests.notificationPreview(conversation: conversation, preview: preview)) { result in
             guard let id = result.conversationId else { return "notifications show: \(result.device) (device)" }
             let source = result.conversationPreview == nil ? "the device's setting" : "this conversation's setting"
             return "notifications of \(id.prefix(12)) show: \(result.effective) (\(source); device: \(result.device))"

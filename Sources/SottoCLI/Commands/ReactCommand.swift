@@ -1,5 +1,6 @@
 import ControlProtocol
 import ArgumentParser
+import SottoClient
 
 /// `sotto react`: add (or with `--remove` take back) a reaction to a message.
 struct ReactCommand: ParsableCommand {
@@ -21,7 +22,7 @@ struct ReactCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        try client.call(ReactParams(conversation: conversation, message: message, emoji: emoji, remove: remove)) { result in
+        try client.call(ClientRequests.react(conversation: conversation, message: message, emoji: emoji, remove: remove)) { result in
             "\(remove ? "removed" : "sent") reaction \(result.messageId) to \(result.recipients) member(s)"
         }
     }

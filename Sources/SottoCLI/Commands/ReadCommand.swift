@@ -18,7 +18,7 @@ struct ReadCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        try client.call(ReadMessagesParams(conversation: conversation, limit: limit)) { result in
+        try client.call(ClientRequests.readPage(conversation: conversation, limit: limit)) { result in
             if result.messages.isEmpty { return "no messages" }
             return result.messages.map { message in
                 let sender = CLIOutput.sender(outgoing: message.outgoing, name: message.senderName, inboxId: message.senderInboxId)

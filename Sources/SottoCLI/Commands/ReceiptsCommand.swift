@@ -1,5 +1,6 @@
 import ControlProtocol
 import ArgumentParser
+import SottoClient
 
 /// `sotto receipts`: whether this device tells a conversation's senders that their messages
 /// arrived (delivery receipts, on by default; docs/protocol/receipts.md). Without a flag it
@@ -30,7 +31,7 @@ struct ReceiptsCommand: ParsableCommand {
 
     func run() throws {
         let enabled: Bool? = on ? true : (off ? false : nil)
-        try client.call(ReceiptsParams(conversation: conversation, enabled: enabled)) { result in
+        try client.call(ClientRequests.receipts(conversation: conversation, enabled: enabled)) { result in
             "receipts \(result.enabled ? "on" : "off") for \(result.conversationId.prefix(12))"
         }
     }

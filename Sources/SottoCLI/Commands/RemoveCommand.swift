@@ -1,5 +1,6 @@
 import ControlProtocol
 import ArgumentParser
+import SottoClient
 
 /// `sotto remove`: the creator removes a member (issue #17 item 4).
 struct RemoveCommand: ParsableCommand {
@@ -20,7 +21,7 @@ struct RemoveCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        try client.call(RemoveMemberParams(conversation: conversation, member: member)) { result in
+        try client.call(ClientRequests.remove(member: member, conversation: conversation)) { result in
             "removed \(result.inboxId.prefix(12)) from \(result.conversationId.prefix(12)): told \(result.members) member(s)"
         }
     }

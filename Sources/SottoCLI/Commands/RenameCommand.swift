@@ -1,5 +1,6 @@
 import ControlProtocol
 import ArgumentParser
+import SottoClient
 
 /// `sotto rename`: change your own profile name in a conversation (issue #17 item 3).
 struct RenameCommand: ParsableCommand {
@@ -20,7 +21,7 @@ struct RenameCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        try client.call(RenameParams(conversation: conversation, name: name)) { result in
+        try client.call(ClientRequests.rename(conversation: conversation, name: name)) { result in
             "renamed to \(result.profileName) in \(result.conversationId.prefix(12)): told \(result.members) member(s)"
         }
     }

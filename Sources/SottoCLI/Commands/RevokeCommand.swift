@@ -1,5 +1,6 @@
 import ControlProtocol
 import ArgumentParser
+import SottoClient
 
 /// `sotto revoke`: withdraw an invite of a conversation you created.
 struct RevokeCommand: ParsableCommand {
@@ -17,7 +18,7 @@ struct RevokeCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        try client.call(RevokeInviteParams(conversation: conversation, invite: invite)) { result in
+        try client.call(ClientRequests.revokeInvite(conversation: conversation, invite: invite)) { result in
             result.revokedNow ? "revoked invite \(result.inviteId)" : "invite \(result.inviteId) was already revoked"
         }
     }

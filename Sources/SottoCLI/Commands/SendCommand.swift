@@ -1,6 +1,7 @@
 import ArgumentParser
 import ControlProtocol
 import SottoWire
+import SottoClient
 
 /// `sotto send`: sign once, seal for each member, deliver through the outbox.
 struct SendCommand: ParsableCommand {
@@ -28,7 +29,7 @@ struct SendCommand: ParsableCommand {
     }
 
     func run() throws {
-        try client.call(SendMessageParams(conversation: conversation, text: text, replyTo: replyTo)) { result in
+        try client.call(ClientRequests.send(conversation: conversation, text: text, replyTo: replyTo)) { result in
             "sent \(result.messageId) to \(result.recipients) member(s)"
         }
     }

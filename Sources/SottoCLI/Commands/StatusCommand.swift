@@ -2,6 +2,7 @@ import ControlProtocol
 import ArgumentParser
 import FoundationEssentials
 import SottoWire
+import SottoClient
 
 /// `sotto status`: the daemon's one-screen summary.
 struct StatusCommand: ParsableCommand {
@@ -23,7 +24,7 @@ struct StatusCommand: ParsableCommand {
             }
             throw ExitCode(75)  // EX_TEMPFAIL: it continues once the keyring is unlocked
         }
-        try client.call(StatusParams()) { status in
+        try client.call(ClientRequests.status()) { status in
             var lines: [String] = []
             lines.append("daemon pid \(status.pid), version \(status.version)")
             lines.append("group directory \(status.groupDirectory)")

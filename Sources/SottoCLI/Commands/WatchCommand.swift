@@ -6,41 +6,40 @@ import SottoClient
 import SottoWire
 
 /// `sotto watch`: follow the change feed; with `--since`, replay what was missed first; with
-/// `--conversation`, only that conversation's changes.
+/// `--conversation`, only that conversation's changes. It follows through the library's
+/// `ChangeFeedSession`, as the chat app does: when the daemon goes away (a restart, an
+/// upgrade, a crash) it says so on stderr, reconnects and goes on after the last change it
+/// printed, with none missed and none printed twice. It ends on Ctrl-C (or any signal), on
+/// the daemon's refusal (exit 65), or when there is no daemon to start with (exit 69);
+/// docs/adr/0071.
 struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: ControlMethodName.subscribe.rawValue, abstract: "Print changes as they happen (new messages, reads, joins, explosions).",
+        discussion: """
+            Runs until interrupted (Ctrl-C). When the daemon stops or restarts, watch says so on \
+            stderr and keeps reconnecting; once the daemon is back it goes on after the last change \
+            it printed, with none missed and none twice.
+            """,
         aliases: ["watch"])
 
     @Option(name: .long, help: "Replay changes after this change-feed sequence number first.")
     var since: Int64?
-
     @Option(name: .long, help: "Only this conversation's changes (an id or a unique prefix).")
     var conversation: String?
-
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        do {
-            let connection = try ControlClient.connect(path: client.controlSocketPath)
-            let (subscribed, reply) = try connection.callKeepingJSON(SubscribeParams(since: since, conversation: conversation))
-            if let gap = subscribed.gap {
-                // Never skip changes in silence: say which ones are missing and why.
-                let resumed = gap.resumedAtSeq.map { "#\($0)" } ?? "the end"
-                let line = "gap: changes after #\(gap.afterSeq) before \(resumed) cannot be read: \(gap.reason); \(gap.remedy)"
-                StandardError.line("sotto: \(line)")
-                print(client.json ? InertText.json((["gap": reply["gap"] ?? gap.json] as JSONValue).sortedCompactText) : line)
-                fflush(nil)
-            }
-            while let change = try connection.nextChange() {
-                print(client.json ? Self.jsonLine(change) : Self.line(change))
-                fflush(nil)
-            }
-        } catch let failure {
-            if case .protocolError = failure { return }  // the daemon stopped: end of the feed
+        let output = WatchOutput(json: client.json, since: since)
+        let feed = ChangeFeedSession(socketPath: client.controlSocketPath, conversation: conversation, since: since) { event in
+            output.show(event)
+        }
+        // Returns only when the feed ends for good: nothing stops it from this process.
+        if let failure = feed.follow(endingIfNeverConnected: true) {
             throw CLIOutput.exit(for: failure)
         }
     }
+
+    // MARK: Lines
 
     /// `#12 messageInserted conversation 3f2a…  alice: hello`: one line whatever the text
     /// holds (its line breaks shown as `␊`, docs/adr/0062).

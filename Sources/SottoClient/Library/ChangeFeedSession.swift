@@ -55,12 +55,31 @@ public final class ChangeFeedSession: Sendable {
 
     /// Starts the session's thread (once).
     public func start() {
-        let first = state.withLock { state in
+        guard claimStart() else { return }
+        DetachedThread.start { [self] in _ = run(endingIfNeverConnected: false) }
+    }
+
+    /// Runs the session on the calling thread instead of a thread of its own, until `stop`
+    /// (from another thread or a handler) or the daemon's refusal, reconnecting as `start`
+    /// does: what `sotto watch` blocks in. With `endingIfNeverConnected`, a first
+    /// subscription that fails (no daemon) ends it at once instead of being retried; once
+    /// subscribed, a lost connection is always retried. Returns what ended it: the refusal,
+    /// the first connection's failure, or nil after `stop` (or when already started).
+    ///
+    /// ```swift
+    /// let feed = ChangeFeedSession(socketPath: path, since: 0) { event in show(event) }
+    /// if let failure = feed.follow(endingIfNeverConnected: true) { fail(failure) }
+    /// ```
+    public func follow(endingIfNeverConnected: Bool) -> ControlClient.Failure? {
+        guard claimStart() else { return nil }
+        return run(endingIfNeverConnected: endingIfNeverConnected)
+    }
+
+    private func claimStart() -> Bool {
+        state.withLock { state in
             defer { state.started = true }
             return !state.started
         }
-        guard first else { return }
-        DetachedThread.start { [self] in run() }
     }
 
     /// Ends the session: its thread stops reading and delivers nothing more.
@@ -76,25 +95,31 @@ public final class ChangeFeedSession: Sendable {
 
     // MARK: The session's thread
 
-    private func run() {
+    private func run(endingIfNeverConnected: Bool) -> ControlClient.Failure? {
         var backoffMs: UInt32 = 50
+        var everConnected = false
         while !stopped {
             switch session() {
-            case .ended:
-                return
-            case .lost(let reason, let wasConnected):
-                if stopped { return }
+            case .ended(let failure):
+                return failure
+            case .lost(let failure, let wasConnected):
+                if stopped { return nil }
                 if wasConnected {
+                    everConnected = true
                     backoffMs = 50
-                    onEvent(.disconnected(reason: reason))
+                    onEvent(.disconnected(reason: Self.reason(failure)))
+                } else if endingIfNeverConnected && !everConnected {
+                    return failure
                 }
                 usleep(backoffMs * 1000)
                 backoffMs = min(backoffMs * 2, 1000)
             }
         }
+        return nil
     }
 
-    private enum Outcome { case ended, lost(reason: String, wasConnected: Bool) }
+    /// How one connection ended: for good (with the refusal, if that was it), or lost.
+    private enum Outcome { case ended(ControlClient.Failure?), lost(ControlClient.Failure, wasConnected: Bool) }
 
     /// One connection: subscribe, then deliver changes until it ends.
     private func session() -> Outcome {
@@ -102,14 +127,14 @@ public final class ChangeFeedSession: Sendable {
         do throws(ControlClient.Failure) {
             client = try ControlClient.connect(path: socketPath)
         } catch let failure {
-            return .lost(reason: failure.description, wasConnected: false)
+            return .lost(failure, wasConnected: false)
         }
         let since = state.withLock { state -> Int64?? in
             guard !state.stopped else { return .none }
             state.fd = client.fd
             return .some(state.lastSeq)
         }
-        guard let since else { return .ended }
+        guard let since else { return .ended(nil) }
         defer { state.withLock { $0.fd = -1 } }
         let subscribed: SubscribeResult
         do throws(ControlClient.Failure) {
@@ -117,9 +142,9 @@ public final class ChangeFeedSession: Sendable {
         } catch let failure {
             if case .rpc(let error) = failure {
                 onEvent(.refused(reason: error.message))
-                return .ended
+                return .ended(failure)
             }
-            return .lost(reason: failure.description, wasConnected: false)
+            return .lost(failure, wasConnected: false)
         }
         state.withLock { state in
             if state.lastSeq == nil { state.lastSeq = subscribed.lastSeq }
@@ -130,17 +155,25 @@ public final class ChangeFeedSession: Sendable {
             do throws(ControlClient.Failure) {
                 change = try client.nextChange()
             } catch let failure {
-                return stopped ? .ended : .lost(reason: failure.description, wasConnected: true)
+                return stopped ? .ended(nil) : .lost(failure, wasConnected: true)
             }
-            guard let change else { return stopped ? .ended : .lost(reason: "the daemon closed the connection", wasConnected: true) }
+            guard let change else { return stopped ? .ended(nil) : .lost(.protocolError(Self.closed), wasConnected: true) }
             // A replay after a reconnect starts after lastSeq; anything at or before it was delivered.
             let fresh = state.withLock { state -> Bool in
                 guard !state.stopped, change.seq > (state.lastSeq ?? 0) else { return false }
                 state.lastSeq = change.seq
                 return true
             }
-            if stopped { return .ended }
+            if stopped { return .ended(nil) }
             if fresh { onEvent(.changes([change])) }
         }
+    }
+
+    private static let closed = "the daemon closed the connection"
+
+    /// What a status line says of a lost connection.
+    private static func reason(_ failure: ControlClient.Failure) -> String {
+        if case .protocolError(let detail) = failure, detail == closed { return closed }
+        return failure.description
     }
 }

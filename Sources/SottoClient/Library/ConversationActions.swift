@@ -9,7 +9,8 @@ import Dispatch
 /// `LiveConversationList` through the change feed, like a change made by `sotto` commands.
 ///
 /// Confirming a destructive intent (leave, remove, explode) is the UI's job, before it calls
-/// one: the library acts when asked.
+/// one: the library acts when asked. Each intent is its `ClientRequests` call, which the
+/// `sotto` commands make too, blocking on a `RequestChannel` (docs/adr/0071).
 ///
 /// ```swift
 /// let actions = ConversationActions(socketPath: runtime.controlSocketPath)
@@ -34,53 +35,55 @@ public final class ConversationActions: Sendable {
     /// A new conversation with a fresh identity of its own (`sotto new`).
     public func create(name: String?, profileName: String? = nil,
                        then: @escaping @Sendable (Outcome<NewConversationResult>) -> Void) {
-        perform(NewConversationParams(name: name, profileName: profileName), then: then)
+        perform(ClientRequests.create(name: name, profileName: profileName), then: then)
     }
 
     /// An invite code for a conversation this device created (`sotto invite`).
     public func invite(conversation: String, expiresInMs: Int64? = nil, singleUse: Bool = false,
                        then: @escaping @Sendable (Outcome<InviteResult>) -> Void) {
-        perform(CreateInviteParams(conversation: conversation, expiresInMs: expiresInMs, singleUse: singleUse), then: then)
+        perform(ClientRequests.invite(conversation: conversation, expiresInMs: expiresInMs, singleUse: singleUse), then: then)
     }
 
     /// Asks to join with an invite code (`sotto join`): pending until the creator accepts.
     public func join(code: String, profileName: String? = nil, then: @escaping @Sendable (Outcome<JoinResult>) -> Void) {
-        perform(JoinConversationParams(code: code, profileName: profileName), then: then)
+        perform(ClientRequests.join(code: code, profileName: profileName), then: then)
     }
 
     /// Mutes (or unmutes) a conversation on this device: no desktop notifications for it.
     public func setMuted(_ muted: Bool, conversation: String,
                          then: @escaping @Sendable (Outcome<MuteConversationResult>) -> Void) {
-        perform(MuteConversationParams(conversation: conversation, muted: muted), then: then)
+        perform(ClientRequests.setMuted(muted, conversation: conversation), then: then)
     }
 
     // MARK: Ending (destructive: confirm first)
 
     /// Leaves a conversation someone else created: every member is told, then it is deleted here.
     public func leave(conversation: String, then: @escaping @Sendable (Outcome<LeaveResult>) -> Void) {
-        perform(LeaveParams(conversation: conversation), then: then)
+        perform(ClientRequests.leave(conversation: conversation), then: then)
     }
 
     /// Removes a member (its profile name, or its inbox id or a unique prefix) from a
     /// conversation this device created: that member's device deletes it.
     public func remove(member: String, conversation: String, then: @escaping @Sendable (Outcome<RemovedMember>) -> Void) {
-        perform(RemoveMemberParams(conversation: conversation, member: member), then: then)
+        perform(ClientRequests.remove(member: member, conversation: conversation), then: then)
     }
 
     /// Explodes a conversation this device created: now (`atMs` nil), at `atMs`, or calls a
     /// scheduled explosion off (`cancel`).
     public func explode(conversation: String, atMs: Int64? = nil, cancel: Bool = false,
                         then: @escaping @Sendable (Outcome<ExplodeResult>) -> Void) {
-        perform(ExplodeParams(conversation: conversation, atMs: atMs, cancel: cancel), then: then)
+        perform(ClientRequests.explode(conversation: conversation, atMs: atMs, cancel: cancel), then: then)
     }
 
     // MARK: Calling
 
-    private func perform<P: ControlRequest & Sendable>(_ params: P, then: @escaping @Sendable (Outcome<P.Result>) -> Void) {
+    /// Makes any request of `ClientRequests` on the actions' queue (the named intents above
+    /// are this with their request) and reports its outcome to `then`, on that queue.
+    public func perform<P>(_ request: ClientRequest<P>, then: @escaping @Sendable (Outcome<P.Result>) -> Void) {
         queue.async { [channel] in
             let outcome: Outcome<P.Result>
             do throws(ControlClient.Failure) {
-                outcome = .success(try channel.call(params, retry: false))
+                outcome = .success(try channel.call(request))
             } catch let failure {
                 outcome = .failure(failure)
             }

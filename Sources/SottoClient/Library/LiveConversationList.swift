@@ -83,7 +83,7 @@ public final class LiveConversationList: Sendable {
         while true {
             let result: Result<ControlProtocol.ConversationList, ControlClient.Failure>
             do throws(ControlClient.Failure) {
-                result = .success(try channel.call(ListConversationsParams(), retry: true))
+                result = .success(try channel.call(ClientRequests.listConversations()))
             } catch let failure {
                 result = .failure(failure)
             }

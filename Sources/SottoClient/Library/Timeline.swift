@@ -109,7 +109,7 @@ public final class Timeline: Sendable {
         queue.async { [self] in
             let outcome: Result<SentMessage, ControlClient.Failure>
             do throws(ControlClient.Failure) {
-                outcome = .success(try channel.call(SendMessageParams(conversation: conversation, text: text, replyTo: replyTo), retry: false))
+                outcome = .success(try channel.call(ClientRequests.send(conversation: conversation, text: text, replyTo: replyTo)))
             } catch let failure {
                 outcome = .failure(failure)
             }
@@ -129,7 +129,7 @@ public final class Timeline: Sendable {
     public func react(to messageId: String, emoji: String, remove: Bool = false) {
         queue.async { [self] in
             do throws(ControlClient.Failure) {
-                _ = try channel.call(ReactParams(conversation: conversation, message: messageId, emoji: emoji, remove: remove), retry: false)
+                _ = try channel.call(ClientRequests.react(conversation: conversation, message: messageId, emoji: emoji, remove: remove))
             } catch let failure {
                 setProblem(failure.description)
             }
@@ -139,7 +139,7 @@ public final class Timeline: Sendable {
     /// Marks the conversation read on this device.
     public func markRead() {
         queue.async { [self] in
-            do throws(ControlClient.Failure) { _ = try channel.call(MarkReadParams(conversation: conversation), retry: true) } catch let failure { setProblem(failure.description) }
+            do throws(ControlClient.Failure) { _ = try channel.call(ClientRequests.markRead(conversation: conversation)) } catch let failure { setProblem(failure.description) }
         }
     }
 
@@ -186,7 +186,7 @@ public final class Timeline: Sendable {
         publish()
         queue.async { [self] in
             do throws(ControlClient.Failure) {
-                let page = try channel.call(ReadMessagesParams(conversation: conversation, limit: pageSize, before: cursor), retry: true)
+                let page = try channel.call(ClientRequests.readPage(conversation: conversation, limit: pageSize, before: cursor))
                 state.withLock { state in
                     state.snapshot[keyPath: loading] = false
                     apply(&state, page.messages)
@@ -278,10 +278,9 @@ public final class Timeline: Sendable {
                     return (state.changedIds, state.loadedOnce)
                 }
                 let quick = loadedOnce && changed != nil && Self.quickRefresh < pageSize
-                var page = try channel.call(ReadMessagesParams(conversation: conversation, limit: quick ? Self.quickRefresh : pageSize),
-                                            retry: true)
+                var page = try channel.call(ClientRequests.readPage(conversation: conversation, limit: quick ? Self.quickRefresh : pageSize))
                 if quick, let changed, !changed.isSubset(of: Set(page.messages.map(\.id))) {
-                    page = try channel.call(ReadMessagesParams(conversation: conversation, limit: pageSize), retry: true)
+                    page = try channel.call(ClientRequests.readPage(conversation: conversation, limit: pageSize))
                 }
                 state.withLock { state in
                     if !state.loadedOnce {

@@ -77,7 +77,7 @@ extension DaemonProcessTests {
             }
         }
 
-        @Test("watch --since 0 --json replays the feed, then ends with exit 0 when the daemon stops")
+        @Test("watch --since 0 --json replays the feed; when the daemon stops it says so on stderr and waits for it, until interrupted")
         func watch() throws {
             let home = try DaemonHome()
             let daemon = try DaemonProcess.start(home: home)
@@ -94,7 +94,13 @@ extension DaemonProcessTests {
             #expect(sawCreation)
             #expect(seqs == Array(1...Int64(seqs.count)))
             #expect(try daemon.stop() == 0)
-            #expect(watch.finish().status == 0)
+            // It reconnects (docs/adr/0071): a note on stderr, nothing on stdout, still running.
+            let note = watch.readStderrLine() ?? "(stderr ended: watch exited)"
+            #expect(note.hasPrefix("sotto: the daemon went away") && note.contains("reconnecting"), "\(note)")
+            #expect(watch.isRunning)
+            watch.kill(SIGTERM)
+            let ended = watch.finish()
+            #expect(ended.status == SIGTERM && ended.stdout.isEmpty, "\(ended)")
         }
 
         @Test("watch --conversation prints only that conversation's changes; an unknown one exits 65 with the daemon's reason")
@@ -119,7 +125,9 @@ extension DaemonProcessTests {
             #expect(sawText)
             #expect(conversations == [watched])
             #expect(try daemon.stop() == 0)
-            #expect(watch.finish().status == 0)
+            #expect(watch.readStderrLine()?.hasPrefix("sotto: the daemon went away") == true)
+            watch.kill(SIGTERM)
+            #expect(watch.finish().status == SIGTERM)
 
             let restarted = try DaemonProcess.start(home: home)
             defer { _ = try? restarted.stop() }

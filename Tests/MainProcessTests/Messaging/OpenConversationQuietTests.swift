@@ -109,6 +109,10 @@ struct OpenConversationQuietTests {
                                              environment: ProcessInfo.processInfo.environment.merging(s.alice.environment) { $1 })
         try s.alice.waitUntil("Trip open in alice's watch") { try Self.openInClient(s.alice)[s.tripInbox] != nil }
         s.alice.stopDaemon(signal: SIGKILL)
+        // `sotto watch` would reconnect to the next daemon (docs/adr/0071): this client
+        // closes with the crash, so the next start finds the conversation left open.
+        #expect(watch.waitForLine(containing: "the daemon went away", timeout: 10))
+        watch.signal(SIGKILL)
         _ = watch.waitForExit()
         #expect(try Self.isOpenColumn(s.alice, s.trip) == 1, "what the crash left")
 
