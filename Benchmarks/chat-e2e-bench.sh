@@ -6,5 +6,6 @@
 # Usage: Benchmarks/chat-e2e-bench.sh   (SOTTO_BENCH_PUSHES=N to change the push count)
 set -eu
 cd "$(dirname "$0")/.."
-bin=$(./Benchmarks/build-release.sh sotto sotto-notify ChatE2EBench)
+# `sotto daemon` runs the sotto-daemon beside it: built here too, or a stale one would be measured.
+bin=$(./Benchmarks/build-release.sh sotto sotto-daemon sotto-notify ChatE2EBench)
 "$bin/ChatE2EBench"

@@ -94,11 +94,37 @@ struct ControlWireGarbageTests {
         }
     }
 
+    @Test("a change whose message is not a Message is refused, naming what is wrong, never half read")
+    func changeWithABadMessage() throws {
+        var bad: [JSONValue] = []
+        for (key, value) in [("message", JSONValue.string("hi")), ("message", .int(1)), ("message", [:] as JSONValue)] {
+            guard case .object(var object) = WireSamples.statusChange.json else { Issue.record("not an object"); return }
+            object.set(key, value)
+            bad.append(.object(object))
+        }
+        guard case .object(var object) = WireSamples.statusChange.json, case .object(var message)? = object["message"] else {
+            Issue.record("no message sample")
+            return
+        }
+        message.set("sentAtMs", .string("yesterday"))
+        object.set("message", .object(message))
+        bad.append(.object(object))
+        for json in bad {
+            do {
+                let change = try ChangeNotification(json: json)
+                Issue.record("decoded \(change)")
+            } catch {
+                #expect(!error.detail.isEmpty)
+            }
+        }
+    }
+
     @Test("random values and mutated samples into every decoder: a value or a WireError, and what decodes re-encodes to its schema")
     func randomValues() throws {
         var generator = WireValueGenerator(seed: 0x5077_0021)
         var samples: [JSONValue] = []
         WireSamples.forEachMethod { params, result in samples += [params.json, result.json] }
+        samples += [WireSamples.change.json, WireSamples.statusChange.json]
         var inputs: [JSONValue] = (0..<1_500).map { _ in generator.value(depth: 0) }
         for sample in samples { for _ in 0..<20 { inputs.append(generator.mutate(sample)) } }
         let types: [any WireCodable.Type] = ControlMethods.all.flatMap { [$0 as any WireCodable.Type, $0.resultType] }

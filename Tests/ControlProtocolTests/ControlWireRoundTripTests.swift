@@ -44,7 +44,7 @@ struct ControlWireRoundTripTests {
 
     @Test("the change notification, with and without its message members, survives daemon → client")
     func changeNotification() throws {
-        for change in [WireSamples.change, WireSamples.bareChange] {
+        for change in [WireSamples.change, WireSamples.statusChange, WireSamples.bareChange] {
             let line = Array(JSONRPC.notificationLine(change).utf8)
             guard case .notification(let method, let params) = try JSONRPC.ServerMessage(line: line.dropLast()) else {
                 Issue.record("not a notification")

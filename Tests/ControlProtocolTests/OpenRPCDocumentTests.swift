@@ -29,7 +29,7 @@ struct OpenRPCDocumentTests {
         let change = try #require(document["methods"]?.array?.last)
         let members = (change["params"]?.array ?? []).compactMap { $0["name"]?.string }
         #expect(members == ["seq", "kind", "writerPid", "createdAtMs", "conversationId", "entityId", "text", "outgoing",
-                            "senderInboxId", "senderName"])
+                            "senderInboxId", "senderName", "message"])
         // Every $ref points at a schema the document defines.
         let schemas = Set(document["components"]?["schemas"]?.object?.keys ?? [])
         for reference in Self.references(in: document) where reference.hasPrefix("#/components/schemas/") {

@@ -37,7 +37,10 @@ enum WireSamples {
                      MessageDelivery(member: "ef", state: "pending", attempts: 3, lastError: tricky)])
     static let change = ChangeNotification(seq: 12, kind: "messageInserted", writerPid: 777, createdAtMs: 1_700_000_000_000,
                                            conversationId: "c0ffee", entityId: "m1", text: tricky, outgoing: false,
-                                           senderInboxId: "ab", senderName: "Ada")
+                                           senderInboxId: "ab", senderName: "Ada", message: message)
+    /// A status change: the message with its new status and pushes, no `sotto watch` members.
+    static let statusChange = ChangeNotification(seq: 13, kind: "messageStatusChanged", writerPid: 777, createdAtMs: 1_700_000_000_001,
+                                                 conversationId: "c0ffee", entityId: "m3", message: outgoingMessage)
     static let bareChange = ChangeNotification(seq: 1, kind: "inboxCreated", writerPid: 1, createdAtMs: 0)
     static let gap = ChangeGap(afterSeq: 10, resumedAtSeq: 14, reason: "database disk image is malformed", remedy: "restore a backup")
 

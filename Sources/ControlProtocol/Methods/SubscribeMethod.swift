@@ -139,10 +139,13 @@ public struct ChangeGap: WireCodable {
 // MARK: - change notification
 
 /// The `change` notification: one committed row of `change_log`, by any process; a new
-/// message also carries what `sotto watch` prints for it.
+/// message also carries what `sotto watch` prints for it, and a new or changed message the
+/// message itself as `readMessages` returns it (`message`), so that a client shows it without
+/// reading it back (docs/adr/0070).
 ///
 /// ```swift
 /// if change.kind == "messageInserted", let text = change.text { print(change.senderName ?? "?", text) }
+/// if let message = change.message { timeline.upsert(message) }   // no readMessages round trip
 /// ```
 public struct ChangeNotification: WireCodable {
     public var seq: Int64
@@ -155,10 +158,13 @@ public struct ChangeNotification: WireCodable {
     public var outgoing: Bool?
     public var senderInboxId: String?
     public var senderName: String?
+    /// messageInserted, messageStatusChanged: the message as `readMessages` returns it, read
+    /// when the feed applied the change (its status then, with its pushes for an outgoing one).
+    public var message: MessageInfo?
 
     public init(seq: Int64, kind: String, writerPid: Int64, createdAtMs: Int64, conversationId: String? = nil,
                 entityId: String? = nil, text: String? = nil, outgoing: Bool? = nil, senderInboxId: String? = nil,
-                senderName: String? = nil) {
+                senderName: String? = nil, message: MessageInfo? = nil) {
         self.seq = seq
         self.kind = kind
         self.writerPid = writerPid
@@ -169,6 +175,7 @@ public struct ChangeNotification: WireCodable {
         self.outgoing = outgoing
         self.senderInboxId = senderInboxId
         self.senderName = senderName
+        self.message = message
     }
 
     public init(json: JSONValue) throws(WireError) {
@@ -177,7 +184,7 @@ public struct ChangeNotification: WireCodable {
                   createdAtMs: try fields.int("createdAtMs"), conversationId: try fields.optionalString("conversationId"),
                   entityId: try fields.optionalString("entityId"), text: try fields.optionalString("text"),
                   outgoing: try fields.optionalBool("outgoing"), senderInboxId: try fields.optionalString("senderInboxId"),
-                  senderName: try fields.optionalString("senderName"))
+                  senderName: try fields.optionalString("senderName"), message: try fields.optionalDecode("message"))
     }
 
     public var json: JSONValue {
@@ -192,6 +199,7 @@ public struct ChangeNotification: WireCodable {
         out["outgoing"] = outgoing.map(JSONValue.bool)
         out["senderInboxId"] = senderInboxId.map(JSONValue.string)
         out["senderName"] = senderName.map(JSONValue.string)
+        out["message"] = message?.json
         return out.json
     }
 
@@ -208,6 +216,9 @@ public struct ChangeNotification: WireCodable {
             WireField("outgoing", .boolean, optional: true, "messageInserted: whether this device sent it"),
             WireField("senderInboxId", .string, optional: true, "messageInserted: the sender's inbox id"),
             WireField("senderName", .string, optional: true, "messageInserted, incoming: the sender's profile name when known"),
+            WireField("message", .object(MessageInfo.self), optional: true,
+                      "messageInserted, messageStatusChanged: the message as readMessages returns it, read when the change was "
+                      + "applied (a client shows it without reading it back; absent when the row could not be read)"),
         ]
     }
 }

@@ -1,5 +1,6 @@
 import ControlProtocol
 import DaemonCore
+import DaemonStore
 import SharedStore
 
 /// One committed change as the change feed hands it on: the `change_log` row and what it is
@@ -20,7 +21,9 @@ struct FeedChange: Sendable {
     /// The inbox of the change's conversation, for a message change (the one to wake).
     let inboxId: String?
     /// The `change` notification every subscriber receives: a new message also carries what
-    /// `sotto watch` prints for it, its text and its sender's profile name (when it has one).
+    /// `sotto watch` prints for it, its text and its sender's profile name (when it has one);
+    /// a new or changed message carries the message as `readMessages` returns it, so that a
+    /// client's timeline shows it without reading it back (docs/adr/0070).
     let notification: ChangeNotification
 
     var seq: Int64 { change.seq }
@@ -50,13 +53,21 @@ struct FeedChange: Sendable {
                 inboxes[row.conversationId] = inboxId
             }
             var notification = ChangeNotification(change)
-            if kind == .messageInserted {
-                notification.text = message.text
-                notification.outgoing = message.isOutgoing
-                notification.senderInboxId = message.senderInboxId
+            if kind == .messageInserted || kind == .messageStatusChanged {
+                var senderName: String?
                 if !message.isOutgoing, let name = try? MemberRepository.profileName(
                     conversationId: row.conversationId, inboxId: row.senderInboxId, on: conn), !name.isEmpty {
-                    notification.senderName = name
+                    senderName = name
+                }
+                // An outgoing message's status is its members' pushes', as `readMessages` says it.
+                let deliveries = message.isOutgoing ? (try? OutboxRepository.deliveries(messageIds: [id], on: conn))?[id] : nil
+                let info = MessageInfo(message, senderName: senderName, deliveries: deliveries)
+                notification.message = info
+                if kind == .messageInserted {
+                    notification.text = info.text
+                    notification.outgoing = info.outgoing
+                    notification.senderInboxId = info.senderInboxId
+                    notification.senderName = info.senderName
                 }
             }
             return FeedChange(change: change, message: message, inboxId: inboxId, notification: notification)

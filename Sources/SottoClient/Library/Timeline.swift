@@ -9,6 +9,10 @@ import SottoWire
 /// at once as a local echo, `pending`, then with the status the daemon reports as it moves
 /// (relayed/sent → delivered, or failed). Updates come from a change feed limited to this
 /// conversation, so a change in another conversation never wakes this timeline's observers;
+/// a new or changed message is applied from its `change` notification, which carries it,
+/// with no `readMessages` round trip; the latest page is read again only when the feed
+/// cannot say what changed (a reconnect, a change without its message, one arriving while a
+/// read is on its way) (docs/adr/0070);
 /// it holds at most `window` messages: paging up past that drops the newest page, which
 /// `loadNewer` reads again when the UI scrolls back down (so scrolling through 100,000
 /// messages costs the same per page and the same memory as scrolling through 500);
@@ -58,6 +62,13 @@ public final class Timeline: Sendable {
         /// message. The page on top is read again with `before` = the one under it (nil
         /// for the newest: the latest page). Empty when the latest page is loaded.
         var droppedNewer: [String] = []
+        /// A message changed while the latest page was not loaded: `loadNewer` reads it again
+        /// once it reaches it, when the change may have come after its read.
+        var changedWhileBack = false
+        var markingRead = false
+        var markReadAgain = false
+        /// `readMessages` calls made (``Timeline/readCalls``).
+        var readCalls = 0
     }
     private let state: Mutex<State>
 
@@ -74,6 +85,15 @@ public final class Timeline: Sendable {
     }
 
     public var current: TimelineSnapshot { state.withLock { $0.snapshot } }
+
+    /// How many `readMessages` calls this timeline made: a page on opening, one per page up
+    /// or down, and a read of the latest page only when the feed could not say what changed
+    /// (tests and benchmarks assert that a new message costs none).
+    public var readCalls: Int { state.withLock { $0.readCalls } }
+
+    /// True while the latest page is being read (on opening, after a reconnect, or for a
+    /// change the feed could not apply); tests wait for it to end before counting reads.
+    public var isReadingLatest: Bool { state.withLock { $0.refreshing } }
 
     /// `handler` gets every new snapshot of this conversation, on the timeline's queue.
     public func observe(_ handler: @escaping @Sendable (TimelineSnapshot) -> Void) -> Observation { observers.add(handler) }
@@ -120,8 +140,8 @@ public final class Timeline: Sendable {
                 case .failure(let failure): state.echoes[index].error = failure.description
                 }
             }
+            // The stored message comes with its `messageInserted` change, which the echo adopts.
             publish()
-            refreshLatestNow()
         }
     }
 
@@ -156,6 +176,7 @@ public final class Timeline: Sendable {
             if messages.count < pageSize || oldest == nil { state.snapshot.hasOlder = false }
             Self.merge(messages, into: &state)
             dropNewest(&state)
+            return false
         }
     }
 
@@ -167,6 +188,7 @@ public final class Timeline: Sendable {
             guard state.snapshot.hasNewer, !state.snapshot.loadingOlder, !state.snapshot.loadingNewer,
                   !state.droppedNewer.isEmpty else { return .none }
             state.snapshot.loadingNewer = true
+            if state.droppedNewer.count == 1 { state.changedWhileBack = false }   // this read sees what came before it
             return .some(state.droppedNewer.count >= 2 ? state.droppedNewer[state.droppedNewer.count - 2] : nil)
         }
         guard let cursor else { return }
@@ -175,21 +197,28 @@ public final class Timeline: Sendable {
             state.snapshot.hasNewer = !state.droppedNewer.isEmpty
             Self.merge(messages, into: &state)
             dropOldest(&state)
+            // Back at the latest page: a change told while its read was on the way may be newer than it.
+            guard state.droppedNewer.isEmpty, state.changedWhileBack else { return false }
+            state.changedWhileBack = false
+            state.changedIds = nil
+            return true
         }
     }
 
     /// Reads the page before `cursor` (the latest page for nil) on the timeline's queue, then
     /// clears `loading` and either applies the page under the lock or records the failure;
-    /// publishes before and after. What `loadOlder` and `loadNewer` share.
+    /// publishes before and after, and reads the latest page again when `apply` says so.
+    /// What `loadOlder` and `loadNewer` share.
     private func readPage(before cursor: String?, loading: any WritableKeyPath<TimelineSnapshot, Bool> & Sendable,
-                          apply: @escaping @Sendable (inout State, [MessageInfo]) -> Void) {
+                          apply: @escaping @Sendable (inout State, [MessageInfo]) -> Bool) {
         publish()
         queue.async { [self] in
+            var refresh = false
             do throws(ControlClient.Failure) {
-                let page = try channel.call(ClientRequests.readPage(conversation: conversation, limit: pageSize, before: cursor))
+                let page = try readMessages(limit: pageSize, before: cursor)
                 state.withLock { state in
                     state.snapshot[keyPath: loading] = false
-                    apply(&state, page.messages)
+                    refresh = apply(&state, page.messages)
                 }
             } catch let failure {
                 state.withLock { state in
@@ -198,7 +227,14 @@ public final class Timeline: Sendable {
                 }
             }
             publish()
+            if refresh { refreshLatest() }
         }
+    }
+
+    /// One `readMessages` call, counted.
+    private func readMessages(limit: Int, before cursor: String? = nil) throws(ControlClient.Failure) -> MessageList {
+        state.withLock { $0.readCalls += 1 }
+        return try channel.call(ClientRequests.readPage(conversation: conversation, limit: limit, before: cursor))
     }
 
     /// Back to the latest page at once (sending from a timeline scrolled far back): drops
@@ -251,19 +287,6 @@ public final class Timeline: Sendable {
         if startNow { queue.async { [self] in runRefreshes() } }
     }
 
-    /// A refresh from code already on the queue.
-    private func refreshLatestNow() {
-        let startNow = state.withLock { state -> Bool in
-            if state.refreshing {
-                state.refreshAgain = true
-                return false
-            }
-            state.refreshing = true
-            return true
-        }
-        if startNow { runRefreshes() }
-    }
-
     /// How many of the latest messages a refresh reads first when the feed named what
     /// changed: a new message is almost always among the newest, so most refreshes read
     /// this few (the daemon annotates and encodes fewer, the UI decodes fewer); a refresh
@@ -278,9 +301,9 @@ public final class Timeline: Sendable {
                     return (state.changedIds, state.loadedOnce)
                 }
                 let quick = loadedOnce && changed != nil && Self.quickRefresh < pageSize
-                var page = try channel.call(ClientRequests.readPage(conversation: conversation, limit: quick ? Self.quickRefresh : pageSize))
+                var page = try readMessages(limit: quick ? Self.quickRefresh : pageSize)
                 if quick, let changed, !changed.isSubset(of: Set(page.messages.map(\.id))) {
-                    page = try channel.call(ClientRequests.readPage(conversation: conversation, limit: pageSize))
+                    page = try readMessages(limit: pageSize)
                 }
                 state.withLock { state in
                     if !state.loadedOnce {
@@ -291,8 +314,8 @@ public final class Timeline: Sendable {
                     }
                     state.snapshot.connected = true
                     state.snapshot.problem = nil
-                    // Scrolled back past the window: the latest page is not next to what is
-                    // loaded; `loadNewer` reaches it page by page.
+                    // Scrolled back past the window (`showLatest` is on its way): the latest
+                    // page is not next to what is loaded; `loadNewer` reaches it page by page.
                     if state.droppedNewer.isEmpty {
                         Self.merge(page.messages, into: &state)
                         dropOldest(&state)
@@ -323,12 +346,26 @@ public final class Timeline: Sendable {
         case .changes(let changes):
             let relevant = changes.filter { $0.kind == "messageInserted" || $0.kind == "messageStatusChanged" }
             guard !relevant.isEmpty else { return }
-            state.withLock { state in
+            let outcome = state.withLock { state -> FeedOutcome in
+                var outcome = FeedOutcome()
                 for change in relevant {
-                    if let id = change.entityId { state.changedIds?.insert(id) } else { state.changedIds = nil }
+                    switch Self.apply(change, to: &state) {
+                    case .applied(let incoming):
+                        outcome.publish = true
+                        outcome.markRead = outcome.markRead || incoming
+                    case .nothingShown:
+                        continue
+                    case .readAgain:
+                        if let id = change.entityId { state.changedIds?.insert(id) } else { state.changedIds = nil }
+                        outcome.refresh = true
+                    }
                 }
+                if outcome.publish { dropOldest(&state) }
+                return outcome
             }
-            refreshLatest()
+            if outcome.publish { publish() }
+            if outcome.refresh { refreshLatest() }
+            if outcome.markRead { markShownRead() }
         case .disconnected(let reason):
             state.withLock { state in
                 state.snapshot.connected = false
@@ -337,6 +374,77 @@ public final class Timeline: Sendable {
             publish()
         case .refused(let reason):
             setProblem(reason)
+        }
+    }
+
+    // MARK: Applying a change from its notification
+
+    private struct FeedOutcome {
+        var publish = false
+        var refresh = false
+        var markRead = false
+    }
+
+    private enum Applied {
+        /// Shown; `incoming`: a message another device sent, now on screen (so read).
+        case applied(incoming: Bool)
+        /// Nothing loaded shows it: older than the loaded window, or newer while scrolled back.
+        case nothingShown
+        /// The notification cannot be applied: the latest page is read again.
+        case readAgain
+    }
+
+    /// Applies one change from what its notification carries, when the loaded window is the
+    /// latest page and nothing read is on its way (a page read before the change was committed
+    /// could otherwise undo it): an insert is placed by (sentAt, id), a status change replaces
+    /// the message it names. Anything else asks for a read.
+    private static func apply(_ change: ChangeNotification, to state: inout State) -> Applied {
+        guard state.droppedNewer.isEmpty else {
+            state.changedWhileBack = true
+            return .nothingShown
+        }
+        guard state.loadedOnce, !state.refreshing, let message = change.message, message.id == change.entityId else {
+            return .readAgain
+        }
+        if let index = state.confirmed.firstIndex(where: { $0.id == message.id }) {
+            state.confirmed[index] = message
+            return .applied(incoming: false)
+        }
+        guard change.kind == "messageInserted" else { return .nothingShown }   // a status of a message not loaded
+        // Older than the oldest loaded while older pages exist: it is history, read with its page.
+        if state.snapshot.hasOlder, let oldest = state.confirmed.first,
+           (message.sentAtMs, message.id) < (oldest.sentAtMs, oldest.id) {
+            return .nothingShown
+        }
+        merge([message], into: &state)
+        return .applied(incoming: !message.outgoing)
+    }
+
+    /// Marks the conversation read after a message from another device was shown, as reading
+    /// the latest page does; coalesced (one call on its way, one more after it at most).
+    private func markShownRead() {
+        let startNow = state.withLock { state -> Bool in
+            if state.markingRead {
+                state.markReadAgain = true
+                return false
+            }
+            state.markingRead = true
+            return true
+        }
+        guard startNow else { return }
+        queue.async { [self] in
+            repeat {
+                do throws(ControlClient.Failure) {
+                    _ = try channel.call(ClientRequests.markRead(conversation: conversation))
+                } catch let failure {
+                    setProblem(failure.description)
+                }
+            } while state.withLock { state -> Bool in
+                let again = state.markReadAgain
+                state.markReadAgain = false
+                if !again { state.markingRead = false }
+                return again
+            }
         }
     }
 

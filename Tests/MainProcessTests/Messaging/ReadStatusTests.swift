@@ -1,4 +1,5 @@
 import ControlProtocol
+import DaemonEngine
 import DaemonStore
 @testable import SottoCLI
 @testable import SottoDaemon
