@@ -169,6 +169,9 @@ final class ChatApp {
             if !state.composer.isEmpty { state.composer.removeLast() }
         case .text(let text):
             state.composer += text
+        case .paste(let text, let dropped):
+            state.composer += text
+            state.notice = PastedText.notice(text, droppedBytes: dropped)
         case .escape:
             state.panel = nil
             state.replyingTo = nil

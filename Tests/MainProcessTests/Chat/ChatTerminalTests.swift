@@ -80,7 +80,45 @@ struct ChatTerminalTests {
         try terminal.waitForValue("#{alternate_on}", "0")
         try terminal.typeLine("echo restored-$((40+2))")
         try terminal.waitForScreen("the shell answers") { $0.contains("restored-42") }
+        try Self.expectBracketedPasteOff(terminal)
         try alice.waitUntil("Trip no longer open") { try Self.openInClient(alice)[tripInbox] == nil }
+    }
+
+    /// The shell gets a paste as typed text: bracketed paste was turned off on the way out
+    /// (left on, the shell would read ESC[200~ before the command and not run it).
+    static func expectBracketedPasteOff(_ terminal: ChatTerminal) throws {
+        try terminal.paste("echo pasted-$((2+3))\n")
+        try terminal.waitForScreen("the pasted command runs") { $0.contains("\npasted-5") }
+        #expect(!(try terminal.screen().contains("200~")))
+    }
+
+    @Test("a multi-line paste goes into the composer, is not sent, and Enter sends it as one message")
+    func bracketedPaste() throws {
+        let net = try Network(["alice", "bob"])
+        let alice = net["alice"], bob = net["bob"]
+        let trip = try net.conversation(creator: alice, joiners: [bob], name: "Trip")
+        let terminal = try ChatTerminal.start(columns: 100, rows: 24, environment: alice.environment)
+        defer { terminal.stop() }
+        try terminal.typeLine("\(try builtExecutable("sotto")) chat \(trip)")
+        try terminal.waitForScreen("the chat's frame") { $0.contains("Sotto · Trip") && $0.contains("Ctrl-C quit") }
+
+        try terminal.type("see: ")
+        try terminal.paste("func f() {\n\treturn 1\n}\u{7}")
+        let pasted = try terminal.waitForScreen("the paste in the composer") { $0.contains("pasted 3 lines") }
+        #expect(pasted.contains("> see: func f() {␊    return 1␊}"), "the lines in the composer, a tab as spaces, BEL dropped:\n\(pasted)")
+        #expect(!pasted.contains("me: see"), "nothing sent")
+        #expect(!alice.messages(trip).contains { ($0["text"] as? String ?? "").contains("func f()") }, "nothing sent")
+
+        try terminal.keys("Enter")
+        let sent = "see: func f() {\n    return 1\n}"
+        try bob.waitUntil("bob has it as one message with its line breaks") { hasText(bob, trip, sent) }
+        #expect(!bob.messages(trip).contains { $0["text"] as? String == "see: func f() {" }, "not sent at the first line break")
+        let screen = try terminal.waitForScreen("alice's message on its lines") { $0.contains("me: see: func f() {") && $0.contains("(delivered)") }
+        #expect(screen.contains("      return 1"), "its second line, under the first:\n\(screen)")
+
+        try terminal.keys("C-c")
+        try terminal.waitForValue("#{alternate_on}", "0")
+        try Self.expectBracketedPasteOff(terminal)
     }
 
     @Test("reply to and react to a selected message")
@@ -216,5 +254,6 @@ struct ChatTerminalTests {
         try terminal.waitForValue("#{alternate_on}", "0")
         try terminal.typeLine("echo back-$((1+1))")
         try terminal.waitForScreen("the shell answers") { $0.contains("back-2") }
+        try Self.expectBracketedPasteOff(terminal)
     }
 }
