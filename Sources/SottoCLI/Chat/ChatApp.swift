@@ -126,6 +126,7 @@ final class ChatApp {
         }
         let previous = state.timeline
         state.timeline = timeline?.current
+        countNewBelow(from: previous)
         keepViewInPlace(from: previous)
         continueSearch()
     }
@@ -157,6 +158,7 @@ final class ChatApp {
                     state.composer = ""
                     state.replyingTo = nil
                     state.scrollUp = 0
+                    state.newBelow = 0
                 }
             }
         case .editor:
@@ -206,6 +208,8 @@ final class ChatApp {
                 if state.scrollUp + rows >= total { timeline?.loadOlder() }
                 state.scrollUp = min(state.scrollUp, max(0, total - 1))
             }
+        case .end:
+            showLatest()
         case .pageDown:
             let (_, rows) = terminal.size
             state.scrollUp = max(0, state.scrollUp - max(1, rows - 5))
@@ -242,6 +246,7 @@ final class ChatApp {
         close()
         state.selectedId = id
         state.scrollUp = 0
+        state.newBelow = 0
         state.replyingTo = nil
         state.selectedMessageId = nil
         let unread = state.conversations.first { $0.id == id }?.unread ?? 0

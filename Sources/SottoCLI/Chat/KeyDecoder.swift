@@ -7,6 +7,8 @@
 enum ChatKey: Equatable {
     case text(String)
     case enter, altEnter, backspace, tab, backTab, up, down, pageUp, pageDown, ctrlC, escape
+    /// End: the latest message (back from scrolling, whatever came meanwhile).
+    case end
     /// Ctrl-P / Ctrl-N: select the previous / next message; Ctrl-R: reply to it; Ctrl-T: react to it.
     case previousMessage, nextMessage, reply, react
     /// Ctrl-O: compose in $EDITOR; Ctrl-F: search the open conversation.
@@ -17,7 +19,7 @@ enum ChatKey: Equatable {
 }
 
 /// Turns terminal input into `ChatKey`s: UTF-8 text, Enter (CR), Alt+Enter (ESC CR),
-/// arrows and PageUp/PageDown (CSI and SS3 forms), Tab and Shift+Tab, Backspace, Ctrl-C,
+/// arrows, PageUp/PageDown and End (CSI and SS3 forms), Tab and Shift+Tab, Backspace, Ctrl-C,
 /// Ctrl-P, Ctrl-N, Ctrl-R, Ctrl-T for a selected message, Ctrl-O (editor) and Ctrl-F (search).
 /// An incomplete sequence at the end of a read waits for the next read.
 ///
@@ -100,6 +102,7 @@ struct KeyDecoder {
                     case (0x5a, _): keys.append(.backTab)
                     case (0x7e, "5"): keys.append(.pageUp)
                     case (0x7e, "6"): keys.append(.pageDown)
+                    case (0x46, _), (0x7e, "4"), (0x7e, "8"): keys.append(.end)
                     case (0x7e, "200"): paste = PastedText(limit: pasteLimit)
                     default: break   // other keys are ignored
                     }

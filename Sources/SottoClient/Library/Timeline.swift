@@ -173,6 +173,7 @@ public final class Timeline: Sendable {
         readPage(before: cursor, loading: \.loadingNewer) { [self] state, messages in
             state.droppedNewer.removeLast()
             state.snapshot.hasNewer = !state.droppedNewer.isEmpty
+            if !state.snapshot.hasNewer { state.snapshot.newerArrived = 0 }
             Self.merge(messages, into: &state)
             dropOldest(&state)
         }
@@ -210,6 +211,7 @@ public final class Timeline: Sendable {
             state.confirmed = []
             state.changedIds = nil
             state.snapshot.hasNewer = false
+            state.snapshot.newerArrived = 0
             state.snapshot.hasOlder = true
             return true
         }
@@ -328,6 +330,8 @@ public final class Timeline: Sendable {
                 for change in relevant {
                     if let id = change.entityId { state.changedIds?.insert(id) } else { state.changedIds = nil }
                 }
+                // Away from the latest page nothing new shows: counted for a "↓ N new" indicator.
+                if !state.droppedNewer.isEmpty { state.snapshot.newerArrived += relevant.count(where: { $0.kind == "messageInserted" }) }
             }
             refreshLatest()
         case .disconnected(let reason):

@@ -17,6 +17,12 @@ struct ChatTerminalTests {
         try device.json(["status"])["openInClient"] as? [String: Any] ?? [:]
     }
 
+    /// What the timeline pane shows: each body row right of the list's edge.
+    static func timelinePane(_ screen: String) -> String {
+        screen.split(separator: "\n", omittingEmptySubsequences: false)
+            .compactMap { row in row.firstIndex(of: "│").map { String(row[row.index(after: $0)...]) } }.joined(separator: "\n")
+    }
+
     /// The column (in characters) of the list's right edge on the first body row.
     static func separatorColumn(_ screen: String) -> Int? {
         let lines = screen.split(separator: "\n", omittingEmptySubsequences: false)
@@ -206,6 +212,42 @@ struct ChatTerminalTests {
         #expect(!(try terminal.screen().contains("line 150 (")), "scrolled away from the bottom")
         for _ in 0..<20 { try terminal.keys("NPage") }
         try terminal.waitForScreen("back at the bottom") { $0.contains("me: line 150 (") }
+    }
+
+    @Test("paged far back, a new message shows as a count on the timeline, and End shows it")
+    func newMessagesWhileScrolledBack() throws {
+        let net = try Network(["alice", "bob"])
+        let alice = net["alice"], bob = net["bob"]
+        let trip = try net.conversation(creator: alice, joiners: [bob], name: "Trip")
+        let client = try ControlClient.connect(path: alice.runtime.controlSocketPath)
+        // 600 messages: past the timeline's window of 500, so paging up to the oldest drops
+        // the newest pages (`hasNewer`).
+        for n in 1...600 { _ = try client.call(SendMessageParams(conversation: trip, text: "line \(n)")) }
+        let terminal = try ChatTerminal.start(columns: 80, rows: 24, environment: alice.environment)
+        defer { terminal.stop() }
+        try terminal.typeLine("\(try builtExecutable("sotto")) chat \(trip)")
+        try terminal.waitForScreen("the latest") { $0.contains("me: line 600 (") }
+        let deadline = WallClock.nowMs() + 120_000
+        // The conversation's first message is the roster's ("Trip: 2 members").
+        while !(try terminal.screen().contains("me: Trip: 2 members (")) {
+            if WallClock.nowMs() > deadline { throw Device.Failure(message: "the first message never came into view:\n\(try terminal.screen())") }
+            try terminal.keys("PPage")
+            usleep(50_000)   // pace the keys; the loop ends on what the screen shows
+        }
+        #expect(!(try terminal.screen().contains("new message")), "nothing new yet")
+
+        _ = try bob.json(["send", trip, "while you were away"])
+        let away = try terminal.waitForScreen("the count of what came") { $0.contains("↓ 1 new message · End shows the latest") }
+        #expect(away.contains("me: Trip: 2 members ("), "the view stayed where it was, above the count")
+        #expect(!Self.timelinePane(away).contains("while you were away"), "not in the timeline (the list's preview has it)")
+        _ = try bob.json(["send", trip, "and again"])
+        try terminal.waitForScreen("two now") { $0.contains("↓ 2 new messages") }
+
+        try terminal.keys("End")
+        let latest = try terminal.waitForScreen("the latest, at the bottom") { $0.contains("bob: while you were away") && $0.contains("bob: and again") }
+        #expect(!latest.contains("new message"), "in view: no count")
+        #expect(Self.timelinePane(latest).contains("bob: and again"))
+        #expect(!latest.contains("me: Trip: 2 members ("))
     }
 
     @Test("sotto chat ID refuses an unknown id, and says when no daemon runs, before taking the screen")

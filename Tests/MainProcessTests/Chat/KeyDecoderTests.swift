@@ -13,6 +13,7 @@ struct KeyDecoderTests {
         #expect(decoder.feed([0x7f, 0x03, 0x10, 0x0e, 0x12, 0x14]) == [.backspace, .ctrlC, .previousMessage, .nextMessage, .reply, .react])
         #expect(decoder.feed([0x1b]) == [.escape])
         #expect(decoder.feed([0x0f, 0x06]) == [.editor, .search])
+        #expect(decoder.feed(Array("\u{1b}[F\u{1b}OF\u{1b}[4~\u{1b}[8~".utf8)) == [.end, .end, .end, .end], "End in its four forms")
         #expect(decoder.feed(Array("\u{1b}[1;5C".utf8)) == [], "keys it does not use are dropped whole")
     }
 
