@@ -204,8 +204,12 @@ final class ChatApp {
             state.scrollUp += page
             if let snapshot = timeline?.current {
                 let paneWidth = columns - ChatRenderer.listWidth(for: columns) - 1
-                let total = ChatRenderer.itemLines(snapshot, state: state, width: paneWidth).count
-                if state.scrollUp + rows >= total { timeline?.loadOlder() }
+                // Laid out only as far as the view reaches, and a line more: whether the top
+                // of what is loaded is in view does not need the whole window laid out
+                // (it cost a page up in a full window 1.8× one at message 100, docs/adr/0072).
+                let reach = state.scrollUp + rows
+                let total = ChatRenderer.itemLines(snapshot, state: state, width: paneWidth, newest: reach + 1).count
+                if reach >= total { timeline?.loadOlder() }
                 state.scrollUp = min(state.scrollUp, max(0, total - 1))
             }
         case .end:
