@@ -102,7 +102,7 @@ enum DaemonBenchmarks {
 
     private static func perTimelineAppendNs(history count: Int, batch: Int) throws -> Double {
         var timeline = try ConversationTimeline(conversationId: "c", cap: 1_000_000,
-                                                history: history(count: count), readMarker: nil)
+                                                history: history(count: count))
         let fresh = (0..<batch).map { message(index: count + $0, sentAtMs: Int64(count + $0) * 10) }
         let t0 = MonotonicClock.nowNs()
         for m in fresh { _ = try timeline.append(m) }

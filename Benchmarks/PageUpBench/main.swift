@@ -15,7 +15,10 @@ import TestSupport
 //  2. the RSS of a process that paged through all 100,000, against the same process with an
 //     empty conversation open (goal ≤ 1.5×).
 // Each measurement runs in a child process of its own (this executable with `--child`), so
-// the RSS is the timeline's and nothing else's. Run through Benchmarks/page-up-bench.sh.
+// the RSS is the timeline's and nothing else's. The same two figures are then measured
+// through the app a person uses: `sotto chat` on a pseudo-terminal, the PageUp key written
+// → the frame drawn for it read back whole, and the app's RSS (ChatOnTerminal.swift).
+// Run through Benchmarks/page-up-bench.sh.
 
 // MARK: - The child: one timeline, measured
 
@@ -181,9 +184,16 @@ func run(count: Int, rounds: Int) throws {
     if ProcessInfo.processInfo.environment["SOTTO_BENCH_BEFORE"] == "1" {
         variants.append(("every page held (window Int.max, before docs/adr/0069)", Int.max))
     }
-    for (label, window) in variants {
-        say("-- \(label)")
-        try measure(count: count, rounds: rounds, window: window, conversations: (empty, short, long), socket: socket, environment: environment)
+    let through = ProcessInfo.processInfo.environment["SOTTO_BENCH_THROUGH"] ?? "both"
+    if through != "app" {
+        for (label, window) in variants {
+            say("-- through the library: \(label)")
+            try measure(count: count, rounds: rounds, window: window, conversations: (empty, short, long), socket: socket, environment: environment)
+        }
+    }
+    if through != "library" {
+        say("-- through the app: `sotto chat` on a pseudo-terminal (80×24), the PageUp key → its frame read back")
+        try measureThroughTheApp(count: count, rounds: max(3, rounds / 3), conversations: (empty, short, long), environment: environment)
     }
 }
 

@@ -67,6 +67,14 @@ public final class ChatTerminal: @unchecked Sendable {
     /// Presses keys by tmux's names: `Enter`, `C-c`, `Up`, `Down`, `Tab`, `PPage`, `NPage`.
     public func keys(_ names: String...) throws { try tmux(["send-keys", "-t", target] + names) }
 
+    /// Pastes `text` as a terminal does (`paste-buffer -p`): between ESC[200~ and ESC[201~ when
+    /// the program asked for bracketed paste (ESC[?2004h), bare otherwise; tmux sends each line
+    /// feed as CR, as a terminal does.
+    public func paste(_ text: String) throws {
+        try tmux(["set-buffer", "-b", "sotto-test", "--", text])
+        try tmux(["paste-buffer", "-p", "-d", "-b", "sotto-test", "-t", target])
+    }
+
     /// The screen as text, one line per row (trailing spaces trimmed by tmux).
     public func screen() throws -> String { try tmux(["capture-pane", "-p", "-t", target]) }
 

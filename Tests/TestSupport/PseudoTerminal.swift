@@ -100,6 +100,37 @@ public final class PseudoTerminal: @unchecked Sendable {
         }
     }
 
+    /// How many bytes were written to the terminal so far (an offset to wait past).
+    public var byteCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return received.count
+    }
+
+    /// Types `bytes` into the terminal, as keys pressed (or a paste).
+    public func type(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return }
+            offset += n
+        }
+    }
+
+    /// Blocks until the program wrote nothing for `quietMs` (or `timeoutMs` passed): pacing,
+    /// as a person pauses between keys, not a wait for a condition.
+    public func waitForQuiet(quietMs: Int, timeoutMs: Int64 = 20_000) {
+        let deadline = Date(timeIntervalSinceNow: Double(timeoutMs) / 1000)
+        condition.lock()
+        defer { condition.unlock() }
+        while Date() < deadline {
+            let before = received.count
+            _ = condition.wait(until: Date(timeIntervalSinceNow: Double(quietMs) / 1000))
+            if received.count == before || ended { return }
+        }
+    }
+
     /// Sends `signal` to the program.
     public func signal(_ signal: Int32) {
         _ = Glibc.kill(pid, signal)

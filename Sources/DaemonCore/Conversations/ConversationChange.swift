@@ -13,7 +13,6 @@ public enum ConversationChange: Sendable, Equatable {
     case updated(TimelineMessage, index: Int)
     /// A message left the timeline: dropped beyond the cap, or moved (followed by `.appended`).
     case removed(messageId: String, index: Int)
-    case unreadChanged(count: Int)
 }
 
 /// Why a write to a conversation store was refused. Nothing changed.

@@ -1,7 +1,7 @@
 /// The ordered messages of one conversation with an id index kept in step, as a plain value
 /// type (``ConversationWindow`` confines it to an actor). Every write returns the timeline
-/// changes it made; the unread count is read after the write (the store turns a difference
-/// into one `.unreadChanged`).
+/// changes it made. It keeps no read mark and no unread count: those are the database's
+/// (docs/adr/0050, "What the window is").
 ///
 /// Costs: appending the newest message is O(1) amortised; an out-of-order message is a binary
 /// search plus one array insert; lookups by id are a hash lookup plus a binary search (the
@@ -21,8 +21,6 @@ public struct ConversationTimeline {
     /// `items[head...]` is the live timeline; below it are dropped messages awaiting compaction.
     private var head = 0
     private var sentAtById: [String: Int64] = [:]
-    private(set) var readMarker: TimelinePosition?
-    private(set) var unreadCount = 0
 
     init(conversationId: String, cap: Int) throws(ConversationWindowError) {
         guard cap >= 1 else { throw .invalidCap(cap) }
@@ -31,8 +29,7 @@ public struct ConversationTimeline {
     }
 
     /// Loads history once at wake: sorted and deduplicated here, the newest `cap` kept.
-    public init(conversationId: String, cap: Int, history: [TimelineMessage],
-         readMarker: TimelinePosition?) throws(ConversationWindowError) {
+    public init(conversationId: String, cap: Int, history: [TimelineMessage]) throws(ConversationWindowError) {
         try self.init(conversationId: conversationId, cap: cap)
         for message in history where message.conversationId != conversationId {
             throw .wrongConversation(expected: conversationId, got: message.conversationId)
@@ -46,8 +43,6 @@ public struct ConversationTimeline {
         items.append(contentsOf: kept)
         sentAtById.reserveCapacity(kept.count + headroom)
         for message in items { sentAtById[message.id] = message.sentAtMs }
-        self.readMarker = readMarker
-        unreadCount = items.reduce(0) { $0 + (isUnread($1) ? 1 : 0) }
     }
 
     // MARK: Reading
@@ -85,31 +80,11 @@ public struct ConversationTimeline {
         if old.sentAtMs == message.sentAtMs {
             guard old != message else { return [] }
             items[head + index] = message
-            adjustUnread(removing: old, adding: message)
             return [.updated(message, index: index)]
         }
         var changes = removeAt(index)
         changes += insertNew(message).1
         return changes
-    }
-
-    /// Moves the read marker forward to the message `id` (never backwards). O(log n + the
-    /// messages after it).
-    mutating func markRead(upTo id: String) -> [ConversationChange] {
-        guard let index = index(of: id) else { return [] }
-        let position = items[head + index].sortKey
-        if let readMarker, position <= readMarker { return [] }
-        readMarker = position
-        var unread = 0
-        for message in items[(head + index + 1)...] where !message.isOutgoing { unread += 1 }
-        setUnread(unread)
-        return []
-    }
-
-    /// Everything read.
-    mutating func markAllRead() -> [ConversationChange] {
-        guard let last = items.last, head < items.count else { return [] }
-        return markRead(upTo: last.id)
     }
 
     // MARK: Internals
@@ -137,7 +112,6 @@ public struct ConversationTimeline {
         }
         sentAtById[message.id] = message.sentAtMs
         changes.append(.appended(message, index: index))
-        if isUnread(message) { setUnread(unreadCount + 1) }
         return (.appended(index: index), changes)
     }
 
@@ -150,7 +124,6 @@ public struct ConversationTimeline {
             items.remove(at: head + index)
         }
         sentAtById[removed.id] = nil
-        if isUnread(removed) { setUnread(unreadCount - 1) }
         return [.removed(messageId: removed.id, index: index)]
     }
 
@@ -159,20 +132,6 @@ public struct ConversationTimeline {
             items.removeFirst(head)
             head = 0
         }
-    }
-
-    private func isUnread(_ message: TimelineMessage) -> Bool {
-        guard !message.isOutgoing else { return false }
-        guard let readMarker else { return true }
-        return readMarker < message.sortKey
-    }
-
-    private mutating func adjustUnread(removing old: TimelineMessage, adding new: TimelineMessage) {
-        setUnread(unreadCount + (isUnread(new) ? 1 : 0) - (isUnread(old) ? 1 : 0))
-    }
-
-    private mutating func setUnread(_ value: Int) {
-        unreadCount = value
     }
 
     /// First live position whose key is not less than `key`.

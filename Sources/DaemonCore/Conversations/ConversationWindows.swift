@@ -22,11 +22,10 @@ public actor ConversationWindows {
     public var openConversationIds: [String] { windows.keys.sorted() }
 
     /// Creates the store from its history, or returns the one already open (history ignored).
-    public func open(_ conversationId: String, history: [TimelineMessage] = [],
-                     readMarker: TimelinePosition? = nil) throws(ConversationWindowError) -> ConversationWindow {
+    public func open(_ conversationId: String, history: [TimelineMessage] = []) throws(ConversationWindowError) -> ConversationWindow {
         if let existing = windows[conversationId] { return existing }
         let store = try ConversationWindow(conversationId: conversationId, cap: cap,
-                                          history: history, readMarker: readMarker)
+                                          history: history)
         windows[conversationId] = store
         return store
     }
@@ -36,7 +35,7 @@ public actor ConversationWindows {
     /// no suspension: a writer that commits a message and then finds no store here (and so
     /// appends nothing) has committed before `load` reads, so the history holds its message;
     /// one that looks after the insert finds the store and appends. Reading the history
-    /// before calling ``open(_:history:readMarker:)`` leaves a window where both miss it.
+    /// before calling ``open(_:history:)`` leaves a window where both miss it.
     public func open(_ conversationId: String,
                      loading load: () throws -> [TimelineMessage]) throws -> ConversationWindow {
         if let existing = windows[conversationId] { return existing }

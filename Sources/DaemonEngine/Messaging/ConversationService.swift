@@ -146,8 +146,7 @@ public actor ConversationService {
                 try MessageRepository.page(conversationId: conversation.id, before: nil, limit: limit, on: conn)
             }.reversed().map(TimelineMessage.init)[...]
         }
-        if let last = messages.last {
-            await store.markRead(upTo: last.id)
+        if !messages.isEmpty {
             do {
                 _ = try await database.write { conn in
                     try LocalStateWriter.markRead(conversationId: conversation.id, at: WallClock.nowMs(), on: conn)
@@ -279,7 +278,6 @@ public actor ConversationService {
         _ = try await database.write { conn in
             try LocalStateWriter.markRead(conversationId: conversation.id, at: WallClock.nowMs(), on: conn)
         }
-        await windows.window(for: conversation.id)?.markAllRead()
     }
 
     /// Sets the conversation's `muted` flag (this device only; the worker then posts no

@@ -157,6 +157,8 @@ extension ChatApp {
         switch key {
         case .text(let text):
             state.composer += text
+        case .paste(let text, _):
+            state.composer += text.oneLine   // a name is one line
         case .backspace:
             if !state.composer.isEmpty { state.composer.removeLast() }
         case .enter:

@@ -24,6 +24,9 @@ extension ChatApp {
         case .text(let text):
             state.composer += text
             state.search?.matchId = nil
+        case .paste(let text, _):
+            state.composer += text.oneLine   // a query is one line
+            state.search?.matchId = nil
         case .backspace:
             if !state.composer.isEmpty { state.composer.removeLast() }
             state.search?.matchId = nil

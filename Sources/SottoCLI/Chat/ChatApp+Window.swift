@@ -32,6 +32,32 @@ extension ChatApp {
         timeline?.loadNewer()
     }
 
+    /// After a new snapshot: messages that came below a view scrolled up (the latest page
+    /// loaded, before and after) are counted for the "↓ N new" indicator; back at the bottom,
+    /// nothing is out of view.
+    func countNewBelow(from previous: TimelineSnapshot?) {
+        guard let current = state.timeline, !current.hasNewer else { return }
+        if state.scrollUp == 0 {
+            state.newBelow = 0
+            return
+        }
+        guard let previous, previous.conversationId == current.conversationId, !previous.hasNewer,
+              previous.generation != current.generation,
+              let newest = previous.items.last(where: { !$0.isLocalEcho }) else { return }
+        let known = Set(previous.items.map(\.id))
+        state.newBelow += current.items.count(where: { item in
+            !known.contains(item.id) && !item.isLocalEcho && item.message.contentType != ContentType.reaction
+                && (item.message.sentAtMs, item.id) > (newest.message.sentAtMs, newest.id)
+        })
+    }
+
+    /// End: the latest page at the bottom of the view, whatever came while scrolled back.
+    func showLatest() {
+        timeline?.showLatest()
+        state.scrollUp = 0
+        state.newBelow = 0
+    }
+
     private var paneWidth: Int {
         let columns = terminal.size.columns
         return columns - ChatRenderer.listWidth(for: columns) - 1

@@ -126,6 +126,7 @@ final class ChatApp {
         }
         let previous = state.timeline
         state.timeline = timeline?.current
+        countNewBelow(from: previous)
         keepViewInPlace(from: previous)
         continueSearch()
     }
@@ -157,6 +158,7 @@ final class ChatApp {
                     state.composer = ""
                     state.replyingTo = nil
                     state.scrollUp = 0
+                    state.newBelow = 0
                 }
             }
         case .editor:
@@ -169,6 +171,9 @@ final class ChatApp {
             if !state.composer.isEmpty { state.composer.removeLast() }
         case .text(let text):
             state.composer += text
+        case .paste(let text, let dropped):
+            state.composer += text
+            state.notice = PastedText.notice(text, droppedBytes: dropped)
         case .escape:
             state.panel = nil
             state.replyingTo = nil
@@ -199,10 +204,16 @@ final class ChatApp {
             state.scrollUp += page
             if let snapshot = timeline?.current {
                 let paneWidth = columns - ChatRenderer.listWidth(for: columns) - 1
-                let total = ChatRenderer.itemLines(snapshot, state: state, width: paneWidth).count
-                if state.scrollUp + rows >= total { timeline?.loadOlder() }
+                // Laid out only as far as the view reaches, and a line more: whether the top
+                // of what is loaded is in view does not need the whole window laid out
+                // (it cost a page up in a full window 1.8× one at message 100, docs/adr/0072).
+                let reach = state.scrollUp + rows
+                let total = ChatRenderer.itemLines(snapshot, state: state, width: paneWidth, newest: reach + 1).count
+                if reach >= total { timeline?.loadOlder() }
                 state.scrollUp = min(state.scrollUp, max(0, total - 1))
             }
+        case .end:
+            showLatest()
         case .pageDown:
             let (_, rows) = terminal.size
             state.scrollUp = max(0, state.scrollUp - max(1, rows - 5))
@@ -239,6 +250,7 @@ final class ChatApp {
         close()
         state.selectedId = id
         state.scrollUp = 0
+        state.newBelow = 0
         state.replyingTo = nil
         state.selectedMessageId = nil
         let unread = state.conversations.first { $0.id == id }?.unread ?? 0

@@ -163,12 +163,24 @@ enum ChatRenderer {
                 all.append((DisplayWidth.fit(text, columns: width), DisplayWidth.fit(text, columns: width)))
             }
         }
+        // The indicator takes the bottom row; the lines it would cover move up by one.
+        let indicator = rows > 1 ? newMessagesIndicator(state) : nil
+        let shown = indicator == nil ? rows : rows - 1
         let end = max(0, all.count - state.scrollUp)
-        let start = max(0, end - rows)
+        let start = max(0, end - shown)
         var window = Array(all[start..<end])
         let blank = String(repeating: " ", count: width)
-        while window.count < rows { window.insert((blank, blank), at: 0) }
+        while window.count < shown { window.insert((blank, blank), at: 0) }
+        if let indicator { window.append(styledLine(indicator, "7", state: state, width: width)) }
         return window
+    }
+
+    /// The timeline's bottom row while scrolled back and messages came that the view does
+    /// not show: how many, and the key that shows them (docs/adr/0072).
+    static func newMessagesIndicator(_ state: ChatState) -> String? {
+        let count = state.newMessagesOutOfView
+        guard count > 0 else { return nil }
+        return " ↓ \(count) new message\(count == 1 ? "" : "s") · End shows the latest"
     }
 
     /// Every loaded item as lines: `HH:MM sender: text (status)`, wrapped under its start;

@@ -17,6 +17,9 @@ struct ChatState: Equatable {
     var composer = ""
     /// Lines scrolled up from the newest (0: the latest message at the bottom).
     var scrollUp = 0
+    /// Messages that came below the view while it was scrolled up with the latest page
+    /// loaded (those that came while the window was away from it: `TimelineSnapshot.newerArrived`).
+    var newBelow = 0
     var connected = true
     /// What went wrong last (shown on the status line, inert).
     var problem: String?
@@ -39,6 +42,8 @@ struct ChatState: Equatable {
     var search: ChatSearch?
 
     var selectedIndex: Int? { conversations.firstIndex { $0.id == selectedId } }
+    /// How many new messages the "↓ N new" indicator counts: what came while scrolled back.
+    var newMessagesOutOfView: Int { newBelow + (timeline.map { $0.hasNewer ? $0.newerArrived : 0 } ?? 0) }
     var selected: ConversationInfo? { selectedIndex.map { conversations[$0] } }
 }
 

@@ -1,8 +1,9 @@
 import Glibc
 
-/// The controlling terminal in raw mode on the alternate screen, given back exactly as it
-/// was found (its termios, the main screen, the cursor) by `restore()`, which the chat calls
-/// on every way out: Ctrl-C, SIGTERM, SIGINT, SIGHUP, an error.
+/// The controlling terminal in raw mode on the alternate screen with bracketed paste on, given
+/// back exactly as it was found (its termios, the main screen, the cursor, bracketed paste
+/// off) by `restore()`, which the chat calls on every way out: Ctrl-C, SIGTERM, SIGINT,
+/// SIGHUP, an error.
 ///
 /// ```swift
 /// let terminal = try TerminalSession.enter()
@@ -23,7 +24,8 @@ final class TerminalSession {
     private init() {}
 
     /// Raw mode (no echo, no line editing, no signals from keys: Ctrl-C arrives as a byte),
-    /// the alternate screen, the cursor hidden while drawing.
+    /// the alternate screen, the cursor hidden while drawing, bracketed paste (a paste comes
+    /// between ESC[200~ and ESC[201~, so its line breaks are not Enter).
     static func enter() throws -> TerminalSession {
         let session = TerminalSession()
         guard isatty(session.input) == 1, tcgetattr(session.input, &session.original) == 0 else {
@@ -42,23 +44,30 @@ final class TerminalSession {
         guard tcsetattr(session.input, TCSAFLUSH, &raw) == 0 else {
             throw Failure(description: "cannot put the terminal in raw mode: errno \(errno)")
         }
-        session.write("\u{1b}[?1049h\u{1b}[H\u{1b}[2J")
+        session.write(Self.taken)
         return session
     }
+
+    // MARK: Modes
+
+    /// The alternate screen, cleared, and bracketed paste on.
+    static let taken = "\u{1b}[?1049h\u{1b}[H\u{1b}[2J\u{1b}[?2004h"
+    /// Bracketed paste off, attributes reset, the cursor shown, the main screen.
+    static let givenBack = "\u{1b}[?2004l\u{1b}[0m\u{1b}[?25h\u{1b}[?1049l"
 
     // MARK: Lending the terminal to another program
 
     /// The terminal as it was found (main screen, cursor, termios) for a program the chat
     /// runs in the foreground ($EDITOR); `resume()` takes it back.
     func suspend() {
-        write("\u{1b}[0m\u{1b}[?25h\u{1b}[?1049l")
+        write(Self.givenBack)
         _ = tcsetattr(input, TCSAFLUSH, &original)
     }
 
     /// Raw mode and the alternate screen again, cleared: the caller redraws in full.
     func resume() {
         _ = tcsetattr(input, TCSAFLUSH, &raw)
-        write("\u{1b}[?1049h\u{1b}[H\u{1b}[2J")
+        write(Self.taken)
     }
 
     /// Columns and rows (80×24 when the terminal does not say).
@@ -86,7 +95,7 @@ final class TerminalSession {
     func restore() {
         guard !restored else { return }
         restored = true
-        write("\u{1b}[0m\u{1b}[?25h\u{1b}[?1049l")
+        write(Self.givenBack)
         _ = tcsetattr(input, TCSAFLUSH, &original)
     }
 

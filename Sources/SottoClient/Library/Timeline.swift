@@ -195,6 +195,7 @@ public final class Timeline: Sendable {
         readPage(before: cursor, loading: \.loadingNewer) { [self] state, messages in
             state.droppedNewer.removeLast()
             state.snapshot.hasNewer = !state.droppedNewer.isEmpty
+            if !state.snapshot.hasNewer { state.snapshot.newerArrived = 0 }
             Self.merge(messages, into: &state)
             dropOldest(&state)
             // Back at the latest page: a change told while its read was on the way may be newer than it.
@@ -246,6 +247,7 @@ public final class Timeline: Sendable {
             state.confirmed = []
             state.changedIds = nil
             state.snapshot.hasNewer = false
+            state.snapshot.newerArrived = 0
             state.snapshot.hasOlder = true
             return true
         }
@@ -358,6 +360,14 @@ public final class Timeline: Sendable {
                     case .readAgain:
                         if let id = change.entityId { state.changedIds?.insert(id) } else { state.changedIds = nil }
                         outcome.refresh = true
+                    }
+                }
+                // Away from the latest page nothing new shows: counted for a "↓ N new" indicator.
+                if !state.droppedNewer.isEmpty {
+                    let arrived = relevant.count(where: { $0.kind == "messageInserted" })
+                    if arrived > 0 {
+                        state.snapshot.newerArrived += arrived
+                        outcome.publish = true
                     }
                 }
                 if outcome.publish { dropOldest(&state) }

@@ -41,6 +41,9 @@ public struct TimelineSnapshot: Sendable, Equatable {
     /// True when paging up dropped newer pages from the window: `Timeline.loadNewer` reads them.
     public var hasNewer = false
     public var loadingNewer = false
+    /// Messages (reactions included) inserted in the conversation while `hasNewer`: what came
+    /// that the window does not show. 0 again once the latest page is loaded.
+    public var newerArrived = 0
     /// The first message that was unread when the timeline opened (where a "new" marker goes).
     public var firstUnreadId: String?
     /// False until the first load, and while the daemon is unreachable.

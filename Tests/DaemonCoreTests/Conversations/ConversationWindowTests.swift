@@ -35,7 +35,6 @@ struct ConversationWindowTests {
         #expect(try await store.append(message("a", at: 1, text: "first")) == .appended(index: 0))
         #expect(try await store.append(message("a", at: 99, text: "again")) == .duplicate)
         #expect(await store.messages == [message("a", at: 1, text: "first")])
-        #expect(await store.unreadCount == 1)                            // counted once
     }
 
     @Test func upsertInsertsReplacesAndMoves() async throws {
@@ -61,36 +60,13 @@ struct ConversationWindowTests {
         #expect(throws: ConversationWindowError.invalidCap(0)) { try ConversationWindow(conversationId: "c", cap: 0) }
     }
 
-    // MARK: Read state
-
-    @Test func unreadCountsFollowTheReadMark() async throws {
-        let store = try ConversationWindow(conversationId: "c1")
-        try await store.append(message("i1", at: 1))
-        try await store.append(message("o1", at: 2, outgoing: true))
-        try await store.append(message("i2", at: 3))
-        try await store.append(message("i3", at: 4))
-        #expect(await store.unreadCount == 3)                            // outgoing never unread
-        await store.markRead(upTo: "i2")
-        #expect(await store.unreadCount == 1)
-        await store.markRead(upTo: "i1")                                 // never backwards
-        #expect(await store.unreadCount == 1)
-        await store.markAllRead()
-        #expect(await store.unreadCount == 0)
-        #expect(await store.readMarker == TimelinePosition(sentAtMs: 4, messageId: "i3"))
-        try await store.append(message("late", at: 0))                   // before the marker: read
-        try await store.append(message("i4", at: 5))
-        #expect(await store.unreadCount == 1)
-        try await store.append(message("o2", at: 6, outgoing: true))
-        #expect(await store.unreadCount == 1)
-    }
+    // MARK: History
 
     @Test func historyLoadsSortedDedupedAndCapped() async throws {
         let history = [message("c", at: 3), message("a", at: 1), message("d", at: 4),
                        message("b", at: 2), message("c", at: 3)]
-        let store = try ConversationWindow(conversationId: "c1", cap: 3, history: history,
-                                          readMarker: TimelinePosition(sentAtMs: 2, messageId: "b"))
+        let store = try ConversationWindow(conversationId: "c1", cap: 3, history: history)
         #expect(await store.messages.map(\.id) == ["b", "c", "d"])
-        #expect(await store.unreadCount == 2)
         #expect(await store.message(id: "a") == nil)
     }
 
@@ -99,12 +75,12 @@ struct ConversationWindowTests {
     @Test func capDropsTheOldest() async throws {
         let store = try ConversationWindow(conversationId: "c1", cap: 3)
         for i in 1...3 { try await store.append(message("m\(i)", at: Int64(i))) }
-        // Full: the oldest leaves as the newest comes; the count stays 3, so no unread change.
+        // Full: the oldest leaves as the newest comes; the count stays 3.
         #expect(try await store.upsertByID(message("m4", at: 4)) == [.removed(messageId: "m1", index: 0),
                                                                      .appended(message("m4", at: 4), index: 2)])
         #expect(try await store.append(message("m5", at: 5)) == .appended(index: 2))
         #expect(await store.messages.map(\.id) == ["m3", "m4", "m5"])
-        #expect(await store.unreadCount == 3)                            // dropped unread ones uncounted
+        #expect(await store.count == 3)
         #expect(try await store.append(message("old", at: 0)) == .olderThanCap)
         #expect(await store.message(id: "m1") == nil)
     }
@@ -129,7 +105,6 @@ struct ConversationWindowTests {
         #expect(await store.messages.first?.id == "m04990")
         #expect(await store.message(id: "m04995")?.sentAtMs == 4_995)
         #expect(await store.message(id: "m04989") == nil)
-        #expect(await store.unreadCount == 10)
     }
 
     // MARK: Model check

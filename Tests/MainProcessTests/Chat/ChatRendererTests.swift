@@ -134,6 +134,26 @@ struct ChatRendererTests {
         }
     }
 
+    @Test("scrolled back with new messages out of view: the timeline's bottom row counts them and names End")
+    func newMessagesIndicator() {
+        var state = Self.state
+        state.scrollUp = 3
+        #expect(!ChatRenderer.render(state, width: 80, height: 24).lines.contains { $0.contains("new message") }, "none came: no indicator")
+        state.newBelow = 1
+        let one = ChatRenderer.render(state, width: 80, height: 24).lines
+        #expect(one[21].contains("│ ↓ 1 new message · End shows the latest  "), "the pane's bottom row: \(one[21])")
+        let without = ChatRenderer.render({ var plain = state; plain.newBelow = 0; return plain }(), width: 80, height: 24).lines
+        func pane(_ rows: ArraySlice<String>) -> [Substring] { rows.map { $0.split(separator: "│", maxSplits: 1).last ?? "" } }
+        #expect(pane(one[1...20]) == pane(without[2...21]), "the rows it would cover moved up by one")
+        state.newBelow = 0
+        state.timeline?.hasNewer = true
+        state.timeline?.newerArrived = 4
+        #expect(ChatRenderer.render(state, width: 80, height: 24).lines[21].contains("↓ 4 new messages · End shows the latest"))
+        state.timeline?.hasNewer = false
+        #expect(!ChatRenderer.render(state, width: 80, height: 24).lines.contains { $0.contains("new message") },
+                "the latest page loaded again: what came is in view")
+    }
+
     @Test("commands: parsed, //text is a message, an unknown command is not sent")
     func slashCommands() {
         #expect(SlashCommand.parse("hello") == .message("hello"))

@@ -17,6 +17,12 @@ struct ChatTerminalTests {
         try device.json(["status"])["openInClient"] as? [String: Any] ?? [:]
     }
 
+    /// What the timeline pane shows: each body row right of the list's edge.
+    static func timelinePane(_ screen: String) -> String {
+        screen.split(separator: "\n", omittingEmptySubsequences: false)
+            .compactMap { row in row.firstIndex(of: "│").map { String(row[row.index(after: $0)...]) } }.joined(separator: "\n")
+    }
+
     /// The column (in characters) of the list's right edge on the first body row.
     static func separatorColumn(_ screen: String) -> Int? {
         let lines = screen.split(separator: "\n", omittingEmptySubsequences: false)
@@ -80,7 +86,45 @@ struct ChatTerminalTests {
         try terminal.waitForValue("#{alternate_on}", "0")
         try terminal.typeLine("echo restored-$((40+2))")
         try terminal.waitForScreen("the shell answers") { $0.contains("restored-42") }
+        try Self.expectBracketedPasteOff(terminal)
         try alice.waitUntil("Trip no longer open") { try Self.openInClient(alice)[tripInbox] == nil }
+    }
+
+    /// The shell gets a paste as typed text: bracketed paste was turned off on the way out
+    /// (left on, the shell would read ESC[200~ before the command and not run it).
+    static func expectBracketedPasteOff(_ terminal: ChatTerminal) throws {
+        try terminal.paste("echo pasted-$((2+3))\n")
+        try terminal.waitForScreen("the pasted command runs") { $0.contains("\npasted-5") }
+        #expect(!(try terminal.screen().contains("200~")))
+    }
+
+    @Test("a multi-line paste goes into the composer, is not sent, and Enter sends it as one message")
+    func bracketedPaste() throws {
+        let net = try Network(["alice", "bob"])
+        let alice = net["alice"], bob = net["bob"]
+        let trip = try net.conversation(creator: alice, joiners: [bob], name: "Trip")
+        let terminal = try ChatTerminal.start(columns: 100, rows: 24, environment: alice.environment)
+        defer { terminal.stop() }
+        try terminal.typeLine("\(try builtExecutable("sotto")) chat \(trip)")
+        try terminal.waitForScreen("the chat's frame") { $0.contains("Sotto · Trip") && $0.contains("Ctrl-C quit") }
+
+        try terminal.type("see: ")
+        try terminal.paste("func f() {\n\treturn 1\n}\u{7}")
+        let pasted = try terminal.waitForScreen("the paste in the composer") { $0.contains("pasted 3 lines") }
+        #expect(pasted.contains("> see: func f() {␊    return 1␊}"), "the lines in the composer, a tab as spaces, BEL dropped:\n\(pasted)")
+        #expect(!pasted.contains("me: see"), "nothing sent")
+        #expect(!alice.messages(trip).contains { ($0["text"] as? String ?? "").contains("func f()") }, "nothing sent")
+
+        try terminal.keys("Enter")
+        let sent = "see: func f() {\n    return 1\n}"
+        try bob.waitUntil("bob has it as one message with its line breaks") { hasText(bob, trip, sent) }
+        #expect(!bob.messages(trip).contains { $0["text"] as? String == "see: func f() {" }, "not sent at the first line break")
+        let screen = try terminal.waitForScreen("alice's message on its lines") { $0.contains("me: see: func f() {") && $0.contains("(delivered)") }
+        #expect(screen.contains("      return 1"), "its second line, under the first:\n\(screen)")
+
+        try terminal.keys("C-c")
+        try terminal.waitForValue("#{alternate_on}", "0")
+        try Self.expectBracketedPasteOff(terminal)
     }
 
     @Test("reply to and react to a selected message")
@@ -170,6 +214,42 @@ struct ChatTerminalTests {
         try terminal.waitForScreen("back at the bottom") { $0.contains("me: line 150 (") }
     }
 
+    @Test("paged far back, a new message shows as a count on the timeline, and End shows it")
+    func newMessagesWhileScrolledBack() throws {
+        let net = try Network(["alice", "bob"])
+        let alice = net["alice"], bob = net["bob"]
+        let trip = try net.conversation(creator: alice, joiners: [bob], name: "Trip")
+        let client = try ControlClient.connect(path: alice.runtime.controlSocketPath)
+        // 600 messages: past the timeline's window of 500, so paging up to the oldest drops
+        // the newest pages (`hasNewer`).
+        for n in 1...600 { _ = try client.call(SendMessageParams(conversation: trip, text: "line \(n)")) }
+        let terminal = try ChatTerminal.start(columns: 80, rows: 24, environment: alice.environment)
+        defer { terminal.stop() }
+        try terminal.typeLine("\(try builtExecutable("sotto")) chat \(trip)")
+        try terminal.waitForScreen("the latest") { $0.contains("me: line 600 (") }
+        let deadline = WallClock.nowMs() + 120_000
+        // The conversation's first message is the roster's ("Trip: 2 members").
+        while !(try terminal.screen().contains("me: Trip: 2 members (")) {
+            if WallClock.nowMs() > deadline { throw Device.Failure(message: "the first message never came into view:\n\(try terminal.screen())") }
+            try terminal.keys("PPage")
+            usleep(50_000)   // pace the keys; the loop ends on what the screen shows
+        }
+        #expect(!(try terminal.screen().contains("new message")), "nothing new yet")
+
+        _ = try bob.json(["send", trip, "while you were away"])
+        let away = try terminal.waitForScreen("the count of what came") { $0.contains("↓ 1 new message · End shows the latest") }
+        #expect(away.contains("me: Trip: 2 members ("), "the view stayed where it was, above the count")
+        #expect(!Self.timelinePane(away).contains("while you were away"), "not in the timeline (the list's preview has it)")
+        _ = try bob.json(["send", trip, "and again"])
+        try terminal.waitForScreen("two now") { $0.contains("↓ 2 new messages") }
+
+        try terminal.keys("End")
+        let latest = try terminal.waitForScreen("the latest, at the bottom") { $0.contains("bob: while you were away") && $0.contains("bob: and again") }
+        #expect(!latest.contains("new message"), "in view: no count")
+        #expect(Self.timelinePane(latest).contains("bob: and again"))
+        #expect(!latest.contains("me: Trip: 2 members ("))
+    }
+
     @Test("sotto chat ID refuses an unknown id, and says when no daemon runs, before taking the screen")
     func refusals() throws {
         let tmp = try TemporaryDirectory(prefix: "cr")
@@ -216,5 +296,6 @@ struct ChatTerminalTests {
         try terminal.waitForValue("#{alternate_on}", "0")
         try terminal.typeLine("echo back-$((1+1))")
         try terminal.waitForScreen("the shell answers") { $0.contains("back-2") }
+        try Self.expectBracketedPasteOff(terminal)
     }
 }
