@@ -40,10 +40,10 @@ final class ChatOnTerminal {
     /// app drew for it until it was quiet again.
     func pageUp() throws -> (ns: UInt64, drawn: [UInt8]) {
         let from = terminal.byteCount
-        let started = WallClock.monotonicNs()
+        let started = MonotonicClock.nowNs()
         terminal.type(Self.pageUpKey)
         try terminal.waitForOutput { $0[from...].contains(Self.frameEnd) }
-        let ns = WallClock.monotonicNs() - started
+        let ns = MonotonicClock.nowNs() - started
         terminal.waitForQuiet(quietMs: Self.pauseMs)
         return (ns, Array(terminal.bytes[from...]))
     }
@@ -109,14 +109,14 @@ func measureThroughTheApp(count: Int, rounds: Int, conversations: (empty: String
     let chat = try ChatOnTerminal.open(sotto: sotto, conversation: conversations.long, environment: environment, showing: "m \(count - 1) ")
     let oldest = Array("m 0 ".utf8)
     var costs: [UInt64] = []
-    let started = WallClock.monotonicNs()
+    let started = MonotonicClock.nowNs()
     while true {
         let (ns, drawn) = try chat.pageUp()
         costs.append(ns)
         if drawn.contains(oldest) { break }
         guard costs.count < count / 5 + 1_000 else { fatalError("\(costs.count) page ups and message 0 never shown") }
     }
-    let total = WallClock.monotonicNs() - started
+    let total = MonotonicClock.nowNs() - started
     let rssDeep = chat.rssKiB
     chat.quit()
 
