@@ -207,7 +207,16 @@ enum ChatRenderer {
                 reachedOldest = false
                 break
             }
-            let block = lines(of: item, timeline: timeline, byId: byId, reactions: reactions, state: state, width: width)
+            let gathered = reactions[item.id]?.map { "\($0.emoji) \($0.who)" } ?? []
+            let key = ItemLinesCache.Key(
+                conversationId: timeline.conversationId, id: item.id,
+                echoText: item.isLocalEcho ? item.message.text : nil, sentAtMs: item.message.sentAtMs, senderName: item.message.senderName, status: item.deliveryStatus, sendError: item.sendError,
+                selected: item.id == state.selectedMessageId, firstUnread: item.id == timeline.firstUnreadId,
+                quoted: item.message.referenceId.map { byId[$0] != nil } ?? false, reactions: gathered,
+                width: width, color: state.color, utcOffsetSeconds: state.utcOffsetSeconds)
+            let block = ItemLinesCache.shared.lines(for: key) {
+                lines(of: item, timeline: timeline, byId: byId, reactions: reactions, state: state, width: width)
+            }
             count += block.count
             blocks.append(block)
         }

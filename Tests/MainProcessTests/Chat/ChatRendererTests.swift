@@ -134,6 +134,37 @@ struct ChatRendererTests {
         }
     }
 
+    @Test("an item's kept lines are used again only while what they show is the same: echo text, status, selection, reactions, width")
+    func keptLinesFollowWhatTheyShow() {
+        var state = Self.state
+        func shown(_ timeline: TimelineSnapshot, width: Int = 53) -> String {
+            ChatRenderer.itemLines(timeline, state: state, width: width).map(\.0).joined(separator: "\n")
+        }
+        var timeline = TimelineSnapshot(conversationId: "kept-\(UInt64.random(in: 0...UInt64.max))")
+        timeline.hasOlder = false
+        timeline.items = [TimelineItem(message: Self.message("local-1", "first echo", from: nil, at: 0, status: "pending"), isLocalEcho: true)]
+        #expect(shown(timeline).contains("me: first echo (pending)"))
+        // Another timeline's (or a reopened one's) local-1 is another message.
+        timeline.items = [TimelineItem(message: Self.message("local-1", "second echo", from: nil, at: 1, status: "pending"), isLocalEcho: true)]
+        #expect(shown(timeline).contains("me: second echo (pending)"))
+        #expect(!shown(timeline).contains("first echo"))
+        timeline.items = [TimelineItem(message: Self.message("local-1", "second echo", from: nil, at: 4, status: "pending"), isLocalEcho: true)]
+        #expect(shown(timeline).contains("16:04 me: second echo"), "the same text sent again later shows its own time")
+
+        timeline.items = [TimelineItem(message: Self.message("k1", "stored", from: nil, at: 2, status: "sent"))]
+        #expect(shown(timeline).contains("me: stored (sent)"))
+        timeline.items[0].message.deliveryStatus = "delivered"
+        #expect(shown(timeline).contains("me: stored (delivered)"))
+        state.selectedMessageId = "k1"
+        #expect(shown(timeline).contains("▸"))
+        state.selectedMessageId = nil
+        #expect(!shown(timeline).contains("▸"))
+        timeline.items.append(TimelineItem(message: Self.message("k2", "reacted 🎉", from: "bob", at: 3, type: "xmtp.org/reaction:1.0", reference: "k1")))
+        #expect(shown(timeline).contains("🎉 bob"))
+        let narrow = shown(timeline, width: 12)
+        #expect(narrow.split(separator: "\n").allSatisfy { DisplayWidth.of(String($0)) <= 12 }, "laid out again at the new width")
+    }
+
     @Test("scrolled back with new messages out of view: the timeline's bottom row counts them and names End")
     func newMessagesIndicator() {
         var state = Self.state

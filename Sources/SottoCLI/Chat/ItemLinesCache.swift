@@ -1,0 +1,51 @@
+import ControlProtocol
+import SottoClient
+import Synchronization
+
+/// The lines a timeline item was laid out as, kept by what they depend on, so a frame lays
+/// out only the items it has not seen: a page up deep in a full window of 500 messages
+/// otherwise wrapped and made inert every message between the view and the newest one, on
+/// every key (docs/adr/0072). A stored message's text never changes under its id; a local
+/// echo's id (`local-N`) is the timeline's own and starts again in each, so an echo's text is
+/// in the key; everything else its lines show is too.
+///
+/// ```swift
+/// let block = ItemLinesCache.shared.lines(for: key) { ChatRenderer.lines(of: item, …) }
+/// ```
+final class ItemLinesCache: Sendable {
+    static let shared = ItemLinesCache()
+
+    /// Everything but the text that an item's lines show.
+    struct Key: Hashable {
+        var conversationId: String
+        var id: String
+        /// A local echo's text; nil for a stored message, whose id is its text's.
+        var echoText: String?
+        var sentAtMs: Int64
+        var senderName: String?
+        var status: String
+        var sendError: String?
+        var selected: Bool
+        var firstUnread: Bool
+        var quoted: Bool
+        var reactions: [String]
+        var width: Int
+        var color: Bool
+        var utcOffsetSeconds: Int
+    }
+
+    /// Past this many items (four windows) the cache starts again: a bound, not a policy.
+    static let capacity = 2_000
+
+    private let entries = Mutex<[Key: [(String, String)]]>([:])
+
+    func lines(for key: Key, layout: () -> [(String, String)]) -> [(String, String)] {
+        if let cached = entries.withLock({ $0[key] }) { return cached }
+        let laid = layout()
+        entries.withLock { entries in
+            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+            entries[key] = laid
+        }
+        return laid
+    }
+}
