@@ -12,33 +12,7 @@ import TestSupport
 @Suite("sotto chat keeps the open conversation quiet", .serialized, .timeLimit(.minutes(5)),
        .enabled(if: ChatTerminal.isAvailable, "needs tmux (make deps installs it)"))
 struct ChatQuietTests {
-    struct Setup {
-        let net: Network
-        let server: TestNotificationServer
-        let bob: Device
-        let alice: Device
-        let trip: String
-        let other: String
-        let tripInbox: String
-        let otherInbox: String
-    }
-
-    static func setUp() throws -> Setup {
-        let server = try TestNotificationServer()
-        let net = try Network(["bob", "alice"], environment: ["DBUS_SESSION_BUS_ADDRESS": server.address,
-                                                             "SOTTO_OPEN_COMMAND": "/bin/true"])
-        let bob = net["bob"], alice = net["alice"]
-        let trip = try net.conversation(creator: bob, joiners: [alice], name: "Trip")
-        let other = try net.conversation(creator: bob, joiners: [alice], name: "Other")
-        let tripInbox = try require(try alice.conversation(trip)?["inboxId"] as? String, "inboxId")
-        let otherInbox = try require(try alice.conversation(other)?["inboxId"] as? String, "inboxId")
-        return Setup(net: net, server: server, bob: bob, alice: alice, trip: trip, other: other,
-                     tripInbox: tripInbox, otherInbox: otherInbox)
-    }
-
-    static func openInClient(_ device: Device) throws -> [String: Any] {
-        try device.json(["status"])["openInClient"] as? [String: Any] ?? [:]
-    }
+    typealias Setup = OpenConversationQuietTests.Setup
 
     /// Bob sends `quiet` to the open conversation and then `loud` to the other one; the
     /// notification for `loud` must come with none for `quiet` before it, and the app must
@@ -48,31 +22,20 @@ struct ChatQuietTests {
         _ = try s.bob.json(["send", open, "\(round) quiet"])
         try terminal.waitForScreen("\(round): the open conversation's message drawn") { $0.contains(": \(round) quiet") }
         _ = try s.bob.json(["send", elsewhere, "\(round) loud"])
-        let (shown, before) = try notifications(s.server, until: "\(round) loud")
+        let (shown, before) = try OpenConversationQuietTests.notifications(s.server, until: "\(round) loud")
         #expect(shown.summary == elsewhereName)
         #expect(!before.contains { $0.contains("\(round) quiet") }, "nothing for the open conversation: \(before)")
     }
 
-    /// Reads notifications until one ends with `suffix`; returns it and the bodies shown before it.
-    static func notifications(_ server: TestNotificationServer, until suffix: String) throws
-        -> (last: TestNotificationServer.Notification, before: [String]) {
-        var before: [String] = []
-        var shown = try server.nextNotification()
-        while !shown.body.hasSuffix(suffix) {
-            before.append(shown.body)
-            shown = try server.nextNotification()
-        }
-        return (shown, before)
-    }
-
     @Test("open in the app: no notification for it, one for another; moving moves the quiet; quitting or a SIGKILL brings them back")
     func openConversationIsQuiet() throws {
-        let s = try Self.setUp()
+        let s = try OpenConversationQuietTests.setUp()
+        let otherInbox = try require(try s.alice.conversation(s.other)?["inboxId"] as? String, "inboxId")
         let terminal = try ChatTerminal.start(columns: 80, rows: 24, environment: s.alice.environment)
         defer { terminal.stop() }
         try terminal.typeLine("\(try builtExecutable("sotto")) chat \(s.trip)")
         try terminal.waitForScreen("Trip open") { $0.contains("Sotto · Trip") && $0.contains("Ctrl-C quit") }
-        try s.alice.waitUntil("Trip open in alice's app") { try Self.openInClient(s.alice)[s.tripInbox] != nil }
+        try s.alice.waitUntil("Trip open in alice's app") { try OpenConversationQuietTests.openInClient(s.alice)[s.tripInbox] != nil }
         try Self.quietThenLoud(s, terminal, open: s.trip, elsewhere: s.other, elsewhereName: "Other", round: "first")
 
         // Move to Other in the list (the list is `sotto ls`'s order): Other goes quiet, Trip notifies.
@@ -82,25 +45,25 @@ struct ChatQuietTests {
         try terminal.keys(otherIndex > tripIndex ? "Down" : "Up")
         try terminal.waitForScreen("Other open") { $0.contains("Sotto · Other") }
         try s.alice.waitUntil("Other open, Trip closed") {
-            let open = try Self.openInClient(s.alice)
-            return open[s.otherInbox] != nil && open[s.tripInbox] == nil
+            let open = try OpenConversationQuietTests.openInClient(s.alice)
+            return open[otherInbox] != nil && open[s.tripInbox] == nil
         }
         try Self.quietThenLoud(s, terminal, open: s.other, elsewhere: s.trip, elsewhereName: "Trip", round: "moved")
 
         // Ctrl-C: the app closes it; the next message in Other notifies.
         try terminal.keys("C-c")
         try terminal.waitForValue("#{alternate_on}", "0")
-        try s.alice.waitUntil("nothing open after quitting") { try Self.openInClient(s.alice).isEmpty }
+        try s.alice.waitUntil("nothing open after quitting") { try OpenConversationQuietTests.openInClient(s.alice).isEmpty }
         _ = try s.bob.json(["send", s.other, "after quitting"])
-        #expect(try Self.notifications(s.server, until: "after quitting").last.summary == "Other")
+        #expect(try OpenConversationQuietTests.notifications(s.server, until: "after quitting").last.summary == "Other")
 
         // A SIGKILL of the app (no goodbye to the daemon) brings them back too.
         try terminal.typeLine("\(try builtExecutable("sotto")) chat \(s.trip)")
         try terminal.waitForScreen("Trip open again") { $0.contains("Sotto · Trip") && $0.contains("Ctrl-C quit") }
-        try s.alice.waitUntil("Trip open again in alice's app") { try Self.openInClient(s.alice)[s.tripInbox] != nil }
+        try s.alice.waitUntil("Trip open again in alice's app") { try OpenConversationQuietTests.openInClient(s.alice)[s.tripInbox] != nil }
         for pid in try terminal.paneChildren() { kill(pid, SIGKILL) }
-        try s.alice.waitUntil("Trip closed after the kill") { try Self.openInClient(s.alice)[s.tripInbox] == nil }
+        try s.alice.waitUntil("Trip closed after the kill") { try OpenConversationQuietTests.openInClient(s.alice)[s.tripInbox] == nil }
         _ = try s.bob.json(["send", s.trip, "after the kill"])
-        #expect(try Self.notifications(s.server, until: "after the kill").last.summary == "Trip")
+        #expect(try OpenConversationQuietTests.notifications(s.server, until: "after the kill").last.summary == "Trip")
     }
 }
