@@ -157,7 +157,9 @@ enum ChatRenderer {
     static func timelineLines(_ state: ChatState, width: Int, rows: Int) -> [(String, String)] {
         var all: [(String, String)] = []
         if let timeline = state.timeline {
-            all = itemLines(timeline, state: state, width: width, newest: rows + state.scrollUp)
+            let whole = ItemLinesCache.Whole(timeline: timeline, width: width, selectedMessageId: state.selectedMessageId,
+                                             color: state.color, utcOffsetSeconds: state.utcOffsetSeconds)
+            all = ItemLinesCache.shared.wholeLines(for: whole) { itemLines(timeline, state: state, width: width) }
             if all.isEmpty {
                 let text = timeline.connected ? " no messages yet: type one below" : " loading…"
                 all.append((DisplayWidth.fit(text, columns: width), DisplayWidth.fit(text, columns: width)))
@@ -186,9 +188,10 @@ enum ChatRenderer {
     /// Every loaded item as lines: `HH:MM sender: text (status)`, wrapped under its start;
     /// a reply quotes what it answers; reactions gather on one line under their message; the
     /// first message unread at opening gets a `new` marker above it. With `newest`, only the
-    /// newest items that fill at least that many lines are laid out (what a frame shows:
-    /// laying out every loaded page on each frame cost most of a frame's time), and the
-    /// "older" line only when the oldest item was reached.
+    /// newest items that fill at least that many lines are laid out, and the "older" line only
+    /// when the oldest item was reached. Each item's lines are kept (`ItemLinesCache`), and a
+    /// frame takes the whole layout once per snapshot, so a key that only scrolls lays out
+    /// nothing (docs/adr/0072).
     static func itemLines(_ timeline: TimelineSnapshot, state: ChatState, width: Int, newest: Int? = nil) -> [(String, String)] {
         var reactions: [String: [(emoji: String, who: String)]] = [:]
         var byId: [String: MessageInfo] = [:]

@@ -11,6 +11,7 @@ import Synchronization
 ///
 /// ```swift
 /// let block = ItemLinesCache.shared.lines(for: key) { ChatRenderer.lines(of: item, …) }
+/// let all = ItemLinesCache.shared.wholeLines(for: whole) { ChatRenderer.itemLines(timeline, …) }
 /// ```
 final class ItemLinesCache: Sendable {
     static let shared = ItemLinesCache()
@@ -38,6 +39,27 @@ final class ItemLinesCache: Sendable {
     static let capacity = 2_000
 
     private let entries = Mutex<[Key: [(String, String)]]>([:])
+
+    /// What the whole timeline's lines depend on: the snapshot itself (compared in O(1) while
+    /// it is the same one: an array compares its storage first) and the state they show.
+    struct Whole: Equatable {
+        var timeline: TimelineSnapshot
+        var width: Int
+        var selectedMessageId: String?
+        var color: Bool
+        var utcOffsetSeconds: Int
+    }
+
+    private let whole = Mutex<(key: Whole, lines: [(String, String)])?>(nil)
+
+    /// The whole timeline as lines, laid out once per snapshot: a key that only scrolls
+    /// slices what the last frame laid out.
+    func wholeLines(for key: Whole, layout: () -> [(String, String)]) -> [(String, String)] {
+        if let kept = whole.withLock({ kept in kept.flatMap { $0.key == key ? $0.lines : nil } }) { return kept }
+        let laid = layout()
+        whole.withLock { $0 = (key, laid) }
+        return laid
+    }
 
     func lines(for key: Key, layout: () -> [(String, String)]) -> [(String, String)] {
         if let cached = entries.withLock({ $0[key] }) { return cached }
