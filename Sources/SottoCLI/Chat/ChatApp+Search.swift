@@ -91,7 +91,7 @@ extension ChatApp {
         guard let snapshot = timeline?.current else { return }
         let (columns, rows) = terminal.size
         let paneWidth = columns - ChatRenderer.listWidth(for: columns) - 1
-        let lines = ChatRenderer.itemLines(snapshot, state: state, width: paneWidth)
+        let lines = ChatRenderer.wholeLayout(snapshot, state: state, width: paneWidth).lines
         // Only a selected message's first line starts with the mark (others start with a time or an indent).
         guard let line = lines.firstIndex(where: { $0.0.hasPrefix("▸") }) else { return }
         let bodyRows = max(1, rows - 3)

@@ -63,11 +63,9 @@ extension ChatApp {
         return columns - ChatRenderer.listWidth(for: columns) - 1
     }
 
+    /// From the whole layouts the frames drew (kept for the last two snapshots), so a page
+    /// merged lays out only the new snapshot, once, for the frame that follows anyway.
     private func linesBelow(_ id: String, in snapshot: TimelineSnapshot, width: Int) -> Int {
-        guard let index = snapshot.items.firstIndex(where: { $0.id == id }) else { return 0 }
-        var through = snapshot
-        through.items = Array(snapshot.items[...index])
-        return ChatRenderer.itemLines(snapshot, state: state, width: width).count
-            - ChatRenderer.itemLines(through, state: state, width: width).count
+        ChatRenderer.wholeLayout(snapshot, state: state, width: width).linesBelow(id) ?? 0
     }
 }

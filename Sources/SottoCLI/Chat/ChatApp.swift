@@ -204,11 +204,10 @@ final class ChatApp {
             state.scrollUp += page
             if let snapshot = timeline?.current {
                 let paneWidth = columns - ChatRenderer.listWidth(for: columns) - 1
-                // Laid out only as far as the view reaches, and a line more: whether the top
-                // of what is loaded is in view does not need the whole window laid out
-                // (it cost a page up in a full window 1.8× one at message 100, docs/adr/0072).
+                // The layout the last frame drew for this snapshot: a key that only scrolls
+                // lays out nothing (docs/adr/0072).
                 let reach = state.scrollUp + rows
-                let total = ChatRenderer.itemLines(snapshot, state: state, width: paneWidth, newest: reach + 1).count
+                let total = ChatRenderer.wholeLayout(snapshot, state: state, width: paneWidth).lines.count
                 if reach >= total { timeline?.loadOlder() }
                 state.scrollUp = min(state.scrollUp, max(0, total - 1))
             }

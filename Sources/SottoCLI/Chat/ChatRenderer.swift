@@ -157,9 +157,7 @@ enum ChatRenderer {
     static func timelineLines(_ state: ChatState, width: Int, rows: Int) -> [(String, String)] {
         var all: [(String, String)] = []
         if let timeline = state.timeline {
-            let whole = ItemLinesCache.Whole(timeline: timeline, width: width, selectedMessageId: state.selectedMessageId,
-                                             color: state.color, utcOffsetSeconds: state.utcOffsetSeconds)
-            all = ItemLinesCache.shared.wholeLines(for: whole) { itemLines(timeline, state: state, width: width) }
+            all = wholeLayout(timeline, state: state, width: width).lines
             if all.isEmpty {
                 let text = timeline.connected ? " no messages yet: type one below" : " loading…"
                 all.append((DisplayWidth.fit(text, columns: width), DisplayWidth.fit(text, columns: width)))
@@ -187,12 +185,23 @@ enum ChatRenderer {
 
     /// Every loaded item as lines: `HH:MM sender: text (status)`, wrapped under its start;
     /// a reply quotes what it answers; reactions gather on one line under their message; the
-    /// first message unread at opening gets a `new` marker above it. With `newest`, only the
-    /// newest items that fill at least that many lines are laid out, and the "older" line only
-    /// when the oldest item was reached. Each item's lines are kept (`ItemLinesCache`), and a
-    /// frame takes the whole layout once per snapshot, so a key that only scrolls lays out
-    /// nothing (docs/adr/0072).
-    static func itemLines(_ timeline: TimelineSnapshot, state: ChatState, width: Int, newest: Int? = nil) -> [(String, String)] {
+    /// first message unread at opening gets a `new` marker above it. Each item's lines are
+    /// kept (`ItemLinesCache`), and a frame takes the whole layout once per snapshot, so a key
+    /// that only scrolls lays out nothing (docs/adr/0072).
+    static func itemLines(_ timeline: TimelineSnapshot, state: ChatState, width: Int) -> [(String, String)] {
+        layout(timeline, state: state, width: width).lines
+    }
+
+    /// Every loaded item laid out once per snapshot and state it shows (`ItemLinesCache`): the
+    /// frame, a page up's reach and the view keeper all read this one layout.
+    static func wholeLayout(_ timeline: TimelineSnapshot, state: ChatState, width: Int) -> TimelineLayout {
+        let whole = ItemLinesCache.Whole(timeline: timeline, width: width, selectedMessageId: state.selectedMessageId,
+                                         color: state.color, utcOffsetSeconds: state.utcOffsetSeconds)
+        return ItemLinesCache.shared.wholeLayout(for: whole) { layout(timeline, state: state, width: width) }
+    }
+
+    /// `itemLines` with the line each item's block ends at.
+    static func layout(_ timeline: TimelineSnapshot, state: ChatState, width: Int) -> TimelineLayout {
         var reactions: [String: [(emoji: String, who: String)]] = [:]
         var byId: [String: MessageInfo] = [:]
         for item in timeline.items {
@@ -202,14 +211,12 @@ enum ChatRenderer {
                 reactions[target, default: []].append((InertText.line(emoji), sender(of: item.message)))
             }
         }
-        var blocks: [[(String, String)]] = []
-        var count = 0
-        var reachedOldest = true
-        for item in timeline.items.reversed() where item.message.contentType != ContentType.reaction {
-            if let newest, count >= newest {
-                reachedOldest = false
-                break
-            }
+        var out = TimelineLayout()
+        out.end.reserveCapacity(timeline.items.count)
+        if timeline.hasOlder && !timeline.items.isEmpty {
+            out.lines.append(styledLine(timeline.loadingOlder ? " loading older…" : " ⇞ PageUp for older", "2", state: state, width: width))
+        }
+        for item in timeline.items where item.message.contentType != ContentType.reaction {
             let gathered = reactions[item.id]?.map { "\($0.emoji) \($0.who)" } ?? []
             let key = ItemLinesCache.Key(
                 conversationId: timeline.conversationId, id: item.id,
@@ -217,17 +224,11 @@ enum ChatRenderer {
                 selected: item.id == state.selectedMessageId, firstUnread: item.id == timeline.firstUnreadId,
                 quoted: item.message.referenceId.map { byId[$0] != nil } ?? false, reactions: gathered,
                 width: width, color: state.color, utcOffsetSeconds: state.utcOffsetSeconds)
-            let block = ItemLinesCache.shared.lines(for: key) {
+            out.lines += ItemLinesCache.shared.lines(for: key) {
                 lines(of: item, timeline: timeline, byId: byId, reactions: reactions, state: state, width: width)
             }
-            count += block.count
-            blocks.append(block)
+            out.end[item.id] = out.lines.count
         }
-        var out: [(String, String)] = []
-        if reachedOldest && timeline.hasOlder && !timeline.items.isEmpty {
-            out.append(styledLine(timeline.loadingOlder ? " loading older…" : " ⇞ PageUp for older", "2", state: state, width: width))
-        }
-        for block in blocks.reversed() { out += block }
         return out
     }
 

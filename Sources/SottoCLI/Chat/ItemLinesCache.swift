@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// ```swift
 /// let block = ItemLinesCache.shared.lines(for: key) { ChatRenderer.lines(of: item, …) }
-/// let all = ItemLinesCache.shared.wholeLines(for: whole) { ChatRenderer.itemLines(timeline, …) }
+/// let all = ItemLinesCache.shared.wholeLayout(for: whole) { ChatRenderer.layout(timeline, …) }.lines
 /// ```
 final class ItemLinesCache: Sendable {
     static let shared = ItemLinesCache()
@@ -50,14 +50,20 @@ final class ItemLinesCache: Sendable {
         var utcOffsetSeconds: Int
     }
 
-    private let whole = Mutex<(key: Whole, lines: [(String, String)])?>(nil)
+    /// The two newest whole layouts: the one on screen and the one before it, which the view
+    /// keeper compares with it when a page comes or goes (docs/adr/0072).
+    private let wholes = Mutex<[(key: Whole, layout: TimelineLayout)]>([])
 
-    /// The whole timeline as lines, laid out once per snapshot: a key that only scrolls
-    /// slices what the last frame laid out.
-    func wholeLines(for key: Whole, layout: () -> [(String, String)]) -> [(String, String)] {
-        if let kept = whole.withLock({ kept in kept.flatMap { $0.key == key ? $0.lines : nil } }) { return kept }
+    /// The whole timeline laid out once per snapshot: a key that only scrolls slices what the
+    /// last frame laid out, and a page merged measures lines below a message from it.
+    func wholeLayout(for key: Whole, layout: () -> TimelineLayout) -> TimelineLayout {
+        if let kept = wholes.withLock({ kept in kept.first(where: { $0.key == key })?.layout }) { return kept }
         let laid = layout()
-        whole.withLock { $0 = (key, laid) }
+        wholes.withLock { kept in
+            kept.removeAll { $0.key == key }
+            kept.append((key, laid))
+            if kept.count > 2 { kept.removeFirst(kept.count - 2) }
+        }
         return laid
     }
 
@@ -70,4 +76,18 @@ final class ItemLinesCache: Sendable {
         }
         return laid
     }
+}
+
+/// A timeline laid out: its lines, and for each laid-out item the line just after its block,
+/// so the lines below a message are `lines.count - end[id]` without laying out again.
+///
+/// ```swift
+/// let laid = ChatRenderer.layout(snapshot, state: state, width: 53)
+/// let below = laid.linesBelow("msg-id")  // nil when the item is not laid out
+/// ```
+struct TimelineLayout {
+    var lines: [(String, String)] = []
+    var end: [String: Int] = [:]
+
+    func linesBelow(_ id: String) -> Int? { end[id].map { lines.count - $0 } }
 }

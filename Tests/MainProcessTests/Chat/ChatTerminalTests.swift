@@ -214,6 +214,44 @@ struct ChatTerminalTests {
         try terminal.waitForScreen("back at the bottom") { $0.contains("me: line 150 (") }
     }
 
+    @Test("paging up past the timeline's window shows each page next to the last: no message skipped or shown twice in a row when the newest pages are dropped")
+    func pageUpPastTheWindowIsContinuous() throws {
+        let tmp = try TemporaryDirectory(prefix: "cw")
+        let alice = try Device.start("alice", in: tmp.path)
+        defer { alice.stop() }
+        let id = try require(try alice.json(["new", "--name", "Long"])["conversationId"] as? String, "conversationId")
+        let client = try ControlClient.connect(path: alice.runtime.controlSocketPath)
+        // 700 one-line messages: 14 pages of 50, past the window of 500, so paging to the top
+        // drops the newest pages under the view, which must not move what is on screen.
+        for n in 1...700 { _ = try client.call(SendMessageParams(conversation: id, text: "line \(n)")) }
+        let terminal = try ChatTerminal.start(columns: 80, rows: 24, environment: alice.environment)
+        defer { terminal.stop() }
+        try terminal.typeLine("\(try builtExecutable("sotto")) chat \(id)")
+        func shownLines(_ screen: String) -> [Int] {
+            Self.timelinePane(screen).split(separator: "\n").compactMap { row in
+                row.firstRange(of: "me: line ").flatMap { Int(row[$0.upperBound...].prefix { $0.isNumber }) }
+            }
+        }
+        var shown = shownLines(try terminal.waitForScreen("the latest") { $0.contains("me: line 700 (") })
+        var pages = 0
+        while shown.first != 1 {
+            let before = shown
+            try terminal.keys("PPage")
+            shown = shownLines(try terminal.waitForScreen("the page above line \(before.first ?? 0)") { screen in
+                let now = shownLines(screen)
+                return !now.isEmpty && now != before && !screen.contains("loading older")
+            })
+            pages += 1
+            let (newest, oldest) = (shown.last ?? 0, shown.first ?? 0)
+            #expect(oldest < before.first ?? 0, "page \(pages) went up: \(before) → \(shown)")
+            #expect(newest >= (before.first ?? 0) - 1 && newest <= before.last ?? 0,
+                    "page \(pages) is next to the last one, nothing skipped: \(before) → \(shown)")
+            #expect(shown == Array(oldest...newest), "one line per message, in order: \(shown)")
+            if pages > 100 { Issue.record("line 1 never came into view"); break }
+        }
+        #expect(pages >= 700 / 19, "\(pages) page ups for 700 one-line messages")
+    }
+
     @Test("paged far back, a new message shows as a count on the timeline, and End shows it")
     func newMessagesWhileScrolledBack() throws {
         let net = try Network(["alice", "bob"])
