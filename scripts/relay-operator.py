@@ -36,6 +36,7 @@ PREFIX = {"O": 14 << 3, "A": 0, "U": 20 << 3}
 SEED_PREFIX = 18 << 3
 MAILBOX_STREAM = "SOTTO_MAILBOXES"
 BODY_STREAM = "SOTTO_BODIES"
+ATTACHMENT_STREAM = "SOTTO_ATTACHMENTS"
 S = "{{subject()}}"
 
 # What a device user may do, and nothing else (docs/adr/0051).
@@ -46,6 +47,10 @@ DEVICE_TEMPLATE = {
         "$JS.API.INFO",
         "$JS.API.STREAM.INFO." + BODY_STREAM,                  # bodies: anyone with the id may read
         "$JS.API.STREAM.MSG.GET." + BODY_STREAM,
+        "sotto.att.>",                                         # publish an attachment's pieces
+        "$JS.API.STREAM.INFO." + ATTACHMENT_STREAM,            # attachments: anyone with the id may read
+        "$JS.API.STREAM.MSG.GET." + ATTACHMENT_STREAM,
+        "$JS.API.STREAM.PURGE." + ATTACHMENT_STREAM,           # and delete (docs/protocol/attachment-relay.md §6)
         "$JS.API.CONSUMER.DURABLE.CREATE." + MAILBOX_STREAM + "." + S,
         "$JS.API.CONSUMER.INFO." + MAILBOX_STREAM + "." + S,
         "$JS.API.CONSUMER.DELETE." + MAILBOX_STREAM + "." + S,
@@ -201,7 +206,11 @@ def streams(directory, url, replicas):
               "num_replicas": replicas, "duplicate_window": 10 * minute_ns, "max_age": 30 * day_ns,
               "max_msg_size": 1_048_576, "max_msgs": -1, "max_bytes": -1, "max_consumers": -1,
               "max_msgs_per_subject": 1, "discard": "new", "discard_new_per_subject": True}
-    for config in (mailboxes, bodies):
+    attachments = {"name": ATTACHMENT_STREAM, "subjects": ["sotto.att.>"], "retention": "limits", "storage": "file",
+                   "num_replicas": replicas, "duplicate_window": 10 * minute_ns, "max_age": 30 * day_ns,
+                   "max_msg_size": 66_584, "max_msgs": -1, "max_bytes": -1, "max_consumers": -1,
+                   "max_msgs_per_subject": 1, "discard": "new", "discard_new_per_subject": True}
+    for config in (mailboxes, bodies, attachments):
         answer = client.request("$JS.API.STREAM.CREATE." + config["name"], config)
         error = answer.get("error")
         if error and error.get("err_code") != 10058:  # 10058: already in use (made before)

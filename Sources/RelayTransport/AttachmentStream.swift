@@ -79,7 +79,7 @@ public struct AttachmentStream: Sendable, Equatable {
     static func fileSize(storedLength: Int) -> Int? {
         let header = AttachmentLayout.header.count
         let stride = AttachmentLayout.chunkSize + AttachmentLayout.tagSize
-        guard storedLength > header else { return nil }
+        guard storedLength > header, storedLength <= AttachmentLayout.storedLength(AttachmentLayout.maxSize) else { return nil }
         let chunks = (storedLength - header + stride - 1) / stride
         let padded = storedLength - header - AttachmentLayout.tagSize * chunks
         guard padded > 0, padded <= AttachmentLayout.maxSize, AttachmentLayout.paddedSize(padded) == padded,

@@ -90,6 +90,7 @@ struct RelayAttachmentTests {
         #expect(try file.upload(over: relay) == 0, "every piece is there: nothing published again")
         #expect(try relay.storedAttachmentPieces(id: file.id) == Set(0..<pieces))
         let usage = try relay.attachmentStreamUsage()
+        print("RELAY attachment stored once: \(usage.bytes) bytes on the relay for a stored file of \(file.reference.length) in \(pieces) pieces")
         #expect(usage.messages == UInt64(pieces))
         #expect(usage.bytes >= UInt64(file.reference.length) && usage.bytes < UInt64(file.reference.length) + UInt64(pieces) * 200,
                 "the relay holds the stored file once: \(usage.bytes) bytes for \(file.reference.length)")
@@ -214,5 +215,24 @@ struct RelayAttachmentTests {
         #expect(try relay.attachmentStreamUsage().messages == UInt64(AttachmentLayout.chunkCount(70_000)))
         #expect(throws: RelayError.self) { try relay.deleteAttachment(id: ">") }
         #expect(throws: RelayAttachmentTransfer.Failure.missingPiece(0)) { try gone.fetch(over: relay, into: tmp.path + "/gone") }
+    }
+
+    @Test("in operator mode a device user made with the signing key uploads, fetches and deletes an attachment in the stream the operator made, and may not touch the mailboxes' stream")
+    func operatorMode() throws {
+        let tmp = try TemporaryDirectory(prefix: "ratt-op")
+        let setup = try RelayOperatorSetup.make(directory: tmp.path + "/operator")
+        let server = try setup.startServer(storeDirectory: tmp.path + "/js")
+        defer { server.stop() }
+        let device = try RelayConnection.connect(try setup.deviceConfiguration(server))
+        try device.ensureAttachmentStream()  // made by the operator: found, not created
+        let file = try StoredFile.make(size: 140_000)
+        #expect(try file.upload(over: device) == AttachmentLayout.chunkCount(140_000))
+        let (_, fetched) = try file.fetch(over: device, into: tmp.path + "/fetched")
+        #expect(fetched.count == AttachmentLayout.chunkCount(140_000))
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: tmp.path + "/fetched"))) == file.stored)
+        try device.deleteAttachment(id: file.id)
+        #expect(try setup.adminConnection(server).attachmentStreamUsage().messages == 0, "deleted, seen by the operator")
+        let mailbox = try Mailbox(clientId: "0b9a2f4e-1c3d-4e5f-8a7b-6c5d4e3f2a1b")
+        #expect(throws: RelayError.self) { try device.purge(mailbox) }
     }
 }
