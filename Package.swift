@@ -395,6 +395,10 @@ let package = Package(
             dependencies: ["SottoCrypto", "SottoWire", "CSodium"],
             path: "Benchmarks/AttachmentBench"),
         .executableTarget(
+            name: "AttachmentRelayBench",
+            dependencies: ["RelayTransport", "SottoCrypto", "SottoWire", "CSodium", "CNats", "TestSupport"],
+            path: "Benchmarks/AttachmentRelayBench"),
+        .executableTarget(
             name: "WorkerBench",
             dependencies: ["SottoWire", "SottoCrypto", "TestSupport"],
             path: "Benchmarks/WorkerBench",
