@@ -35,6 +35,11 @@ enum WireSamples {
         deliveryStatus: "pending",
         deliveries: [MessageDelivery(member: "cd", state: "relayed", attempts: 1),
                      MessageDelivery(member: "ef", state: "pending", attempts: 3, lastError: tricky)])
+    /// A file from a member: its attachment object, name and caption as hostile as any text.
+    static let attachmentMessage = MessageInfo(
+        id: "m4", conversationId: "c0ffee", senderInboxId: "ab", sentAtMs: 2, contentType: "sotto/attachment:1.0",
+        text: "📎 x (1.2 MiB, waiting)", outgoing: false, deliveryStatus: "received", senderName: "Ada",
+        attachment: AttachmentInfo(name: tricky, size: 1_258_291, mediaType: "image/jpeg", state: "waiting", caption: tricky))
     static let change = ChangeNotification(seq: 12, kind: "messageInserted", writerPid: 777, createdAtMs: 1_700_000_000_000,
                                            conversationId: "c0ffee", entityId: "m1", text: tricky, outgoing: false,
                                            senderInboxId: "ab", senderName: "Ada", message: message)
@@ -55,10 +60,16 @@ enum WireSamples {
         ]))
         try check(NewConversationParams(name: tricky, profileName: "Ada"), NewConversationResult(conversationId: "c", inboxId: "i", topic: "t"))
         try check(NewConversationParams(), NewConversationResult(conversationId: "c", inboxId: "i", topic: "t"))
-        try check(ReadMessagesParams(conversation: "c0", limit: 10_000), MessageList(messages: [message, bareMessage, outgoingMessage]))
+        try check(ReadMessagesParams(conversation: "c0", limit: 10_000),
+                  MessageList(messages: [message, bareMessage, outgoingMessage, attachmentMessage]))
         try check(ReadMessagesParams(conversation: "c0"), MessageList(messages: []))
         try check(SendMessageParams(conversation: "c0", text: tricky, replyTo: "m0"), SentMessage(messageId: "m9", recipients: 2))
         try check(SendMessageParams(conversation: "c0", text: "hi"), SentMessage(messageId: "m9", recipients: 0))
+        try check(SendAttachmentParams(conversation: "c0", path: "/home/ada/\(tricky).jpg", name: tricky, caption: tricky),
+                  SentAttachment(messageId: "m9", recipients: 2, name: tricky, size: 104_857_600, storedLength: 104_883_208,
+                                 mediaType: "image/jpeg"))
+        try check(SendAttachmentParams(conversation: "c0", path: "/tmp/a"),
+                  SentAttachment(messageId: "m9", recipients: 0, name: "a", size: 0, storedLength: 4_120, mediaType: "application/octet-stream"))
         try check(MarkReadParams(conversation: "c0"), EmptyObject())
         try check(MuteConversationParams(conversation: "c0", muted: true), MuteConversationResult(conversationId: "c0ffee", muted: true))
         try check(MuteConversationParams(conversation: "c0", muted: false), MuteConversationResult(conversationId: "c0ffee", muted: false))

@@ -12,6 +12,7 @@ public enum ControlMethodName: String, CaseIterable, Sendable {
     case newConversation
     case readMessages
     case sendMessage
+    case sendAttachment
     case markRead
     case muteConversation
     case createInvite
@@ -67,7 +68,7 @@ extension ControlRequest {
 public enum ControlMethods {
     public static var all: [any ControlRequest.Type] { [
         StatusParams.self, ListConversationsParams.self, NewConversationParams.self, ReadMessagesParams.self,
-        SendMessageParams.self, MarkReadParams.self, MuteConversationParams.self, CreateInviteParams.self,
+        SendMessageParams.self, SendAttachmentParams.self, MarkReadParams.self, MuteConversationParams.self, CreateInviteParams.self,
         RevokeInviteParams.self, JoinConversationParams.self, ReactParams.self, ExplodeParams.self,
         LeaveParams.self, RemoveMemberParams.self, RenameParams.self, NotificationPreviewParams.self, ReceiptsParams.self,
         DismissRefusalParams.self, SubscribeParams.self,

@@ -91,10 +91,12 @@ public struct MessageInfo: WireCodable {
     /// Outgoing messages: where each member's push is (nil for incoming ones, and for
     /// outgoing ones that had nobody to go to).
     public var deliveries: [MessageDelivery]?
+    /// A `sotto/attachment:1.0` message's file (docs/protocol/attachments.md).
+    public var attachment: AttachmentInfo?
 
     public init(id: String, conversationId: String, senderInboxId: String, sentAtMs: Int64, contentType: String,
                 text: String, outgoing: Bool, deliveryStatus: String, referenceId: String? = nil, senderName: String? = nil,
-                deliveries: [MessageDelivery]? = nil) {
+                deliveries: [MessageDelivery]? = nil, attachment: AttachmentInfo? = nil) {
         self.id = id
         self.conversationId = conversationId
         self.senderInboxId = senderInboxId
@@ -106,6 +108,7 @@ public struct MessageInfo: WireCodable {
         self.referenceId = referenceId
         self.senderName = senderName
         self.deliveries = deliveries
+        self.attachment = attachment
     }
 
     public init(json: JSONValue) throws(WireError) {
@@ -115,7 +118,7 @@ public struct MessageInfo: WireCodable {
                   contentType: try fields.string("contentType"), text: try fields.string("text"),
                   outgoing: try fields.bool("outgoing"), deliveryStatus: try fields.string("deliveryStatus"),
                   referenceId: try fields.optionalString("referenceId"), senderName: try fields.optionalString("senderName"),
-                  deliveries: try fields.optionalArray("deliveries"))
+                  deliveries: try fields.optionalArray("deliveries"), attachment: try fields.optionalDecode("attachment"))
     }
 
     public var json: JSONValue {
@@ -131,6 +134,7 @@ public struct MessageInfo: WireCodable {
         out["referenceId"] = referenceId.map(JSONValue.string)
         out["senderName"] = senderName.map(JSONValue.string)
         out["deliveries"] = deliveries.map(JSONValue.list)
+        out["attachment"] = attachment?.json
         return out.json
     }
 
@@ -152,6 +156,8 @@ public struct MessageInfo: WireCodable {
             WireField("senderName", .string, optional: true, "the sender's profile name, for incoming messages when known"),
             WireField("deliveries", .array(MessageDelivery.self), optional: true,
                       "outgoing messages: each member's push, in member inbox id order"),
+            WireField("attachment", .object(AttachmentInfo.self), optional: true,
+                      "a file (contentType sotto/attachment:1.0): its name, size, media type, state and caption"),
         ]
     }
 }

@@ -25,6 +25,7 @@ public struct MessageContentType: RawRepresentable, Sendable, Hashable, Codable 
     public static let text = MessageContentType(rawValue: ContentType.text)
     public static let reaction = MessageContentType(rawValue: ContentType.reaction)
     public static let reply = MessageContentType(rawValue: ContentType.reply)
+    public static let attachment = MessageContentType(rawValue: ContentType.attachment)
 }
 
 /// One message as the daemon's conversation store and its clients see it, independent of
@@ -47,10 +48,12 @@ public struct TimelineMessage: Sendable, Hashable, Codable, Identifiable {
     public var referenceId: String?
     public var isOutgoing: Bool
     public var deliveryStatus: DeliveryStatus
+    /// A `sotto/attachment:1.0` message's file, as its reference describes it.
+    public var attachment: TimelineAttachment?
 
     public init(id: String, conversationId: String, senderInboxId: String, sentAtMs: Int64,
                 contentType: MessageContentType = .text, text: String, referenceId: String? = nil,
-                isOutgoing: Bool, deliveryStatus: DeliveryStatus) {
+                isOutgoing: Bool, deliveryStatus: DeliveryStatus, attachment: TimelineAttachment? = nil) {
         self.id = id
         self.conversationId = conversationId
         self.senderInboxId = senderInboxId
@@ -60,6 +63,7 @@ public struct TimelineMessage: Sendable, Hashable, Codable, Identifiable {
         self.referenceId = referenceId
         self.isOutgoing = isOutgoing
         self.deliveryStatus = deliveryStatus
+        self.attachment = attachment
     }
 
     /// Where the message stands in a timeline: its send time, then its id.

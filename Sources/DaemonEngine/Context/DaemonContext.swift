@@ -134,12 +134,13 @@ public final class DaemonContext: Sendable {
         let receipts = ReceiptSender(database: database, identities: identities, outbox: outbox)
         let rosterRequests = RosterRequests(database: database, identities: identities, outbox: outbox)
         let joinRequests = JoinRequestHandler(database: database, protection: inboxLRU, identities: identities, outbox: outbox)
+        let attachments = AttachmentStore(group: group)
         let explodeWorker = ExplodeWorker(database: database, keystore: keystore, inboxLRU: inboxLRU, awake: awake,
-                                                 walKeeper: walKeeper, explodeDeliveryBudgetMs: budget,
+                                                 walKeeper: walKeeper, attachments: attachments, explodeDeliveryBudgetMs: budget,
                                                  pendingJoinLimitMs: pendingJoinLimit.ms)
         let service = ConversationService(database: database, unusedInboxes: unusedInboxes, windows: windows, endpoint: endpoint,
                                           inboxLRU: inboxLRU, identities: identities, outbox: outbox,
-                                          joinRequests: joinRequests, explodeWorker: explodeWorker)
+                                          joinRequests: joinRequests, explodeWorker: explodeWorker, attachments: attachments)
         let invites = InviteService(database: database, unusedInboxes: unusedInboxes, service: service, inboxLRU: inboxLRU,
                                     identities: identities, outbox: outbox, explodeWorker: explodeWorker, endpoint: endpoint)
         let explode = ExplodeService(database: database, service: service, outbox: outbox, explodeWorker: explodeWorker,
@@ -151,6 +152,13 @@ public final class DaemonContext: Sendable {
             try await explodeWorker.finishTombstones()
         } catch {
             DaemonLog.warning("deleted identities not wiped yet: \(error)")
+        }
+        // docs/adr/0074: a stored file whose message a crash kept from the database, and the
+        // files of a conversation whose explode a crash interrupted, go before anything is sent.
+        do {
+            try attachments.sweep { ids in try database.read { conn in try MessageIdRepository.conversationIds(of: ids, on: conn) } }
+        } catch {
+            DaemonLog.warning("stored attachment files with no message not swept yet: \(error)")
         }
 
         // MARK: The change feed, last: it hands every commit to the parts above

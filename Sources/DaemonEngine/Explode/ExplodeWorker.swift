@@ -13,7 +13,8 @@ import SottoWire
 /// one transaction together with a tombstone naming its identity (`InboxDeletion`, ADR
 /// 0016) and with the move of its explode pushes still pending into the notices that
 /// outlive their conversation (`OutlivingNoticeWriter`, docs/adr/0034), the keystore
-/// identity (overwritten, then unlinked), the tombstone, the inbox LRU's entry, the
+/// identity (overwritten, then unlinked), the tombstone, the conversations' stored attachment
+/// files (`AttachmentStore`), the inbox LRU's entry, the
 /// in-memory windows, then a TRUNCATE checkpoint (asked of `WALKeeper`, the one
 /// checkpointer) so that with `secure_delete=ON` no freed page or WAL frame keeps the
 /// plaintext. A tombstone left by a
@@ -50,6 +51,8 @@ public actor ExplodeWorker: Service {
     let inboxLRU: InboxLRU
     let awake: AwakeInboxes
     let walKeeper: WALKeeper
+    /// The conversations' stored attachment files, deleted with their rows.
+    let attachments: AttachmentStore
     private let wakeSignal = WakeSignal()
     /// Inboxes an explode in this process is still reporting on: it deletes them itself
     /// once it has counted the deliveries (the cascade would take the outbox rows it counts).
@@ -67,13 +70,14 @@ public actor ExplodeWorker: Service {
     private(set) var refusedJoins = 0
 
     init(database: DaemonDatabase, keystore: Keystore, inboxLRU: InboxLRU, awake: AwakeInboxes,
-         walKeeper: WALKeeper, explodeDeliveryBudgetMs: Int64 = 10_000,
+         walKeeper: WALKeeper, attachments: AttachmentStore, explodeDeliveryBudgetMs: Int64 = 10_000,
          pendingJoinLimitMs: Int64 = PendingJoinLimit.defaultMs) {
         self.database = database
         self.keystore = keystore
         self.inboxLRU = inboxLRU
         self.awake = awake
         self.walKeeper = walKeeper
+        self.attachments = attachments
         self.explodeDeliveryBudgetMs = explodeDeliveryBudgetMs
         self.pendingJoinLimitMs = pendingJoinLimitMs
     }
@@ -212,6 +216,9 @@ public actor ExplodeWorker: Service {
                 DaemonLog.warning("identity of the exploded inbox not wiped yet: \(error)")
             }
         }
+        // The files' keys were in the rows just deleted and sealed with the key just wiped; the
+        // files go too (a crash before this is swept at the next start, docs/adr/0074).
+        let files = attachments.deleteConversations(conversationIds)
         await awake.forget(inboxId, conversationIds: conversationIds)
         await inboxLRU.forceRemove(inboxId)  // whatever its protections
         if !(await walKeeper.checkpointSoon()) {
@@ -219,6 +226,7 @@ public actor ExplodeWorker: Service {
         }
         deletedInboxes += 1
         DaemonLog.info("deleted exploded inbox with \(conversationIds.count) conversation(s)"
+                       + (files > 0 ? " and \(files) stored attachment file(s)" : "")
                        + (notices > 0 ? "; \(notices) notice(s) wait for members not reached yet" : ""))
     }
 

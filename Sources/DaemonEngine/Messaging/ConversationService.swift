@@ -45,10 +45,12 @@ public actor ConversationService {
     /// Where `apply(_:)` hands join requests and explosion times.
     let joinRequests: JoinRequestHandler
     let explodeWorker: ExplodeWorker
+    /// Where a sent file's stored form is kept (`sendAttachment`).
+    let attachments: AttachmentStore
 
     init(database: DaemonDatabase, unusedInboxes: UnusedInboxCache, windows: ConversationWindows,
          endpoint: String, inboxLRU: InboxLRU, identities: InboxIdentities, outbox: OutboxSender,
-         joinRequests: JoinRequestHandler, explodeWorker: ExplodeWorker) {
+         joinRequests: JoinRequestHandler, explodeWorker: ExplodeWorker, attachments: AttachmentStore) {
         self.database = database
         self.unusedInboxes = unusedInboxes
         self.windows = windows
@@ -58,6 +60,7 @@ public actor ConversationService {
         self.outbox = outbox
         self.joinRequests = joinRequests
         self.explodeWorker = explodeWorker
+        self.attachments = attachments
     }
 
     // MARK: - Conversations
@@ -212,10 +215,11 @@ public actor ConversationService {
                                      fallback: remove ? "removed \(emoji)" : "reacted \(emoji)", referenceId: target)
     }
 
+    /// `id` is the new message's id (`sendAttachment` names the stored file by it first).
     /// `alsoInTransaction` runs in the transaction that stores the message and its pushes
     /// (an explosion records its time there: ADR 0016).
     func sendContent(_ conversation: DBConversation, contentType: String, content: [UInt8], fallback: String?,
-                     referenceId: String?,
+                     referenceId: String?, id: String = Hex.encode(SecureRandom.bytes(16)),
                      alsoInTransaction: (@Sendable (SQLiteConnection) throws -> Void)? = nil) async throws
         -> (messageId: String, recipients: Int) {
         if let expiresAt = conversation.expiresAt, expiresAt <= WallClock.nowMs() {
@@ -229,7 +233,7 @@ public actor ConversationService {
         do {
             composed = try MessageComposer.compose(contentType: contentType, content: content, fallback: fallback,
                                                    referenceId: referenceId, conversation: conversation,
-                                                   members: members, sender: identity, now: now)
+                                                   members: members, sender: identity, now: now, id: id)
         } catch {
             // Refused here, with nothing stored: never a message every member fails to get.
             throw Failure.invalid(error.description)

@@ -16,7 +16,8 @@ extension MessageInfo {
                   sentAtMs: message.sentAtMs, contentType: message.contentType.rawValue, text: message.text,
                   outgoing: message.isOutgoing, deliveryStatus: status,
                   referenceId: message.referenceId, senderName: message.isOutgoing ? nil : senderName,
-                  deliveries: message.isOutgoing ? deliveries?.map(MessageDelivery.init) : nil)
+                  deliveries: message.isOutgoing ? deliveries?.map(MessageDelivery.init) : nil,
+                  attachment: message.attachment.map(AttachmentInfo.init))
     }
 
     /// One status for all of a message's pushes: pending while one is pending, else failed if
@@ -37,5 +38,12 @@ extension MessageDelivery {
     public init(_ delivery: OutboxRepository.MemberDelivery) {
         self.init(member: delivery.memberInboxId, state: delivery.state.rawValue, attempts: delivery.attempts,
                   lastError: delivery.lastError)
+    }
+}
+
+extension AttachmentInfo {
+    public init(_ attachment: TimelineAttachment) {
+        self.init(name: attachment.name, size: Int64(attachment.size), mediaType: attachment.mediaType,
+                  state: attachment.state.rawValue, caption: attachment.caption)
     }
 }

@@ -1,6 +1,7 @@
 import DaemonCore
 import SharedStore
 import SottoCrypto
+import SottoWire
 
 extension TimelineMessage {
     /// What a message whose sealed content did not open shows (docs/adr/0052): never its bytes.
@@ -20,10 +21,24 @@ extension TimelineMessage {
         } else {
             status = .received
         }
+        var attachment: TimelineAttachment?
+        if !row.isUnreadable, case .attachment(let reference)? = content {
+            attachment = TimelineAttachment(reference, isOutgoing: row.isOutgoing)
+        }
         self.init(id: row.id, conversationId: row.conversationId, senderInboxId: row.senderInboxId,
                   sentAtMs: row.sentAt, contentType: MessageContentType(rawValue: row.contentType),
                   text: row.isUnreadable ? Self.unreadableText
-                      : content?.displayText ?? row.fallback ?? "[\(row.contentType)]",
-                  referenceId: row.referenceId, isOutgoing: row.isOutgoing, deliveryStatus: status)
+                      : attachment?.text ?? content?.displayText ?? row.fallback ?? "[\(row.contentType)]",
+                  referenceId: row.referenceId, isOutgoing: row.isOutgoing, deliveryStatus: status, attachment: attachment)
+    }
+}
+
+extension TimelineAttachment {
+    /// A reference as the timeline shows it. The sender holds its own stored copy
+    /// (`available`); a recipient has the reference only (`waiting`) until a transport
+    /// fetches the file (docs/protocol/attachments.md §9, not built yet).
+    init(_ reference: AttachmentReference, isOutgoing: Bool) {
+        self.init(name: reference.name, size: reference.size, mediaType: reference.mediaType,
+                  caption: reference.caption, state: isOutgoing ? .available : .waiting)
     }
 }

@@ -9,7 +9,8 @@ import SottoWire
 /// content; a refused join says why, in this device's words. Nothing for a muted conversation, the one open in the daemon, or a message no
 /// user sees (join requests, membership). The conversation's (else the device's)
 /// `NotificationPreview` can hide the text (`name`: "Ann: New message") or everything (`none`:
-/// "Sotto", "New message"). "The one open in the daemon": `isOpen`, which the daemon writes
+/// "Sotto", "New message"). A file says who sent a photo or a file, and its name only with
+/// `full` ("Ann sent a photo: beach.jpg"). "The one open in the daemon": `isOpen`, which the daemon writes
 /// while a client has the conversation open (docs/adr/0062). The text here is still the
 /// member's own: whoever posts it (`DesktopNotifier`, or the daemon's `DesktopNotifications`)
 /// makes it inert and escapes it for the server (`NotificationServerText`).
@@ -47,6 +48,9 @@ enum NotificationText {
             body = "\(sender) left"
         case .remove:
             body = "\(sender) removed a member"
+        case .attachment(let reference):
+            guard receipt.isUserVisible else { return nil }
+            body = attachmentBody(reference, sender: sender, preview: receipt.preview)
         default:
             guard receipt.isUserVisible else { return nil }
             switch receipt.preview {
@@ -58,6 +62,14 @@ enum NotificationText {
             }
         }
         return receipt.preview == .none ? anonymous : (summary, body)
+    }
+
+    /// "Ann sent a photo" (an `image/` type) or "Ann sent a file"; the file's name (and its
+    /// caption) only when the preview shows texts: a name says as much as a text does.
+    static func attachmentBody(_ reference: AttachmentReference, sender: String, preview: NotificationPreview) -> String {
+        let what = "\(sender) sent \(AttachmentMediaType.isImage(reference.mediaType) ? "a photo" : "a file")"
+        guard preview == .full else { return what }
+        return self.preview("\(what): \(reference.name)" + (reference.caption.map { " — \($0)" } ?? ""))
     }
 
     /// The first `previewCharacters` characters (whole grapheme clusters), with "…" when cut.

@@ -37,6 +37,13 @@ public enum ClientRequests {
         ClientRequest(SendMessageParams(conversation: conversation, text: text, replyTo: replyTo), retry: false)
     }
 
+    /// A file the daemon reads at `path` (absolute), stores encrypted and sends
+    /// (`sotto send ID --file PATH`, docs/adr/0074).
+    public static func sendAttachment(conversation: String, path: String, name: String? = nil,
+                                      caption: String? = nil) -> ClientRequest<SendAttachmentParams> {
+        ClientRequest(SendAttachmentParams(conversation: conversation, path: path, name: name, caption: caption), retry: false)
+    }
+
     /// Adds (or with `remove` takes back) a reaction to a message.
     public static func react(conversation: String, message: String, emoji: String, remove: Bool = false) -> ClientRequest<ReactParams> {
         ClientRequest(ReactParams(conversation: conversation, message: message, emoji: emoji, remove: remove), retry: false)

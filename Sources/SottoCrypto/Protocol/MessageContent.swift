@@ -73,6 +73,9 @@ public enum MessageContent: Sendable, Equatable {
     case receipt(Receipt)
     /// The creator refuses this device's join request (docs/protocol/join-refusal.md).
     case joinRefused(JoinRefusal)
+    /// A file a member sent: the reference to its stored form, decoded strictly
+    /// (docs/protocol/attachments.md §3); the file travels apart from the message.
+    case attachment(AttachmentReference)
     /// An unknown content type shown as its fallback text.
     case unknown(contentType: String, fallback: String)
 
@@ -157,6 +160,8 @@ public enum MessageContent: Sendable, Equatable {
             return .receipt(try Receipt.decode(content))
         case ContentType.joinRefused:
             return .joinRefused(try JoinRefusal.decode(content))
+        case ContentType.attachment:
+            return .attachment(try AttachmentReference.decode(content))
         default:
             guard let fallback, !fallback.isEmpty else {
                 throw PushError(.unsupportedContent, "content type \(printable(contentType)) is unknown and has no fallback")
@@ -182,6 +187,7 @@ public enum MessageContent: Sendable, Equatable {
         case .remove: return "removed a member"
         case .receipt: return "delivery receipt"
         case .joinRefused(let refusal): return "refused your request to join: \(refusal.reason.words)"
+        case .attachment(let reference): return "📎 \(reference.name)"
         case .unknown(_, let fallback): return fallback
         }
     }

@@ -130,6 +130,14 @@ struct RPCDispatcher: ControlRequestHandler {
                 let sent = try await service.send(to: params.conversation, text: params.text, replyTo: params.replyTo)
                 return SentMessage(messageId: sent.messageId, recipients: sent.recipients)
             }
+        case .sendAttachment:
+            return try await answer(request, as: SendAttachmentParams.self) { params in
+                let sent = try await service.sendAttachment(to: params.conversation, path: params.path, name: params.name,
+                                                            caption: params.caption)
+                return SentAttachment(messageId: sent.messageId, recipients: sent.recipients, name: sent.reference.name,
+                                      size: Int64(sent.reference.size), storedLength: Int64(sent.reference.length),
+                                      mediaType: sent.reference.mediaType)
+            }
         case .markRead:
             return try await answer(request, as: MarkReadParams.self) { params in
                 try await service.markRead(params.conversation)

@@ -51,9 +51,26 @@ public struct GroupDirectory: Sendable, Equatable {
     /// sotto-relayd, which keeps a relay connection for those only (docs/adr/0056).
     public var awakeMailboxesPath: String { PrivateDirectory.join(path, "awake-mailboxes") }
 
+    /// Each conversation's stored attachment files, `attachments/<conversationId>/<messageId>`
+    /// (docs/adr/0074): written by the daemon only.
+    public var attachmentsPath: String { PrivateDirectory.join(path, "attachments") }
+
+    /// Where a conversation's stored attachment files are.
+    public func attachmentsPath(conversationId: String) -> String {
+        PrivateDirectory.join(attachmentsPath, conversationId)
+    }
+
     /// Creates the directory 0700 if missing (parents too, also 0700), else checks it is safe.
     public func create() throws(DirectoryError) {
         try PrivateDirectory.create(path)
+    }
+
+    /// Creates a conversation's attachment directory 0700 (and `attachments/`) if missing,
+    /// else checks it is safe; returns its path.
+    public func createAttachmentsDirectory(conversationId: String) throws(DirectoryError) -> String {
+        let directory = attachmentsPath(conversationId: conversationId)
+        try PrivateDirectory.create(directory)
+        return directory
     }
 
     /// The check `create()` makes, without creating anything: the worker's side of the one

@@ -29,7 +29,7 @@ extension IncomingMessage.Kind {
     /// What the store does with a decoded content.
     public init(_ content: MessageContent) {
         switch content {
-        case .text, .unknown:
+        case .text, .unknown, .attachment:
             self = .stored(referenceId: nil)
         case .reply(let reference, _), .reaction(let reference, _, _):
             self = .stored(referenceId: reference)

@@ -4,7 +4,7 @@
 ///
 /// | content | who | else |
 /// |---|---|---|
-/// | text, reply, reaction, unknown with fallback | a member, with its key | `unknown_sender` |
+/// | text, reply, reaction, `sotto/attachment:1.0` (its reference decoded strictly first: `malformed_message`), unknown with fallback | a member, with its key | `unknown_sender` |
 /// | `convos.org/explode_settings:1.0` (a time or a cancel, docs/protocol/explode-schedule.md) | the creator | `unknown_sender` |
 /// | `sotto/membership:1.0` | the creator; the list keeps the creator with its key | `unknown_sender` / `malformed_message` |
 /// | `sotto/roster_delta:1.0` | the creator; it may not remove the creator | `unknown_sender` / `malformed_message` |
