@@ -12,7 +12,8 @@ extension ConversationService {
         public let reference: AttachmentReference
     }
 
-    /// Reads the file at `path` once, stores its encrypted form (`AttachmentStore`), then
+    /// Reads the file at `path` once, stores its encrypted form (`AttachmentStore`), puts it
+    /// on every relay a member's push goes through (`putAttachmentOnRelays`), then
     /// sends a `sotto/attachment:1.0` message with its reference through `sendContent`, like
     /// any message: inline in each member's push when it fits, else by reference. Returns
     /// once both are done; a refusal at any step leaves neither (the file is removed when the
@@ -42,6 +43,15 @@ extension ConversationService {
         CrashPoint.reach("attachment.stored")
         let attachment = stored.reference(name: fileName, mediaType: AttachmentMediaType.guess(fileName: fileName), caption: caption)
         do {
+            // Every piece on each member's relay before any push names it (docs/protocol/attachment-relay.md §4).
+            let members = try database.read { conn in try MemberRepository.members(of: conversation.id, on: conn) }
+            do {
+                try await outbox.putAttachmentOnRelays(storedPath: attachments.storedPath(conversationId: conversation.id, messageId: messageId),
+                                                       reference: attachment, endpoints: members.map(\.endpoint),
+                                                       conversationId: conversation.id)
+            } catch {
+                throw Failure.refused(error.description)
+            }
             let sent = try await sendContent(conversation, contentType: ContentType.attachment, content: attachment.encode(),
                                              fallback: AttachmentReference.outerFallback, referenceId: nil, id: messageId)
             return SentAttachmentFile(messageId: sent.messageId, recipients: sent.recipients, reference: attachment)

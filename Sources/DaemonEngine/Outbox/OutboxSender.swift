@@ -38,7 +38,7 @@ public actor OutboxSender: Service {
 
     let database: DaemonDatabase
     private let wakeSignal: WakeSignal
-    private let relays: RelayConnections
+    let relays: RelayConnections
     let noticeMaxAgeMs: Int64
     private(set) var attempts = 0
     /// The last pass took as many pushes as it may: more are due, the next pass starts at once.

@@ -1,0 +1,100 @@
+import Foundation
+import RelayTransport
+import SharedStore
+import SottoCrypto
+import SottoWire
+import TestSupport
+import Testing
+
+/// The daemon putting a sent file on its members' relay before any push names it
+/// (docs/protocol/attachment-relay.md §4, docs/adr/0076), seen from the relay's side. All
+/// real: daemons, sotto-relayd, workers, nats-server.
+@Suite("Relay sending: attachments", .serialized, .enabled(if: NatsServer.isInstalled, "nats-server not installed (make deps)"))
+struct RelaySendingAttachmentTests {
+    static func writeFile(_ path: String, count: Int) throws -> [UInt8] {
+        let bytes = (0..<count).map { _ in UInt8.random(in: 0...255) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return bytes
+    }
+
+    static func attachment(_ peers: RelayPeers, _ name: String, _ conversation: String, id: String) -> [String: Any]? {
+        peers.message(name, conversation, id: id)?["attachment"] as? [String: Any]
+    }
+
+    @Test("alice sends a file to bob and carol on one relay: its pieces are on the relay once, exactly the stored file, before the pushes; each member has the reference, waiting")
+    func storedOnceOnTheRelay() throws {
+        guard let peers = try RelayPeers.make(["alice", "bob", "carol"]) else { return }
+        defer { peers.tearDown() }
+        try peers.diagnosed {
+            let trip = try peers.conversation(creator: "alice", joiners: ["bob", "carol"])
+            let path = peers.tmp.path + "/minutes.pdf"
+            let original = try Self.writeFile(path, count: 300_000)
+            let sent = try peers["alice"].json(["send", trip, "--file", path])
+            let id = try #require(sent["messageId"] as? String, "\(sent)")
+
+            let row = try #require(try peers["alice"].storedMessage(id: id))
+            let reference = try AttachmentReference.decode(row.content)
+            let attachmentId = Hex.encode(reference.id)
+            let pieces = AttachmentLayout.chunkCount(original.count)
+            let relay = try peers.relay()
+            #expect(try relay.storedAttachmentPieces(id: attachmentId) == Set(0..<pieces))
+            let usage = try relay.attachmentStreamUsage()
+            #expect(usage.messages == UInt64(pieces), "one copy for two members: \(usage)")
+            #expect(usage.bytes < UInt64(reference.length) * 105 / 100, "\(usage.bytes) bytes for a stored file of \(reference.length)")
+            var relayed: [UInt8] = []
+            for piece in 0..<pieces { relayed += try #require(try relay.attachmentPiece(id: attachmentId, piece: piece)) }
+            let stored = try [UInt8](Data(contentsOf: URL(fileURLWithPath: peers["alice"].group.attachmentsPath(conversationId: trip) + "/" + id)))
+            #expect(relayed == stored, "the relay holds the stored file, byte for byte")
+
+            for member in ["bob", "carol"] {
+                try peers[member].waitUntil("\(member) has the reference", timeoutMs: 60_000) { Self.attachment(peers, member, trip, id: id) != nil }
+                #expect(Self.attachment(peers, member, trip, id: id)?["state"] as? String == "waiting")
+            }
+        }
+    }
+
+    @Test("the relay down when alice sends a file: refused with the relay's reason, and neither the stored file nor the message is kept")
+    func relayDownSendsNothing() throws {
+        guard let peers = try RelayPeers.make(["alice", "bob"]) else { return }
+        defer { peers.tearDown() }
+        try peers.diagnosed {
+            let trip = try peers.conversation(creator: "alice", joiner: "bob")
+            let before = try peers["alice"].query("SELECT count(*) FROM message WHERE conversationId = ?", [.text(trip)])[0].int64(0)
+            peers.server.stop()
+            let path = peers.tmp.path + "/photo.jpg"
+            _ = try Self.writeFile(path, count: 100_000)
+            let refused = try peers["alice"].cli(["send", trip, "--file", path])
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("did not take the file") && refused.stderr.contains("nothing was sent"), "\(refused)")
+            #expect(try peers["alice"].query("SELECT count(*) FROM message WHERE conversationId = ?", [.text(trip)])[0].int64(0) == before)
+            let directory = peers["alice"].group.attachmentsPath(conversationId: trip)
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).isEmpty, "no stored file left")
+        }
+    }
+
+    @Test("alice killed with the file's pieces on the relay and no message (attachment.uploaded): the restart sweeps the stored file, no push names the pieces, and a new send goes out whole")
+    func killedAfterTheUpload() throws {
+        guard let peers = try RelayPeers.make(["alice", "bob"]) else { return }
+        defer { peers.tearDown() }
+        try peers.diagnosed {
+            let trip = try peers.conversation(creator: "alice", joiner: "bob")
+            let alice = peers["alice"]
+            let path = peers.tmp.path + "/plan.txt"
+            _ = try Self.writeFile(path, count: 70_000)
+            alice.stopDaemon()
+            try alice.startDaemon(environment: [CrashPoint.variable: "attachment.uploaded"])
+            #expect(try alice.cli(["send", trip, "--file", path]).status != 0)
+            #expect(try alice.diedAtCrashPoint("attachment.uploaded", timeoutMs: 30_000), "attachment.uploaded was never reached")
+            #expect(try peers.relay().attachmentStreamUsage().messages == 2, "the pieces went up before the crash")
+            try alice.startDaemon()
+            let directory = alice.group.attachmentsPath(conversationId: trip)
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).isEmpty, "the restart swept the file with no message")
+            #expect(try alice.query("SELECT count(*) FROM message WHERE contentType = ?", [.text(ContentType.attachment)])[0].int64(0) == 0)
+
+            let sent = try alice.json(["send", trip, "--file", path])
+            let id = try #require(sent["messageId"] as? String, "\(sent)")
+            try peers["bob"].waitUntil("bob has the reference", timeoutMs: 60_000) { Self.attachment(peers, "bob", trip, id: id) != nil }
+            #expect(try peers.relay().attachmentStreamUsage().messages == 4, "the orphaned pieces (unreadable, expiring) and the new file's")
+        }
+    }
+}
