@@ -85,7 +85,7 @@ public final class AttachmentStore: Sendable {
                               messageId: String) throws(Failure) -> AttachmentFile.Encrypted {
         // O_NONBLOCK: opening a FIFO must not wait for a writer; a regular file ignores it.
         let source = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-        guard source >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        guard source >= 0 else { throw .unreadable(path: path, reason: openFailure(errno, path: path)) }
         defer { close(source) }
         var before = stat()
         guard fstat(source, &before) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
@@ -129,6 +129,14 @@ public final class AttachmentStore: Sendable {
             throw .notStored(reason: why)
         }
         return encrypted
+    }
+
+    /// errno's words, and for a path in /tmp or /var/tmp that is not there why it may be
+    /// there for the user all the same: `sotto.service` runs with `PrivateTmp=yes`.
+    static func openFailure(_ code: Int32, path: String) -> String {
+        let words = String(cString: strerror(code))
+        guard code == ENOENT, path.hasPrefix("/tmp/") || path.hasPrefix("/var/tmp/") else { return words }
+        return words + " (as the daemon sees it: under systemd it has a /tmp of its own; send the file from another directory)"
     }
 
     private static func kind(_ mode: mode_t) -> String {

@@ -98,6 +98,15 @@ extension ChatApp {
                             .notice(joined.state == "pending" ? "asked to join \(name): waiting for its creator to accept" : "joined \(name)")]
                 })
             }
+        case .file(let path):
+            guard let conversation = state.selected else { return notice("no conversation open to send a file to") }
+            state.notice = "storing and sending the file…"
+            actions.sendAttachment(conversation: conversation.id, path: LocalPath.absolute(path)) { [inbox] outcome in
+                inbox.report(outcome, { sent in
+                    [.notice("sent " + InertText.line(AttachmentLine.text(name: sent.name, size: Int(sent.size), state: .available,
+                                                                          caption: nil)))]
+                })
+            }
         case .mute(let muted):
             guard let conversation = state.selected else { return notice("no conversation open") }
             let name = ChatRenderer.name(of: conversation)

@@ -16,6 +16,8 @@ enum SlashCommand: Equatable {
     case invite(expiresInMs: Int64?)
     case join(code: String)
     case mute(Bool)
+    /// Sends the file at this path (made absolute) to the open conversation.
+    case file(path: String)
     case leave
     case remove(member: String)
     /// nil: now; a time: scheduled; `cancel`: calls a scheduled one off.
@@ -29,7 +31,7 @@ enum SlashCommand: Equatable {
 
     // MARK: The table (shown by /help and on the status line while a command is typed)
 
-    static let summary = "/new NAME · /invite · /join CODE · /mute · /unmute · /leave · /remove MEMBER · /explode · /help"
+    static let summary = "/new NAME · /invite · /join CODE · /file PATH · /mute · /unmute · /leave · /remove MEMBER · /explode · /help"
 
     /// At most 79 columns each, so 80×24 shows them unwrapped.
     static let helpLines: [String] = [
@@ -38,6 +40,7 @@ enum SlashCommand: Equatable {
         "  /invite [1h]     show an invite code for the open conversation (also copied",
         "                   to the clipboard where the terminal allows it)",
         "  /join CODE       paste an invite code (sotto1:…) to ask to join",
+        "  /file PATH       send a file (up to 100 MiB) to the open conversation",
         "  /mute, /unmute   no desktop notifications for it on this device",
         "  /leave           leave the open conversation (asks you to type its name)",
         "  /remove MEMBER   remove a member (asks you to type the member's name)",
@@ -68,6 +71,9 @@ enum SlashCommand: Equatable {
         case "join":
             guard !rest.isEmpty else { return .invalid("/join needs the invite code: /join sotto1:…") }
             return .command(.join(code: rest.filter { !$0.isWhitespace }))
+        case "file":
+            guard !rest.isEmpty else { return .invalid("/file needs the file's path: /file ~/photo.jpg") }
+            return .command(.file(path: rest))
         case "mute": return .command(.mute(true))
         case "unmute": return .command(.mute(false))
         case "leave": return .command(.leave)

@@ -1,7 +1,6 @@
 import ArgumentParser
 import ControlProtocol
 import FoundationEssentials
-import Glibc
 import SottoWire
 import SottoClient
 
@@ -67,20 +66,11 @@ struct SendCommand: ParsableCommand {
             }
             return
         }
-        let request = ClientRequests.sendAttachment(conversation: conversation, path: Self.absolute(file), name: name,
+        let request = ClientRequests.sendAttachment(conversation: conversation, path: LocalPath.absolute(file), name: name,
                                                     caption: caption ?? text)
         try client.call(request) { result in
             let line = AttachmentLine.text(name: result.name, size: Int(result.size), state: .available, caption: nil)
             return "sent \(result.messageId) (\(InertText.line(line))) to \(result.recipients) member(s)"
         }
-    }
-
-    /// The daemon has another working directory: a relative path is made absolute here.
-    static func absolute(_ path: String) -> String {
-        if path.hasPrefix("/") { return path }
-        guard let cwd = getcwd(nil, 0) else { return path }
-        defer { free(cwd) }
-        let directory = String(cString: cwd)
-        return (directory.hasSuffix("/") ? directory : directory + "/") + path
     }
 }

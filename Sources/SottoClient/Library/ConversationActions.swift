@@ -50,6 +50,13 @@ public final class ConversationActions: Sendable {
     }
 
     /// Mutes (or unmutes) a conversation on this device: no desktop notifications for it.
+    /// A file the daemon reads at `path` (absolute), stores encrypted and sends (`/file` in
+    /// `sotto chat`, docs/adr/0074).
+    public func sendAttachment(conversation: String, path: String,
+                               then: @escaping @Sendable (Outcome<SentAttachment>) -> Void) {
+        perform(ClientRequests.sendAttachment(conversation: conversation, path: path), then: then)
+    }
+
     public func setMuted(_ muted: Bool, conversation: String,
                          then: @escaping @Sendable (Outcome<MuteConversationResult>) -> Void) {
         perform(ClientRequests.setMuted(muted, conversation: conversation), then: then)

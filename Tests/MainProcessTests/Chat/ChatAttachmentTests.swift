@@ -1,7 +1,9 @@
 import ControlProtocol
+import Foundation
 import SottoClient
 import SottoWire
 import Testing
+import TestSupport
 @testable import SottoCLI
 
 /// `sotto chat`'s timeline shows a file as `sotto read` does: the daemon's line
@@ -24,5 +26,33 @@ struct ChatAttachmentTests {
         #expect(shown.contains("📎 ␛[2Jphoto␇<U+202E>gpj.exe (1.2 MiB, waiting)"), "\(shown)")
         #expect(shown.contains("the view"))
         #expect(!shown.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x202E })
+    }
+}
+
+/// `/file PATH` in a real `sotto chat` on a terminal: the daemon stores and sends it, the
+/// status line and the timeline show the 📎 line, and the member gets it `waiting`.
+@Suite("sotto chat sends a file", .serialized, .timeLimit(.minutes(3)),
+       .enabled(if: ChatTerminal.isAvailable, "needs tmux (make deps installs it)"))
+struct ChatFileCommandTests {
+    @Test("/file PATH: stored and sent, shown available here and waiting on the member's device")
+    func fileCommand() throws {
+        let net = try Network(["alice", "bob"])
+        let alice = net["alice"], bob = net["bob"]
+        let trip = try net.conversation(creator: alice, joiners: [bob], name: "Trip")
+        let path = net.tmp.path + "/minutes.pdf"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(repeating: 7, count: 5_000)))
+
+        let aliceChat = try ChatTerminalActionsTests.chat(alice, trip)
+        try aliceChat.waitForScreen("Trip open") { $0.contains("Sotto · Trip · 2 members") }
+        try aliceChat.typeLine("/file \(path)")
+        try aliceChat.waitForScreen("sent and shown") { screen in
+            ChatTerminalActionsTests.status(screen).contains("sent 📎 minutes.pdf (4.9 KiB, available)")
+                && screen.components(separatedBy: "📎 minutes.pdf (4.9 KiB, available)").count >= 3
+        }
+        try bob.waitUntil("bob has it, waiting") {
+            bob.messages(trip).contains { ($0["attachment"] as? [String: Any])?["state"] as? String == "waiting" }
+        }
+        try aliceChat.typeLine("/file")
+        try aliceChat.waitForScreen("refused without a path") { ChatTerminalActionsTests.status($0).contains("/file needs the file's path") }
     }
 }
