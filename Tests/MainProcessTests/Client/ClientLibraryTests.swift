@@ -65,6 +65,9 @@ struct ClientLibraryTests {
         timelineB.start()
         // Loaded once each, and the observers told (`current` changes just before they are).
         try alice.waitUntil("both timelines loaded") { seenA.all.contains(where: \.connected) && seenB.all.contains(where: \.connected) }
+        // B's own roster message ("B: 2 members") may reach B's timeline after it loaded, on
+        // a loaded machine: a wake by B's own message, which is not what this test is about.
+        try alice.waitUntil("B's roster in B") { timelineB.current.items.contains { $0.message.text.hasPrefix("B: 2 members") } }
         let settled = seenB.all.count
 
         _ = try bob.json(["send", a, "only in A"])

@@ -76,6 +76,10 @@ struct RenameTests {
         let unknown = try bob.cli(["rename", "ffffffffff", "Bea"])
         #expect(unknown.status != 0 && unknown.stderr.contains("no conversation"), "\(unknown.stderr)")
         for device in [alice, bob] {
+            // The join's receipts go out as notices in the background: counted once they are gone.
+            try device.waitUntil("no notice in flight on \(device.name)") {
+                try device.query("SELECT count(*) FROM outliving_notice")[0].int64(0) == 0
+            }
             let before = try device.query("SELECT count(*) FROM outliving_notice")[0].int64(0)
             let messages = try device.query("SELECT count(*) FROM message")[0].int64(0)
             let result = try device.cli(["rename", trip, name])
