@@ -311,7 +311,7 @@ let package = Package(
             dependencies: ["DaemonLogging", "SottoWire", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "SottoDaemonTests",
-            dependencies: ["SottoDaemon", "DaemonEngine", "TestSupport"]),
+            dependencies: ["SottoDaemon", "DaemonEngine", "DaemonStore", "SharedStore", "ControlProtocol", "TestSupport"]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
             name: "SystemdTests",

@@ -206,13 +206,14 @@ struct RPCDispatcher: ControlRequestHandler {
                     conversation = try await daemon.service.conversation(reference)
                 }
                 let conversationId = conversation?.id
-                let (lastSeq, gap) = await daemon.feed.subscribe(key: ObjectIdentifier(connection), since: params.since,
-                                                                 conversationId: conversationId) { line in connection.send(line) }
+                let (lastSeq, gap, changes) = await daemon.feed.subscribe(key: ObjectIdentifier(connection), since: params.since,
+                                                                          conversationId: conversationId)
+                SubscriptionLines.follow(changes) { line in connection.send(line) }
                 // One conversation open in this client keeps its inbox awake until the client
                 // subscribes anew or goes; a client that went while this ran is closed here.
                 await daemon.openConversations.open(conversation?.inboxId, client: connection.serial)
                 if connection.isClosed { await daemon.openConversations.close(client: connection.serial) }
-                return SubscribeResult(lastSeq: lastSeq, gap: gap, conversationId: conversationId)
+                return SubscribeResult(lastSeq: lastSeq, gap: gap.map(ChangeGap.init), conversationId: conversationId)
             }
         }
     }

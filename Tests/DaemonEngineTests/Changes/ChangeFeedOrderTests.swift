@@ -211,10 +211,10 @@ struct ChangeFeedOrderTests {
         for stream in [first, second] {
             var iterator = stream.makeAsyncIterator()
             var told = await iterator.next()
-            while let change = told, change.kind != ChangeKind.messageInserted.rawValue { told = await iterator.next() }
-            #expect(told?.text == "read once", "a subscriber re-read the row instead of getting the pass's value")
+            while let change = told, change.knownKind != .messageInserted { told = await iterator.next() }
+            #expect(told?.message?.text == "read once", "a subscriber re-read the row instead of getting the pass's value")
             #expect(told?.senderName == "Sender")
-            #expect(told?.outgoing == false)
+            #expect(told?.message?.isOutgoing == false)
         }
     }
 
