@@ -7,10 +7,10 @@ import SharedStore
 import SottoCrypto
 import SottoWire
 
-/// What the daemon does with conversations: create, list, read, send, mark read; and what
-/// it does when a change lands in `change_log` (a worker stored a push): feed the awake
-/// conversation's store, or wake its inbox. Every mutation goes through SharedStore's
-/// writers inside one database write; every identity comes from the keystore.
+/// What the daemon does with conversations: create, list, read, send, mark read. What it does
+/// when a change lands in `change_log` is decided in one place, ``ChangeRouter``. Every
+/// mutation goes through SharedStore's writers inside one database write; every identity comes
+/// from the keystore.
 ///
 /// ```swift
 /// let conversation = try await service.newConversation(name: "Trip", profileName: "Ann")
@@ -42,13 +42,12 @@ public actor ConversationService {
     let inboxLRU: InboxLRU
     let identities: InboxIdentities
     let outbox: OutboxSender
-    /// Where `apply(_:)` hands join requests and explosion times.
+    /// The creator's join requests (an invite's protection is refreshed through it).
     let joinRequests: JoinRequestHandler
-    let explodeWorker: ExplodeWorker
 
     init(database: DaemonDatabase, unusedInboxes: UnusedInboxCache, windows: ConversationWindows,
          endpoint: String, inboxLRU: InboxLRU, identities: InboxIdentities, outbox: OutboxSender,
-         joinRequests: JoinRequestHandler, explodeWorker: ExplodeWorker) {
+         joinRequests: JoinRequestHandler) {
         self.database = database
         self.unusedInboxes = unusedInboxes
         self.windows = windows
@@ -57,7 +56,6 @@ public actor ConversationService {
         self.identities = identities
         self.outbox = outbox
         self.joinRequests = joinRequests
-        self.explodeWorker = explodeWorker
     }
 
     // MARK: - Conversations
@@ -316,64 +314,6 @@ public actor ConversationService {
                               : Failure.invalid("'\(reference)' matches more than one message")
         }
         return ids[0]
-    }
-
-    // MARK: - Changes from any process
-
-    /// Applies committed changes (any process's, the daemon's own too) in seq order, before the
-    /// change feed tells subscribers: new and updated messages go to the awake
-    /// conversation's store; a message for a sleeping inbox wakes it (pushNotification).
-    /// Kinds that need nothing here (an inbox or conversation created, a read marker) do not
-    /// queue on this actor: a request waiting for the feed would otherwise wait for its turn.
-    nonisolated func apply(_ changes: [FeedChange]) async {
-        let relevant = changes.filter { change in
-            switch change.knownKind {
-            case .messageInserted, .messageStatusChanged, .membersChanged, .conversationExpiresChanged, .joinRequestReceived,
-                 .joinRefused:
-                return change.conversationId != nil
-            default:
-                return false
-            }
-        }
-        if !relevant.isEmpty { await applyRelevant(relevant) }
-    }
-
-    /// Applies what the feed read once for each change (``FeedChange``): nothing is read back here.
-    private func applyRelevant(_ changes: [FeedChange]) async {
-        for change in changes {
-            guard let conversationId = change.conversationId else { continue }
-            switch change.knownKind {
-            case .messageInserted, .messageStatusChanged:
-                guard let message = change.message else { continue }
-                if let store = await windows.window(for: conversationId) {
-                    if change.knownKind == .messageInserted {
-                        _ = try? await store.append(message)
-                    } else {
-                        try? await store.upsertByID(message)
-                    }
-                }
-                guard let inboxId = change.inboxId else { continue }
-                if change.knownKind == .messageInserted, !message.isOutgoing, await inboxLRU.state(of: inboxId) != .awake {
-                    _ = try? await inboxLRU.wake(inboxId, reason: .pushNotification)
-                }
-                await inboxLRU.recordActivity(inboxId, at: change.change.createdAt)
-            case .membersChanged, .conversationExpiresChanged:
-                // The worker stored the membership / explode_settings message as a timeline row.
-                if let message = change.message, let store = await windows.window(for: conversationId) {
-                    try? await store.upsertByID(message)
-                }
-                if change.knownKind == .conversationExpiresChanged { await explodeWorker.kick() }
-                // A member left (the worker dropped it): the creator sends the updated list.
-                if change.knownKind == .membersChanged { await joinRequests.announceAfterLeave(conversationId: conversationId) }
-            case .joinRequestReceived:
-                await joinRequests.handlePending(conversationId: conversationId)
-            case .joinRefused:
-                // The creator refused this device's join: the sweep deletes it and its identity.
-                await explodeWorker.kick()
-            default:
-                continue
-            }
-        }
     }
 }
 
