@@ -193,7 +193,7 @@ public actor ExplodeWorker: Service {
     /// Removes one inbox and everything of it from this device.
     func deleteInbox(_ inboxId: String) async throws {
         let conversationIds = try database.read { conn in
-            try ConversationRepository.forInbox(inboxId: inboxId, on: conn).map(\.id)
+            try ConversationLookupRepository.forInbox(inboxId: inboxId, on: conn).map(\.id)
         }
         let (tombstone, notices) = try await database.write { conn -> (InboxTombstone?, Int) in
             // docs/adr/0034: the explode pushes still pending outlive the conversation, in this

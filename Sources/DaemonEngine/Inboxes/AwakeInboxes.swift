@@ -1,4 +1,5 @@
 import DaemonCore
+import DaemonStore
 import Foundation
 import SharedStore
 import SottoCrypto
@@ -31,7 +32,7 @@ actor AwakeInboxes {
     /// Unlocks the identity and loads the latest messages of each conversation.
     func activate(_ inboxId: String) async throws {
         let identity = try keystore.identity(inboxId: inboxId)
-        let conversations = try database.read { conn in try ConversationRepository.forInbox(inboxId: inboxId, on: conn) }
+        let conversations = try database.read { conn in try ConversationLookupRepository.forInbox(inboxId: inboxId, on: conn) }
         let database = self.database
         let cap = windows.cap
         for conversation in conversations {
@@ -51,7 +52,7 @@ actor AwakeInboxes {
         if let clientId = unlocked[inboxId]?.clientId { marks?.unmark(clientId) }
         unlocked[inboxId] = nil
         database.contentKeys?.forget(inboxId: inboxId)  // a sleeping inbox's reads derive its key again
-        let conversations = (try? database.read { conn in try ConversationRepository.forInbox(inboxId: inboxId, on: conn) }) ?? []
+        let conversations = (try? database.read { conn in try ConversationLookupRepository.forInbox(inboxId: inboxId, on: conn) }) ?? []
         for conversation in conversations { await windows.drop(conversation.id) }
     }
 

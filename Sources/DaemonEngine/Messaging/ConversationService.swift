@@ -89,7 +89,7 @@ public actor ConversationService {
     }
 
     public func conversation(_ reference: String) throws -> DBConversation {
-        let resolved = try database.read { conn in try ConversationRepository.resolve(reference: reference, on: conn) }
+        let resolved = try database.read { conn in try ConversationLookupRepository.resolve(reference: reference, on: conn) }
         switch resolved {
         case .one(let conversation): return conversation
         case .none: throw Failure.notFound(reference)
@@ -98,7 +98,7 @@ public actor ConversationService {
     }
 
     public func listConversations() async throws -> [ConversationSummary] {
-        let conversations = try database.read { conn in try ConversationRepository.all(on: conn) }
+        let conversations = try database.read { conn in try ConversationLookupRepository.all(on: conn) }
         var out: [ConversationSummary] = []
         for conversation in conversations {
             let awake = await inboxLRU.state(of: conversation.inboxId) == .awake

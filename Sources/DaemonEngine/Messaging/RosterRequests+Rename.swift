@@ -35,7 +35,7 @@ extension RosterRequests {
                 "a profile name is 1 to \(ContentLimits.maxProfileNameBytes) bytes without control characters")
         }
         let conversation: DBConversation
-        switch try database.read({ conn in try ConversationRepository.resolve(reference: reference, on: conn) }) {
+        switch try database.read({ conn in try ConversationLookupRepository.resolve(reference: reference, on: conn) }) {
         case .one(let found): conversation = found
         case .none: throw ConversationService.Failure.notFound(reference)
         case .ambiguous: throw ConversationService.Failure.ambiguous(reference)

@@ -15,10 +15,6 @@ public enum InboxRepository {
             .map { row throws(StoreError) in try DBInbox(row: row) }
     }
 
-    public static func all(on conn: SQLiteConnection) throws(StoreError) -> [DBInbox] {
-        try decode(conn.query("SELECT \(DBInbox.columns) FROM inbox ORDER BY createdAt, inboxId"))
-    }
-
     /// The SQL of ``rankedByActivity(limit:on:)``, exposed so tests can check its plan.
     public static let rankedByActivitySQL = """
         SELECT \(DBInbox.columns) FROM inbox
