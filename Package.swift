@@ -154,13 +154,14 @@ let package = Package(
                 "DaemonStore",
                 "SottoWire",
                 "SottoCrypto",
-                "ControlProtocol",  // the change notification the feed builds, and `sotto status`'s result
+                "ControlProtocol",  // `sotto status`'s and notificationPreview's results, the explode limit (docs/adr/0075)
                 "RelayTransport",  // the outbox publishes to relays (docs/adr/0028)
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),  // the outbox's pool of blocking pushes (docs/adr/0053)
             ]),
         // The daemon app: start-up, the keyring, desktop notifications, health checks, the
-        // long-running parts as services, and the control requests' answers (`RPCDispatcher`).
+        // long-running parts as services, and the control requests' answers (`RPCDispatcher`,
+        // on `DaemonAPI`), where the engine's values become the wire's (docs/adr/0075).
         .target(
             name: "SottoDaemon",
             dependencies: [
