@@ -201,7 +201,7 @@ public actor ExplodeWorker: Service {
             let now = WallClock.nowMs()
             let notices = try OutlivingNoticeWriter.adopt(inboxId: inboxId, now: now, on: conn)
             _ = try InboxDeletion.delete(inboxId: inboxId, now: now, on: conn)
-            return (try TombstoneRepository.find(inboxId: inboxId, on: conn), notices)
+            return (try TombstoneWipeRepository.find(inboxId: inboxId, on: conn), notices)
         }
         CrashPoint.reach("explode.rowsCommitted")
         if let tombstone {
@@ -228,7 +228,7 @@ public actor ExplodeWorker: Service {
     /// One that fails (logged, kept) does not hold back the others; returns how many finished.
     @discardableResult
     func finishTombstones() async throws -> Int {
-        let tombstones = try database.read { conn in try TombstoneRepository.all(on: conn) }
+        let tombstones = try database.read { conn in try TombstoneWipeRepository.all(on: conn) }
         var finished = 0
         for tombstone in tombstones {
             do {

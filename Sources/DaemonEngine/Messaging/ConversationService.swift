@@ -163,7 +163,7 @@ public actor ConversationService {
         let outgoing = messages.filter(\.isOutgoing).map(\.id)
         return try database.read { conn in
             MessagePage(messages: messages,
-                        senderNames: messages.isEmpty ? [:] : try MemberRepository.profileNames(of: conversationId, on: conn),
+                        senderNames: messages.isEmpty ? [:] : try MemberNamesRepository.profileNames(of: conversationId, on: conn),
                         deliveries: outgoing.isEmpty ? [:] : try OutboxRepository.deliveries(messageIds: outgoing, on: conn))
         }
     }

@@ -89,7 +89,7 @@ extension RosterRequests {
             let now = WallClock.nowMs()
             let owed = try RosterRequestRepository.owedRenames(conversationId: conversationId,
                                                                appliedBy: now - Self.renameEveryMs, on: conn)
-            let names = try MemberRepository.profileNames(of: conversationId, on: conn)
+            let names = try MemberNamesRepository.profileNames(of: conversationId, on: conn)
             let members = Set(try MemberRepository.members(of: conversationId, on: conn).map(\.inboxId))
             var renames: [RosterDelta.Rename] = []
             for rename in owed {

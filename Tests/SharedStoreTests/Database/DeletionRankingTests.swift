@@ -81,15 +81,15 @@ struct DeletionRankingTests {
             try InboxDeletion.delete(inboxId: a.inboxId, on: conn)
             throw StoreError.busy
         }
-        #expect(try TombstoneRepository.all(on: conn).isEmpty)
+        #expect(try TombstoneWipeRepository.all(on: conn).isEmpty)
         #expect(try conn.queryOne("SELECT count(*) FROM inbox")?.int64(0) == 1)
 
         try conn.immediateTransaction { () throws(StoreError) in _ = try InboxDeletion.delete(inboxId: a.inboxId, on: conn) }
-        #expect(try TombstoneRepository.all(on: conn) == [tombstone])
-        #expect(try TombstoneRepository.find(inboxId: a.inboxId, on: conn) == tombstone)
+        #expect(try TombstoneWipeRepository.all(on: conn) == [tombstone])
+        #expect(try TombstoneWipeRepository.find(inboxId: a.inboxId, on: conn) == tombstone)
         #expect(try TombstoneRepository.contains(clientId: a.clientId, on: conn))
         try InboxDeletion.finish(tombstone, on: conn)
-        #expect(try TombstoneRepository.all(on: conn).isEmpty)
+        #expect(try TombstoneWipeRepository.all(on: conn).isEmpty)
         #expect(try !TombstoneRepository.contains(clientId: a.clientId, on: conn))
     }
 

@@ -35,7 +35,7 @@ struct SchemaAndPragmaTests {
         #expect(try Migrator.migrate(conn) == Int(Schema.currentVersion) - 1)
         try SchemaCheck.verify(conn)
         #expect(try conn.queryOne("SELECT count(*) FROM inbox")?.int64(0) == 1)
-        #expect(try TombstoneRepository.all(on: conn).isEmpty)
+        #expect(try TombstoneWipeRepository.all(on: conn).isEmpty)
     }
 
     @Test("a v2 file with outbox rows migrates to v3 (state relayed): every row kept, the index and the cascade too")

@@ -1,3 +1,4 @@
+import DaemonStore
 import SharedStore
 import SottoCrypto
 import SottoWire
@@ -57,7 +58,7 @@ struct SealedContentStoreTests {
         #expect(read.content == Array("north gate at nine".utf8))
         #expect(!read.isUnreadable)
         #expect(try ConversationRepository.find(id: s.f.conversationId, on: s.conn)?.name == "Trip")
-        #expect(try MemberRepository.profileNames(of: s.f.conversationId, on: s.conn).values.sorted() == ["Creator", "Me", "Sender"])
+        #expect(try MemberNamesRepository.profileNames(of: s.f.conversationId, on: s.conn).values.sorted() == ["Creator", "Me", "Sender"])
     }
 
     @Test("with no key for the conversation a write is refused and nothing is written (never plaintext instead)")

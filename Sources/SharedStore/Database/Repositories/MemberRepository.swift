@@ -23,21 +23,6 @@ public enum MemberRepository {
             .map { row throws(StoreError) in try DBMember(row: row) }
     }
 
-    /// inboxId → profile name, for the members that have a non-empty one.
-    public static func profileNames(of conversationId: String, on conn: SQLiteConnection) throws(StoreError) -> [String: String] {
-        var out: [String: String] = [:]
-        for row in try conn.query("""
-            SELECT inboxId, name FROM member_profile WHERE conversationId = ? AND name IS NOT NULL
-            """, [.text(conversationId)]) {
-            let inboxId = try row.string(0)
-            if let name = try conn.openedText(row.values[1], .memberProfileName, conversationId: conversationId,
-                                              rowId: inboxId), !name.isEmpty {
-                out[inboxId] = name
-            }
-        }
-        return out
-    }
-
     public static func profileName(conversationId: String, inboxId: String,
                                    on conn: SQLiteConnection) throws(StoreError) -> String? {
         try conn.queryOne("""

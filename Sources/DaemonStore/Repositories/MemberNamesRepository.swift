@@ -1,0 +1,26 @@
+import SharedStore
+
+/// The members' profile names of a conversation, opened from their sealed cells: what the
+/// daemon shows beside messages (`sotto read`, a rename's answer, a removal's). The worker
+/// reads one name at a time (SharedStore's `MemberRepository.profileName`).
+///
+/// ```swift
+/// let names = try MemberNamesRepository.profileNames(of: conversationId, on: conn)
+/// names[message.senderInboxId]      // nil: no name, or it did not open
+/// ```
+public enum MemberNamesRepository {
+    /// inboxId → profile name, for the members that have a non-empty one.
+    public static func profileNames(of conversationId: String, on conn: SQLiteConnection) throws(StoreError) -> [String: String] {
+        var out: [String: String] = [:]
+        for row in try conn.query("""
+            SELECT inboxId, name FROM member_profile WHERE conversationId = ? AND name IS NOT NULL
+            """, [.text(conversationId)]) {
+            let inboxId = try row.string(0)
+            if let name = try conn.openedText(row.values[1], .memberProfileName, conversationId: conversationId,
+                                              rowId: inboxId), !name.isEmpty {
+                out[inboxId] = name
+            }
+        }
+        return out
+    }
+}
