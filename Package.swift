@@ -233,7 +233,7 @@ let package = Package(
         // MARK: Tests
         .target(
             name: "TestSupport",
-            dependencies: ["SharedStore", "SottoWire", "SottoCrypto", "ControlProtocol", "SottoClient"],
+            dependencies: ["SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "ControlProtocol", "SottoClient"],
             path: "Tests/TestSupport"),
         .executableTarget(
             name: "sotto-store-probe",
@@ -320,7 +320,7 @@ let package = Package(
         // The relay with real nats-server processes, sotto-relayd and workers (skips without nats-server).
         .testTarget(
             name: "RelayTests",
-            dependencies: ["RelayTransport", "SharedStore", "SottoWire", "SottoCrypto", "TestSupport"]),
+            dependencies: ["RelayTransport", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"]),
         // Real processes on real files: `swift test --filter Stress`; `make stress` for the full profile.
         .testTarget(
             name: "StressTests",
@@ -337,7 +337,7 @@ let package = Package(
             path: "Benchmarks/ControlWireBench"),
         .executableTarget(
             name: "DaemonBench",
-            dependencies: ["SottoDaemon", "DaemonEngine", "DaemonCore", "SharedStore", "SottoWire", "SottoCrypto", "TestSupport"],
+            dependencies: ["SottoDaemon", "DaemonEngine", "DaemonCore", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"],
             path: "Benchmarks/DaemonBench"),
         .executableTarget(
             name: "DaemonE2EBench",

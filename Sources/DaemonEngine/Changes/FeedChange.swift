@@ -50,7 +50,7 @@ public struct FeedChange: Sendable {
         var inboxes: [String: String] = [:]
         return changes.map { change in
             guard let kind = change.knownKind, aboutAMessage.contains(kind), let id = change.entityId,
-                  let row = try? MessageRepository.find(id: id, on: conn) else {
+                  let row = try? MessageRowRepository.find(id: id, on: conn) else {
                 return FeedChange(change: change)
             }
             let message = TimelineMessage(row)
@@ -61,7 +61,7 @@ public struct FeedChange: Sendable {
                 ?? (try? ConversationRepository.find(id: row.conversationId, on: conn))?.inboxId
             inboxes[row.conversationId] = inboxId
             var senderName: String?
-            if !message.isOutgoing, let name = try? MemberRepository.profileName(
+            if !message.isOutgoing, let name = try? MemberNamesRepository.profileName(
                 conversationId: row.conversationId, inboxId: row.senderInboxId, on: conn), !name.isEmpty {
                 senderName = name
             }

@@ -173,7 +173,7 @@ public final class DaemonContext: Sendable {
     public func launchInboxes() async throws {
         let damaged = Set(damagedIdentities.map(\.clientId))
         let (ranked, pending) = try database.read { conn -> ([DBInbox], [String]) in
-            let ranked = try InboxRepository.rankedByActivity(limit: 10_000, on: conn)
+            let ranked = try InboxRankingRepository.rankedByActivity(limit: 10_000, on: conn)
             let pending = try ProtectionRepository.inboxesWithPendingWork(now: WallClock.nowMs(), on: conn)
             // An inbox whose identity does not open stays asleep: waking it could only fail.
             let isolated = Set(ranked.filter { damaged.contains($0.clientId) }.map(\.inboxId))

@@ -40,7 +40,7 @@ actor AwakeInboxes {
             // applies meanwhile is either in it or appended to the new store, never neither.
             _ = try await windows.open(conversation.id) {
                 try database.read { conn in
-                    try MessageRepository.page(conversationId: conversation.id, before: nil, limit: cap, on: conn)
+                    try MessageRowRepository.page(conversationId: conversation.id, before: nil, limit: cap, on: conn)
                 }.reversed().map(TimelineMessage.init)
             }
         }

@@ -105,10 +105,10 @@ public actor ConversationService {
             let (state, members, last, senderName) = try database.read { conn in
                 // Only an awake inbox's key is held: reading an asleep one's text would
                 // bring its key back into memory (docs/adr/0052, 0064).
-                let last = awake ? try MessageRepository.page(conversationId: conversation.id, before: nil, limit: 1, on: conn).first : nil
+                let last = awake ? try MessageRowRepository.page(conversationId: conversation.id, before: nil, limit: 1, on: conn).first : nil
                 return (try LocalStateRepository.state(of: conversation.id, on: conn),
                         try MemberRepository.members(of: conversation.id, on: conn), last,
-                        try last.flatMap { try MemberRepository.profileName(conversationId: conversation.id, inboxId: $0.senderInboxId, on: conn) })
+                        try last.flatMap { try MemberNamesRepository.profileName(conversationId: conversation.id, inboxId: $0.senderInboxId, on: conn) })
             }
             let lastMessage = last.map(TimelineMessage.init)
             out.append(ConversationSummary(conversation: conversation, unread: state?.unreadCount ?? 0,
@@ -130,9 +130,9 @@ public actor ConversationService {
         if let before {
             let anchorId = try resolveMessage(before, in: conversation.id)
             let page: [TimelineMessage] = try database.read { conn in
-                guard let anchor = try MessageRepository.find(id: anchorId, on: conn) else { return [] }
-                let cursor = MessageRepository.Cursor(sentAt: anchor.sentAt, id: anchor.id)
-                return try MessageRepository.page(conversationId: conversation.id, before: cursor, limit: limit, on: conn)
+                guard let anchor = try MessageRowRepository.find(id: anchorId, on: conn) else { return [] }
+                let cursor = MessageRowRepository.Cursor(sentAt: anchor.sentAt, id: anchor.id)
+                return try MessageRowRepository.page(conversationId: conversation.id, before: cursor, limit: limit, on: conn)
                     .reversed().map(TimelineMessage.init)
             }
             return try annotated(page, in: conversation.id)
@@ -141,7 +141,7 @@ public actor ConversationService {
         var messages = await store.messages.suffix(max(0, limit))
         if messages.count < limit, messages.count >= store.cap {
             messages = try database.read { conn in
-                try MessageRepository.page(conversationId: conversation.id, before: nil, limit: limit, on: conn)
+                try MessageRowRepository.page(conversationId: conversation.id, before: nil, limit: limit, on: conn)
             }.reversed().map(TimelineMessage.init)[...]
         }
         if !messages.isEmpty {
@@ -329,7 +329,7 @@ public struct DatabaseActivitySource: InboxActivitySource {
     }
 
     public func rankedInboxes(limit: Int) async throws -> [InboxActivity] {
-        try database.read { conn in try InboxRepository.rankedByActivity(limit: limit, on: conn) }
+        try database.read { conn in try InboxRankingRepository.rankedByActivity(limit: limit, on: conn) }
             .filter { !excluded.contains($0.clientId) }
             .map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) }
     }

@@ -1,12 +1,13 @@
 import SharedStore
 
 /// The members' profile names of a conversation, opened from their sealed cells: what the
-/// daemon shows beside messages (`sotto read`, a rename's answer, a removal's). The worker
-/// reads one name at a time (SharedStore's `MemberRepository.profileName`).
+/// daemon shows beside messages (`sotto read`, a rename's answer, a removal's, the change
+/// feed's sender name). The worker reads none.
 ///
 /// ```swift
 /// let names = try MemberNamesRepository.profileNames(of: conversationId, on: conn)
 /// names[message.senderInboxId]      // nil: no name, or it did not open
+/// let sender = try MemberNamesRepository.profileName(conversationId: id, inboxId: sender, on: conn)
 /// ```
 public enum MemberNamesRepository {
     /// inboxId → profile name, for the members that have a non-empty one.
@@ -22,5 +23,15 @@ public enum MemberNamesRepository {
             }
         }
         return out
+    }
+
+    /// One member's profile name, nil when it has none or it does not open.
+    public static func profileName(conversationId: String, inboxId: String,
+                                   on conn: SQLiteConnection) throws(StoreError) -> String? {
+        try conn.queryOne("""
+            SELECT name FROM member_profile WHERE conversationId = ? AND inboxId = ?
+            """, [.text(conversationId), .text(inboxId)]).flatMap { row throws(StoreError) in
+                try conn.openedText(row.values[0], .memberProfileName, conversationId: conversationId, rowId: inboxId)
+            }
     }
 }

@@ -207,7 +207,7 @@ struct ChangeFeedOrderTests {
         #expect(inserted.count == 1)
         #expect(inserted.first?.message?.text == "read once", "the consumer got the message from the pass")
         #expect(inserted.first?.inboxId == fixture.inboxId)
-        #expect(try db.read { conn in try MessageRepository.find(id: inserted.first?.change.entityId ?? "", on: conn) } == nil)
+        #expect(try db.read { conn in try MessageRowRepository.find(id: inserted.first?.change.entityId ?? "", on: conn) } == nil)
         for stream in [first, second] {
             var iterator = stream.makeAsyncIterator()
             var told = await iterator.next()

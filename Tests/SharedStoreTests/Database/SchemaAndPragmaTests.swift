@@ -188,7 +188,7 @@ struct SchemaAndPragmaTests {
     @Test func rankingIsServedByTheIndex() throws {
         let f = try StoreFixture()
         let conn = try f.open()
-        let plan = try conn.query("EXPLAIN QUERY PLAN " + InboxRepository.rankedByActivitySQL, [.integer(10)])
+        let plan = try conn.query("EXPLAIN QUERY PLAN " + InboxRankingRepository.rankedByActivitySQL, [.integer(10)])
             .map { try $0.string(3) }.joined(separator: "\n")
         #expect(plan.contains("inbox_by_activity"), "plan: \(plan)")
         #expect(!plan.contains("TEMP B-TREE"), "plan sorts: \(plan)")

@@ -1,8 +1,8 @@
-/// Read-only queries over `member` and `member_profile`.
+/// Read-only queries over `member`. Profile names are the daemon's reads (DaemonStore's
+/// `MemberNamesRepository`).
 ///
 /// ```swift
 /// let members = try MemberRepository.members(of: conversationId, on: conn)
-/// let name = try MemberRepository.profileName(conversationId: id, inboxId: sender, on: conn)
 /// ```
 public enum MemberRepository {
     public static func members(of conversationId: String, on conn: SQLiteConnection) throws(StoreError) -> [DBMember] {
@@ -21,14 +21,5 @@ public enum MemberRepository {
             SELECT \(DBMember.columns) FROM member WHERE conversationId = ? AND inboxId = ?
             """, [.text(conversationId), .text(inboxId)])
             .map { row throws(StoreError) in try DBMember(row: row) }
-    }
-
-    public static func profileName(conversationId: String, inboxId: String,
-                                   on conn: SQLiteConnection) throws(StoreError) -> String? {
-        try conn.queryOne("""
-            SELECT name FROM member_profile WHERE conversationId = ? AND inboxId = ?
-            """, [.text(conversationId), .text(inboxId)]).flatMap { row throws(StoreError) in
-                try conn.openedText(row.values[0], .memberProfileName, conversationId: conversationId, rowId: inboxId)
-            }
     }
 }
