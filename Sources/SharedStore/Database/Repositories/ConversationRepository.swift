@@ -12,11 +12,6 @@ public enum ConversationRepository {
             .map { row throws(StoreError) in try DBConversation(row: row, on: conn) }
     }
 
-    public static func find(topic: String, on conn: SQLiteConnection) throws(StoreError) -> DBConversation? {
-        try conn.queryOne("SELECT \(DBConversation.columns) FROM conversation WHERE topic = ?", [.text(topic)])
-            .map { row throws(StoreError) in try DBConversation(row: row, on: conn) }
-    }
-
     /// The conversations of the inbox routed by `clientId`.
     public static func forClient(clientId: String, on conn: SQLiteConnection) throws(StoreError) -> [DBConversation] {
         try decode(on: conn, conn.query("""
