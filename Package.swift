@@ -154,13 +154,14 @@ let package = Package(
                 "DaemonStore",
                 "SottoWire",
                 "SottoCrypto",
-                "ControlProtocol",  // the change notification the feed builds, and `sotto status`'s result
+                "ControlProtocol",  // `sotto status`'s and notificationPreview's results, the explode limit (docs/adr/0075)
                 "RelayTransport",  // the outbox publishes to relays (docs/adr/0028)
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),  // the outbox's pool of blocking pushes (docs/adr/0053)
             ]),
         // The daemon app: start-up, the keyring, desktop notifications, health checks, the
-        // long-running parts as services, and the control requests' answers (`RPCDispatcher`).
+        // long-running parts as services, and the control requests' answers (`RPCDispatcher`,
+        // on `DaemonAPI`), where the engine's values become the wire's (docs/adr/0075).
         .target(
             name: "SottoDaemon",
             dependencies: [
@@ -232,7 +233,7 @@ let package = Package(
         // MARK: Tests
         .target(
             name: "TestSupport",
-            dependencies: ["SharedStore", "SottoWire", "SottoCrypto", "ControlProtocol", "SottoClient"],
+            dependencies: ["SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "ControlProtocol", "SottoClient"],
             path: "Tests/TestSupport"),
         .executableTarget(
             name: "sotto-store-probe",
@@ -311,7 +312,7 @@ let package = Package(
             dependencies: ["DaemonLogging", "SottoWire", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "SottoDaemonTests",
-            dependencies: ["SottoDaemon", "DaemonEngine", "TestSupport"]),
+            dependencies: ["SottoDaemon", "DaemonEngine", "DaemonStore", "SharedStore", "ControlProtocol", "TestSupport"]),
         // `sotto install --user` under a real systemd --user manager (root; skips elsewhere).
         .testTarget(
             name: "SystemdTests",
@@ -319,7 +320,7 @@ let package = Package(
         // The relay with real nats-server processes, sotto-relayd and workers (skips without nats-server).
         .testTarget(
             name: "RelayTests",
-            dependencies: ["RelayTransport", "SharedStore", "SottoWire", "SottoCrypto", "TestSupport"]),
+            dependencies: ["RelayTransport", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"]),
         // Real processes on real files: `swift test --filter Stress`; `make stress` for the full profile.
         .testTarget(
             name: "StressTests",
@@ -336,7 +337,7 @@ let package = Package(
             path: "Benchmarks/ControlWireBench"),
         .executableTarget(
             name: "DaemonBench",
-            dependencies: ["SottoDaemon", "DaemonEngine", "DaemonCore", "SharedStore", "SottoWire", "SottoCrypto", "TestSupport"],
+            dependencies: ["SottoDaemon", "DaemonEngine", "DaemonCore", "SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"],
             path: "Benchmarks/DaemonBench"),
         .executableTarget(
             name: "DaemonE2EBench",

@@ -102,7 +102,7 @@ func peakRSS(_ push: Push) throws -> Int {
 let largest: Push = {
     let reply = JSONWriter.bytes(["reference": .string(Hex.encode(SecureRandom.bytes(16))),
                                   "text": .string(text(ContentLimits.maxTextBytes, 7)),
-                                  "pad": .string(String(repeating: "p", count: SealedBody.maxContentBytes - ContentLimits.maxTextBytes - 120))])
+                                  "pad": .string(String(repeating: "p", count: BodySize.maxContentBytes - ContentLimits.maxTextBytes - 120))])
     let push = fixture.byReference(contentType: ContentType.reply, content: reply)
     return Push(payload: push.payload, body: push.body)
 }()

@@ -41,7 +41,7 @@ enum DaemonBenchmarks {
     // MARK: Rebalance on a real database
 
     private static func rebalanceDatabaseBenchmark() async throws {
-        print("== rebalance on a real database: 10,000 inboxes, ranking by InboxRepository.rankedByActivity ==")
+        print("== rebalance on a real database: 10,000 inboxes, ranking by InboxRankingRepository.rankedByActivity ==")
         let small = try await RebalanceDatabaseBenchmark.run(messages: 10_000)
         let large = try await RebalanceDatabaseBenchmark.run(messages: 1_000_000)
         for figures in [small, large] {

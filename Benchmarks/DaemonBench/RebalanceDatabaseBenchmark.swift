@@ -1,5 +1,6 @@
 import DaemonCore
 import DaemonEngine
+import DaemonStore
 import Foundation
 import SharedStore
 import SottoClient
@@ -9,7 +10,7 @@ import SottoWire
 import TestSupport
 
 /// The "Inbox Lifecycle Management" rebalance against a real database: 10,000 inboxes (one conversation each) and
-/// a given number of messages in `shared.sqlite`, ranked by `InboxRepository.rankedByActivity`
+/// a given number of messages in `shared.sqlite`, ranked by `InboxRankingRepository.rankedByActivity`
 /// through the daemon's own `DatabaseActivitySource`, driven by the real inbox LRU.
 /// Run with 10,000 and with 1,000,000 messages to show the cost does not grow with messages.
 ///
@@ -48,7 +49,7 @@ enum RebalanceDatabaseBenchmark {
         let source = DatabaseActivitySource(database: database)
         let inboxLRU = InboxLRU(capacity: capacity, activitySource: source) { _ in IdleResources() }
         let launchStart = MonotonicClock.nowNs()
-        let ranked = try database.read { conn in try InboxRepository.rankedByActivity(limit: inboxes, on: conn) }
+        let ranked = try database.read { conn in try InboxRankingRepository.rankedByActivity(limit: inboxes, on: conn) }
         try await inboxLRU.launch(ranked: ranked.map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) },
                                  pendingInvites: [])
         let launchMs = Double(MonotonicClock.nowNs() - launchStart) / 1e6

@@ -1,4 +1,4 @@
-import SottoCrypto
+import SottoWire
 
 // libFuzzer target: PushPayload.decode must throw a typed error or succeed on any input, never trap.
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -74,10 +74,10 @@ struct WorkerBodyVectorTests {
         // Largest body: a reply whose JSON fills the content limit (its text within 64 KiB).
         let reply = JSONWriter.bytes(["reference": .string(Hex.encode(SecureRandom.bytes(16))),
                                       "text": .string(String(decoding: content, as: UTF8.self)),
-                                      "pad": .string(String(repeating: "p", count: SealedBody.maxContentBytes - content.count - 80))])
-        #expect(reply.count <= SealedBody.maxContentBytes)
+                                      "pad": .string(String(repeating: "p", count: BodySize.maxContentBytes - content.count - 80))])
+        #expect(reply.count <= BodySize.maxContentBytes)
         let push = fixture.byReference(contentType: ContentType.reply, content: reply)
-        #expect(push.body.count == SealedBody.maxSealedBytes)
+        #expect(push.body.count == BodySize.maxSealedBytes)
         // The unit's MemoryMax is 24M (systemd/sotto-push@.service): measured here as the peak RSS.
         let result = try ChildProcess.run("/usr/bin/time", ["-f", "RSS %M", try WorkerRun.worker(), "--payload", "-"],
                                           environment: fixture.environment, stdinBytes: push.payload + [0x0a] + push.body)

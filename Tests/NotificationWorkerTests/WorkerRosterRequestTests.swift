@@ -1,3 +1,4 @@
+import DaemonStore
 import Foundation
 import SharedStore
 import SottoCrypto
@@ -122,7 +123,7 @@ struct WorkerRosterRequestTests {
         #expect(try WorkerRun.deliver(hostile.payload, mode: .acceptYes, fixture: f) == .ok(messageId: hostile.messageId, duplicate: false))
         #expect(try Self.renames(f) == ["\(sam) Mallory 1"])
         // The worker never sets a name itself: the creator's daemon does, with the delta.
-        #expect(try MemberRepository.profileName(conversationId: f.recipient.conversationId, inboxId: other, on: f.open())
+        #expect(try MemberNamesRepository.profileName(conversationId: f.recipient.conversationId, inboxId: other, on: f.open())
                 != "Mallory")
         #expect(try f.open().queryOne("SELECT count(*) FROM message")?.int64(0) == 0)
     }

@@ -93,7 +93,7 @@ struct RelayBodyTests {
         // nothing of the text (its own store files, as an operator would read them).
         let stored = try #require(try relay.body(id: withBody.bodyId))
         // One of the 9 size buckets (bodies.md §2), never the length to 4 KiB.
-        #expect(SealedBody.bucketBlocks.map { $0 * SealedBody.blockBytes + 16 }.contains(stored.count), "\(stored.count)")
+        #expect(BodySize.bucketBlocks.map { $0 * BodySize.blockBytes + 16 }.contains(stored.count), "\(stored.count)")
         #expect(stored.count >= text.utf8.count)
         #expect(FileSearch.files(containing: Array("the whole plan, step by step".utf8), under: rig.server.storeDirectory).isEmpty)
         #expect(!FileSearch.files(containing: Array(withBody.bodyId.utf8), under: rig.server.storeDirectory).isEmpty,

@@ -2,6 +2,7 @@ import Foundation
 import RelayTransport
 import SharedStore
 import SottoCrypto
+import SottoWire
 import TestSupport
 import Testing
 

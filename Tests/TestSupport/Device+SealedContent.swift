@@ -1,3 +1,4 @@
+import DaemonStore
 import SharedStore
 import SottoCrypto
 
@@ -7,7 +8,7 @@ extension Device {
     /// still sees the sealed cells; repositories open them.
     ///
     /// ```swift
-    /// let row = try MessageRepository.find(id: id, on: try device.keyedConnection())
+    /// let row = try MessageRowRepository.find(id: id, on: try device.keyedConnection())
     /// ```
     public func keyedConnection() throws -> SQLiteConnection {
         let conn = try SQLiteConnection.open(path: group.databasePath, profile: .worker)
@@ -18,12 +19,12 @@ extension Device {
 
     /// The stored message, its content opened.
     public func storedMessage(id: String) throws -> DBMessage? {
-        try MessageRepository.find(id: id, on: try keyedConnection())
+        try MessageRowRepository.find(id: id, on: try keyedConnection())
     }
 
     /// A member's profile name here, opened.
     public func profileName(conversation: String, inboxId: String) throws -> String? {
-        try MemberRepository.profileName(conversationId: conversation, inboxId: inboxId, on: try keyedConnection())
+        try MemberNamesRepository.profileName(conversationId: conversation, inboxId: inboxId, on: try keyedConnection())
     }
 }
 
@@ -35,7 +36,7 @@ extension Device {
         let rows = try conversation.map { try conn.query("SELECT id FROM message WHERE conversationId = ? ORDER BY rowid", [.text($0)]) }
             ?? conn.query("SELECT id FROM message ORDER BY rowid")
         return try rows.compactMap { row in
-            try MessageRepository.find(id: try row.string(0), on: conn).map {
+            try MessageRowRepository.find(id: try row.string(0), on: conn).map {
                 ($0.id, $0.contentType, String(decoding: $0.content, as: UTF8.self))
             }
         }

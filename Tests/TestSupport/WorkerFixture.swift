@@ -1,3 +1,4 @@
+import DaemonStore
 import Foundation
 import SharedStore
 import SottoCrypto
@@ -212,7 +213,7 @@ public final class WorkerFixture: @unchecked Sendable {
 
     /// The stored message row, or nil.
     public func message(id: String) throws -> StoredMessage? {
-        guard let row = try MessageRepository.find(id: id, on: try open()) else { return nil }
+        guard let row = try MessageRowRepository.find(id: id, on: try open()) else { return nil }
         return StoredMessage(id: row.id, conversationId: row.conversationId, senderInboxId: row.senderInboxId,
                              sentAtMs: row.sentAt, contentType: row.contentType, content: row.content,
                              fallback: row.fallback)

@@ -1,4 +1,3 @@
-import ControlProtocol
 import DaemonLogging
 import Foundation
 import DaemonStore
@@ -7,8 +6,9 @@ import SharedStore
 /// The one path every committed change takes through the daemon (docs/adr/0022):
 /// a commit (a worker's or the daemon's own) → the feed reads `change_log`, and what each
 /// change is about, once (``FeedChange``) → the consumer applies it (conversation windows,
-/// inbox wake-ups) → then subscribers get its notification, with its seq, in seq order, with
-/// no gap and no duplicate.
+/// inbox wake-ups) → then subscribers get it, with its seq, in seq order, with no gap and no
+/// duplicate. The feed yields its own values (``FeedChange``, ``FeedGap``); what a client reads
+/// on the control socket is made of them by the daemon app, where the feed meets the socket.
 ///
 /// Catch-ups are single-flight: whoever asks while one runs waits until the feed reached the
 /// newest seq committed when it asked (at the latest, until a pass that started after it
@@ -18,8 +18,8 @@ import SharedStore
 /// actor against `lastSeq`, which moves only after a batch is applied and delivered.
 ///
 /// ```swift
-/// let feed = ChangeFeed(database: db, startingAt: 0) { changes in await service.apply(changes) }  // [FeedChange]
-/// let subscription = await feed.subscribe(since: 120, conversationId: nil)   // replays 121…, then live
+/// let feed = ChangeFeed(database: db, startingAt: 0) { changes in await router.route(changes) }  // [FeedChange]
+/// let (lastSeq, gap, changes) = await feed.subscribe(key: key, since: 120, conversationId: nil)  // replays 121…, then live
 /// await feed.catchUp()                 // after a commit: applied and delivered when this returns
 /// feed.requestCatchUp()                // a commit or a worker's datagram: returns at once, coalesced
 /// ```
@@ -110,7 +110,7 @@ public actor ChangeFeed {
             await consumer(batch)
             // Applied: now subscribers may hear of it (and whoever reads on hearing finds it).
             lastSeq = last.seq
-            for change in batch { subscribers.deliver(change.notification) }
+            for change in batch { subscribers.deliver(change) }
             passes.reached(lastSeq)
         }
     }
@@ -123,9 +123,9 @@ public actor ChangeFeed {
     /// reads on from the newest change downwards, so only the damaged page's changes are
     /// missing, and says where they are (`gap`).
     func subscribe(since: Int64?, conversationId: String? = nil)
-        -> (id: UUID, stream: AsyncStream<ChangeNotification>, gap: ChangeGap?) {
-        let (stream, continuation) = AsyncStream<ChangeNotification>.makeStream(bufferingPolicy: .bufferingOldest(FeedSubscribers.buffer))
-        var gap: ChangeGap?
+        -> (id: UUID, stream: AsyncStream<FeedChange>, gap: FeedGap?) {
+        let (stream, continuation) = AsyncStream<FeedChange>.makeStream(bufferingPolicy: .bufferingOldest(FeedSubscribers.buffer))
+        var gap: FeedGap?
         if let since, since < lastSeq {
             let upTo = lastSeq
             // Only the changes this subscriber wants, up to where the feed is, are read about.
@@ -141,12 +141,12 @@ public actor ChangeFeed {
                     }
                 } catch {
                     let (readable, found) = replayAroundDamage(after: from, upTo: upTo, error: error, wanted: wantedRow)
-                    for change in readable { continuation.yield(change.notification) }
+                    for change in readable { continuation.yield(change) }
                     gap = found
                     break
                 }
                 guard let last = batch.lastSeq else { break }
-                for change in batch.changes { continuation.yield(change.notification) }
+                for change in batch.changes { continuation.yield(change) }
                 cursor = last
             }
         }
@@ -161,7 +161,7 @@ public actor ChangeFeed {
     /// even for the rows read before it): forward up to the damaged page, then backward from
     /// the newest change down to it. Returns what it read and where the gap is.
     private func replayAroundDamage(after from: Int64, upTo: Int64, error: any Error,
-                                    wanted: (DBChange) -> Bool) -> ([FeedChange], ChangeGap) {
+                                    wanted: (DBChange) -> Bool) -> ([FeedChange], FeedGap) {
         let conn = try? SQLiteConnection.open(path: database.path, profile: .worker)
         conn?.contentKeys = database.contentKeys
         let head = conn.map { ChangeLogRepository.readable(after: from, upTo: upTo, newestFirst: false, on: $0).changes } ?? []
@@ -170,24 +170,20 @@ public actor ChangeFeed {
         DaemonLog.error("change feed replay: changes after #\(gapStart)" + (tail.first.map { " before #\($0.seq)" } ?? "")
                         + " cannot be read: \(error)")
         let readable = conn.map { FeedChange.read((head + tail).filter(wanted), on: $0) } ?? []
-        return (readable, ChangeGap(afterSeq: gapStart, resumedAtSeq: tail.first?.seq, reason: "\(error)", remedy: damageRemedy))
+        return (readable, FeedGap(afterSeq: gapStart, resumedAtSeq: tail.first?.seq, reason: "\(error)", remedy: damageRemedy))
     }
 
-    /// Streams changes to one client connection as `change` notification lines until it
-    /// disconnects (`send` returns false). One subscription per connection (`key`): a second
-    /// `subscribe` replaces the first. Returns the seq the feed is at (replayed changes are up
-    /// to it) and the gap the replay met, if any.
-    public func subscribe(key: ObjectIdentifier, since: Int64?, conversationId: String?,
-                   send: @escaping ChangeLineSink) -> (lastSeq: Int64, gap: ChangeGap?) {
+    /// The subscription of one client connection (`key`): its changes, replayed after `since`
+    /// and then live, until the connection goes (``unsubscribe(connection:)``) or the stream's
+    /// reader stops. One subscription per connection: a second `subscribe` replaces the first.
+    /// Returns the seq the feed is at (replayed changes are up to it) and the gap the replay
+    /// met, if any.
+    public func subscribe(key: ObjectIdentifier, since: Int64?, conversationId: String?)
+        -> (lastSeq: Int64, gap: FeedGap?, changes: AsyncStream<FeedChange>) {
         if let previous = subscribers.connection(key) { unsubscribe(previous) }
         let (id, stream, gap) = subscribe(since: since, conversationId: conversationId)
         subscribers.bind(key, to: id)
-        Task.detached {
-            for await change in stream {
-                guard send(JSONRPC.notificationLine(change)) else { break }
-            }
-        }
-        return (lastSeq, gap)
+        return (lastSeq, gap, stream)
     }
 
     public func unsubscribe(connection key: ObjectIdentifier) {
@@ -206,11 +202,3 @@ public actor ChangeFeed {
         subscribers.finishAll()
     }
 }
-
-/// Sends one line to a subscriber (a control-socket connection, or anything else that
-/// carries lines); false when it is gone. Keeps the feed independent of the transport.
-///
-/// ```swift
-/// let sink: ChangeLineSink = { line in connection.send(line) }
-/// ```
-public typealias ChangeLineSink = @Sendable (String) -> Bool

@@ -1,4 +1,3 @@
-import ControlProtocol
 import DaemonLogging
 import Foundation
 
@@ -9,14 +8,14 @@ import Foundation
 /// ```swift
 /// var subscribers = FeedSubscribers()
 /// let id = subscribers.add(continuation, conversationId: "c1")   // or nil: every change
-/// subscribers.deliver(change.notification)                       // only c1's reach it
+/// subscribers.deliver(change)                                    // only c1's reach it
 /// ```
 struct FeedSubscribers {
     /// A subscriber that falls this far behind is dropped (it can resubscribe with `since`).
     static let buffer = 10_000
 
     private struct Entry {
-        let continuation: AsyncStream<ChangeNotification>.Continuation
+        let continuation: AsyncStream<FeedChange>.Continuation
         let conversationId: String?
         var connection: ObjectIdentifier?
     }
@@ -26,7 +25,7 @@ struct FeedSubscribers {
 
     var count: Int { entries.count }
 
-    mutating func add(_ continuation: AsyncStream<ChangeNotification>.Continuation, conversationId: String?) -> UUID {
+    mutating func add(_ continuation: AsyncStream<FeedChange>.Continuation, conversationId: String?) -> UUID {
         let id = UUID()
         entries[id] = Entry(continuation: continuation, conversationId: conversationId)
         return id
@@ -48,8 +47,8 @@ struct FeedSubscribers {
         entry.continuation.finish()
     }
 
-    /// Hands one applied change, built once in the feed's pass, to every subscriber that wants it.
-    mutating func deliver(_ change: ChangeNotification) {
+    /// Hands one applied change, read once in the feed's pass, to every subscriber that wants it.
+    mutating func deliver(_ change: FeedChange) {
         for (id, entry) in entries where entry.conversationId == nil || entry.conversationId == change.conversationId {
             if case .dropped = entry.continuation.yield(change) {
                 DaemonLog.warning("subscriber fell \(Self.buffer) changes behind; dropped")

@@ -140,7 +140,7 @@ public final class DaemonContext: Sendable {
                                                  pendingJoinLimitMs: pendingJoinLimit.ms)
         let service = ConversationService(database: database, unusedInboxes: unusedInboxes, windows: windows, endpoint: endpoint,
                                           inboxLRU: inboxLRU, identities: identities, outbox: outbox,
-                                          joinRequests: joinRequests, explodeWorker: explodeWorker, attachments: attachments)
+                                          joinRequests: joinRequests, attachments: attachments)
         let invites = InviteService(database: database, unusedInboxes: unusedInboxes, service: service, inboxLRU: inboxLRU,
                                     identities: identities, outbox: outbox, explodeWorker: explodeWorker, endpoint: endpoint)
         let explode = ExplodeService(database: database, service: service, outbox: outbox, explodeWorker: explodeWorker,
@@ -163,17 +163,10 @@ public final class DaemonContext: Sendable {
 
         // MARK: The change feed, last: it hands every commit to the parts above
         let latestSeq = try database.read { conn in try ChangeLogRepository.latestSeq(on: conn) }
+        let router = ChangeRouter(walKeeper: walKeeper, windows: windows, inboxLRU: inboxLRU, explodeWorker: explodeWorker,
+                                  joinRequests: joinRequests, receipts: receipts, rosterRequests: rosterRequests)
         let feed = ChangeFeed(database: database, startingAt: latestSeq,
-                              damageRemedy: DatabaseDamage.remedy(group: group)) { changes in
-            await walKeeper.noteCommit()  // someone wrote: an idle checkpoint is due once things calm down
-            await service.apply(changes)
-            if changes.contains(where: { $0.knownKind == .messageInserted || $0.knownKind == .membersChanged }) {
-                receipts.kick()
-            }
-            if changes.contains(where: { $0.knownKind == .membersChanged || $0.knownKind == .rosterRequested }) {
-                rosterRequests.kick()
-            }
-        }
+                              damageRemedy: DatabaseDamage.remedy(group: group)) { changes in await router.route(changes) }
         return DaemonContext(group: group, runtime: runtime, database: database, keystore: keystore,
                              service: service, inboxLRU: inboxLRU, awake: awake, openConversations: OpenConversations(protection: inboxLRU, column: openState),
                              unusedInboxes: unusedInboxes, feed: feed,
@@ -188,7 +181,7 @@ public final class DaemonContext: Sendable {
     public func launchInboxes() async throws {
         let damaged = Set(damagedIdentities.map(\.clientId))
         let (ranked, pending) = try database.read { conn -> ([DBInbox], [String]) in
-            let ranked = try InboxRepository.rankedByActivity(limit: 10_000, on: conn)
+            let ranked = try InboxRankingRepository.rankedByActivity(limit: 10_000, on: conn)
             let pending = try ProtectionRepository.inboxesWithPendingWork(now: WallClock.nowMs(), on: conn)
             // An inbox whose identity does not open stays asleep: waking it could only fail.
             let isolated = Set(ranked.filter { damaged.contains($0.clientId) }.map(\.inboxId))

@@ -197,7 +197,7 @@ public actor ExplodeWorker: Service {
     /// Removes one inbox and everything of it from this device.
     func deleteInbox(_ inboxId: String) async throws {
         let conversationIds = try database.read { conn in
-            try ConversationRepository.forInbox(inboxId: inboxId, on: conn).map(\.id)
+            try ConversationLookupRepository.forInbox(inboxId: inboxId, on: conn).map(\.id)
         }
         let (tombstone, notices) = try await database.write { conn -> (InboxTombstone?, Int) in
             // docs/adr/0034: the explode pushes still pending outlive the conversation, in this
@@ -205,7 +205,7 @@ public actor ExplodeWorker: Service {
             let now = WallClock.nowMs()
             let notices = try OutlivingNoticeWriter.adopt(inboxId: inboxId, now: now, on: conn)
             _ = try InboxDeletion.delete(inboxId: inboxId, now: now, on: conn)
-            return (try TombstoneRepository.find(inboxId: inboxId, on: conn), notices)
+            return (try TombstoneWipeRepository.find(inboxId: inboxId, on: conn), notices)
         }
         CrashPoint.reach("explode.rowsCommitted")
         if let tombstone {
@@ -236,7 +236,7 @@ public actor ExplodeWorker: Service {
     /// One that fails (logged, kept) does not hold back the others; returns how many finished.
     @discardableResult
     func finishTombstones() async throws -> Int {
-        let tombstones = try database.read { conn in try TombstoneRepository.all(on: conn) }
+        let tombstones = try database.read { conn in try TombstoneWipeRepository.all(on: conn) }
         var finished = 0
         for tombstone in tombstones {
             do {

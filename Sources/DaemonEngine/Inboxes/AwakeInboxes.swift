@@ -1,4 +1,5 @@
 import DaemonCore
+import DaemonStore
 import Foundation
 import SharedStore
 import SottoCrypto
@@ -31,7 +32,7 @@ actor AwakeInboxes {
     /// Unlocks the identity and loads the latest messages of each conversation.
     func activate(_ inboxId: String) async throws {
         let identity = try keystore.identity(inboxId: inboxId)
-        let conversations = try database.read { conn in try ConversationRepository.forInbox(inboxId: inboxId, on: conn) }
+        let conversations = try database.read { conn in try ConversationLookupRepository.forInbox(inboxId: inboxId, on: conn) }
         let database = self.database
         let cap = windows.cap
         for conversation in conversations {
@@ -39,7 +40,7 @@ actor AwakeInboxes {
             // applies meanwhile is either in it or appended to the new store, never neither.
             _ = try await windows.open(conversation.id) {
                 try database.read { conn in
-                    try MessageRepository.page(conversationId: conversation.id, before: nil, limit: cap, on: conn)
+                    try MessageRowRepository.page(conversationId: conversation.id, before: nil, limit: cap, on: conn)
                 }.reversed().map(TimelineMessage.init)
             }
         }
@@ -51,7 +52,7 @@ actor AwakeInboxes {
         if let clientId = unlocked[inboxId]?.clientId { marks?.unmark(clientId) }
         unlocked[inboxId] = nil
         database.contentKeys?.forget(inboxId: inboxId)  // a sleeping inbox's reads derive its key again
-        let conversations = (try? database.read { conn in try ConversationRepository.forInbox(inboxId: inboxId, on: conn) }) ?? []
+        let conversations = (try? database.read { conn in try ConversationLookupRepository.forInbox(inboxId: inboxId, on: conn) }) ?? []
         for conversation in conversations { await windows.drop(conversation.id) }
     }
 

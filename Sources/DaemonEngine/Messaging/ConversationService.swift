@@ -7,10 +7,10 @@ import SharedStore
 import SottoCrypto
 import SottoWire
 
-/// What the daemon does with conversations: create, list, read, send, mark read; and what
-/// it does when a change lands in `change_log` (a worker stored a push): feed the awake
-/// conversation's store, or wake its inbox. Every mutation goes through SharedStore's
-/// writers inside one database write; every identity comes from the keystore.
+/// What the daemon does with conversations: create, list, read, send, mark read. What it does
+/// when a change lands in `change_log` is decided in one place, ``ChangeRouter``. Every
+/// mutation goes through SharedStore's writers inside one database write; every identity comes
+/// from the keystore.
 ///
 /// ```swift
 /// let conversation = try await service.newConversation(name: "Trip", profileName: "Ann")
@@ -42,15 +42,14 @@ public actor ConversationService {
     let inboxLRU: InboxLRU
     let identities: InboxIdentities
     let outbox: OutboxSender
-    /// Where `apply(_:)` hands join requests and explosion times.
+    /// The creator's join requests (an invite's protection is refreshed through it).
     let joinRequests: JoinRequestHandler
-    let explodeWorker: ExplodeWorker
     /// Where a sent file's stored form is kept (`sendAttachment`).
     let attachments: AttachmentStore
 
     init(database: DaemonDatabase, unusedInboxes: UnusedInboxCache, windows: ConversationWindows,
          endpoint: String, inboxLRU: InboxLRU, identities: InboxIdentities, outbox: OutboxSender,
-         joinRequests: JoinRequestHandler, explodeWorker: ExplodeWorker, attachments: AttachmentStore) {
+         joinRequests: JoinRequestHandler, attachments: AttachmentStore) {
         self.database = database
         self.unusedInboxes = unusedInboxes
         self.windows = windows
@@ -59,7 +58,6 @@ public actor ConversationService {
         self.identities = identities
         self.outbox = outbox
         self.joinRequests = joinRequests
-        self.explodeWorker = explodeWorker
         self.attachments = attachments
     }
 
@@ -94,7 +92,7 @@ public actor ConversationService {
     }
 
     public func conversation(_ reference: String) throws -> DBConversation {
-        let resolved = try database.read { conn in try ConversationRepository.resolve(reference: reference, on: conn) }
+        let resolved = try database.read { conn in try ConversationLookupRepository.resolve(reference: reference, on: conn) }
         switch resolved {
         case .one(let conversation): return conversation
         case .none: throw Failure.notFound(reference)
@@ -103,17 +101,17 @@ public actor ConversationService {
     }
 
     public func listConversations() async throws -> [ConversationSummary] {
-        let conversations = try database.read { conn in try ConversationRepository.all(on: conn) }
+        let conversations = try database.read { conn in try ConversationLookupRepository.all(on: conn) }
         var out: [ConversationSummary] = []
         for conversation in conversations {
             let awake = await inboxLRU.state(of: conversation.inboxId) == .awake
             let (state, members, last, senderName) = try database.read { conn in
                 // Only an awake inbox's key is held: reading an asleep one's text would
                 // bring its key back into memory (docs/adr/0052, 0064).
-                let last = awake ? try MessageRepository.page(conversationId: conversation.id, before: nil, limit: 1, on: conn).first : nil
+                let last = awake ? try MessageRowRepository.page(conversationId: conversation.id, before: nil, limit: 1, on: conn).first : nil
                 return (try LocalStateRepository.state(of: conversation.id, on: conn),
                         try MemberRepository.members(of: conversation.id, on: conn), last,
-                        try last.flatMap { try MemberRepository.profileName(conversationId: conversation.id, inboxId: $0.senderInboxId, on: conn) })
+                        try last.flatMap { try MemberNamesRepository.profileName(conversationId: conversation.id, inboxId: $0.senderInboxId, on: conn) })
             }
             let lastMessage = last.map(TimelineMessage.init)
             out.append(ConversationSummary(conversation: conversation, unread: state?.unreadCount ?? 0,
@@ -135,9 +133,9 @@ public actor ConversationService {
         if let before {
             let anchorId = try resolveMessage(before, in: conversation.id)
             let page: [TimelineMessage] = try database.read { conn in
-                guard let anchor = try MessageRepository.find(id: anchorId, on: conn) else { return [] }
-                let cursor = MessageRepository.Cursor(sentAt: anchor.sentAt, id: anchor.id)
-                return try MessageRepository.page(conversationId: conversation.id, before: cursor, limit: limit, on: conn)
+                guard let anchor = try MessageRowRepository.find(id: anchorId, on: conn) else { return [] }
+                let cursor = MessageRowRepository.Cursor(sentAt: anchor.sentAt, id: anchor.id)
+                return try MessageRowRepository.page(conversationId: conversation.id, before: cursor, limit: limit, on: conn)
                     .reversed().map(TimelineMessage.init)
             }
             return try annotated(page, in: conversation.id)
@@ -146,7 +144,7 @@ public actor ConversationService {
         var messages = await store.messages.suffix(max(0, limit))
         if messages.count < limit, messages.count >= store.cap {
             messages = try database.read { conn in
-                try MessageRepository.page(conversationId: conversation.id, before: nil, limit: limit, on: conn)
+                try MessageRowRepository.page(conversationId: conversation.id, before: nil, limit: limit, on: conn)
             }.reversed().map(TimelineMessage.init)[...]
         }
         if !messages.isEmpty {
@@ -168,7 +166,7 @@ public actor ConversationService {
         let outgoing = messages.filter(\.isOutgoing).map(\.id)
         return try database.read { conn in
             MessagePage(messages: messages,
-                        senderNames: messages.isEmpty ? [:] : try MemberRepository.profileNames(of: conversationId, on: conn),
+                        senderNames: messages.isEmpty ? [:] : try MemberNamesRepository.profileNames(of: conversationId, on: conn),
                         deliveries: outgoing.isEmpty ? [:] : try OutboxRepository.deliveries(messageIds: outgoing, on: conn))
         }
     }
@@ -321,64 +319,6 @@ public actor ConversationService {
         }
         return ids[0]
     }
-
-    // MARK: - Changes from any process
-
-    /// Applies committed changes (any process's, the daemon's own too) in seq order, before the
-    /// change feed tells subscribers: new and updated messages go to the awake
-    /// conversation's store; a message for a sleeping inbox wakes it (pushNotification).
-    /// Kinds that need nothing here (an inbox or conversation created, a read marker) do not
-    /// queue on this actor: a request waiting for the feed would otherwise wait for its turn.
-    nonisolated func apply(_ changes: [FeedChange]) async {
-        let relevant = changes.filter { change in
-            switch change.knownKind {
-            case .messageInserted, .messageStatusChanged, .membersChanged, .conversationExpiresChanged, .joinRequestReceived,
-                 .joinRefused:
-                return change.conversationId != nil
-            default:
-                return false
-            }
-        }
-        if !relevant.isEmpty { await applyRelevant(relevant) }
-    }
-
-    /// Applies what the feed read once for each change (``FeedChange``): nothing is read back here.
-    private func applyRelevant(_ changes: [FeedChange]) async {
-        for change in changes {
-            guard let conversationId = change.conversationId else { continue }
-            switch change.knownKind {
-            case .messageInserted, .messageStatusChanged:
-                guard let message = change.message else { continue }
-                if let store = await windows.window(for: conversationId) {
-                    if change.knownKind == .messageInserted {
-                        _ = try? await store.append(message)
-                    } else {
-                        try? await store.upsertByID(message)
-                    }
-                }
-                guard let inboxId = change.inboxId else { continue }
-                if change.knownKind == .messageInserted, !message.isOutgoing, await inboxLRU.state(of: inboxId) != .awake {
-                    _ = try? await inboxLRU.wake(inboxId, reason: .pushNotification)
-                }
-                await inboxLRU.recordActivity(inboxId, at: change.change.createdAt)
-            case .membersChanged, .conversationExpiresChanged:
-                // The worker stored the membership / explode_settings message as a timeline row.
-                if let message = change.message, let store = await windows.window(for: conversationId) {
-                    try? await store.upsertByID(message)
-                }
-                if change.knownKind == .conversationExpiresChanged { await explodeWorker.kick() }
-                // A member left (the worker dropped it): the creator sends the updated list.
-                if change.knownKind == .membersChanged { await joinRequests.announceAfterLeave(conversationId: conversationId) }
-            case .joinRequestReceived:
-                await joinRequests.handlePending(conversationId: conversationId)
-            case .joinRefused:
-                // The creator refused this device's join: the sweep deletes it and its identity.
-                await explodeWorker.kick()
-            default:
-                continue
-            }
-        }
-    }
 }
 
 /// The "Inbox Lifecycle Management" ranking from the database's index, for the inbox LRU,
@@ -393,7 +333,7 @@ public struct DatabaseActivitySource: InboxActivitySource {
     }
 
     public func rankedInboxes(limit: Int) async throws -> [InboxActivity] {
-        try database.read { conn in try InboxRepository.rankedByActivity(limit: limit, on: conn) }
+        try database.read { conn in try InboxRankingRepository.rankedByActivity(limit: limit, on: conn) }
             .filter { !excluded.contains($0.clientId) }
             .map { InboxActivity(inboxId: $0.inboxId, lastActivityMs: $0.lastActivityAt ?? 0) }
     }

@@ -122,7 +122,7 @@ public actor ExplodeService {
         let stored: (schedule: ExplodeSchedule, messageId: String)
         do {
             let sequence = try database.read { conn in
-                try ExplodeScheduleRepository.nextSequence(conversationId: conversation.id,
+                try ExplodeRepository.nextScheduleSequence(conversationId: conversation.id,
                                                            creatorInboxId: conversation.creatorInboxId, on: conn)
             }
             let schedule = ExplodeSchedule(sequence: sequence, expiresAtMs: expiresAtMs)

@@ -43,7 +43,7 @@ enum MessageComposer {
         var description: String {
             switch self {
             case .contentTooLarge(let bytes):
-                return "the message is \(bytes) bytes; at most \(SealedBody.maxContentBytes) can be sent"
+                return "the message is \(bytes) bytes; at most \(BodySize.maxContentBytes) can be sent"
             case .notByReference(let contentType, let bytes):
                 return "a \(contentType) message must fit one push: it needs \(bytes) bytes, the limit is \(PushPayload.maxBytes)"
             case .pushTooLarge(let bytes):
@@ -73,7 +73,7 @@ enum MessageComposer {
         }
 
         guard BodyReference.mayCarry(contentType) else { throw .notByReference(contentType: contentType, pushBytes: largest) }
-        guard !content.isEmpty, content.count <= SealedBody.maxContentBytes else { throw .contentTooLarge(bytes: content.count) }
+        guard !content.isEmpty, content.count <= BodySize.maxContentBytes else { throw .contentTooLarge(bytes: content.count) }
         let body = SealedBody.seal(content)
         let reference = BodyReference(body, contentType: contentType,
                                       fallback: fallback.map { prefix($0, bytes: BodyReference.maxFallbackBytes) })

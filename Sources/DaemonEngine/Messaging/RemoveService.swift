@@ -51,7 +51,7 @@ public actor RemoveService {
     private func resolve(_ member: String, in conversation: DBConversation) throws -> String {
         let (members, names) = try database.read { conn in
             (try MemberRepository.members(of: conversation.id, on: conn),
-             try MemberRepository.profileNames(of: conversation.id, on: conn))
+             try MemberNamesRepository.profileNames(of: conversation.id, on: conn))
         }
         let byName = members.filter { names[$0.inboxId] == member }
         let byId = member.utf8.allSatisfy(Hex.isDigit) ? members.filter { $0.inboxId.hasPrefix(member.lowercased()) } : []

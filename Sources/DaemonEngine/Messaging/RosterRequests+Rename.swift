@@ -35,7 +35,7 @@ extension RosterRequests {
                 "a profile name is 1 to \(ContentLimits.maxProfileNameBytes) bytes without control characters")
         }
         let conversation: DBConversation
-        switch try database.read({ conn in try ConversationRepository.resolve(reference: reference, on: conn) }) {
+        switch try database.read({ conn in try ConversationLookupRepository.resolve(reference: reference, on: conn) }) {
         case .one(let found): conversation = found
         case .none: throw ConversationService.Failure.notFound(reference)
         case .ambiguous: throw ConversationService.Failure.ambiguous(reference)
@@ -89,7 +89,7 @@ extension RosterRequests {
             let now = WallClock.nowMs()
             let owed = try RosterRequestRepository.owedRenames(conversationId: conversationId,
                                                                appliedBy: now - Self.renameEveryMs, on: conn)
-            let names = try MemberRepository.profileNames(of: conversationId, on: conn)
+            let names = try MemberNamesRepository.profileNames(of: conversationId, on: conn)
             let members = Set(try MemberRepository.members(of: conversationId, on: conn).map(\.inboxId))
             var renames: [RosterDelta.Rename] = []
             for rename in owed {

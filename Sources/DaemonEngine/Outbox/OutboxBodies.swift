@@ -1,6 +1,7 @@
 import DaemonStore
 import SharedStore
 import SottoCrypto
+import SottoWire
 
 /// The sealed bodies one outbox pass needs, read once per message however many of its
 /// members are due (docs/adr/0032).

@@ -89,4 +89,13 @@ public enum ExplodeRepository {
         }
         return earliest
     }
+
+    /// The sequence the creator's next explode decision carries: one more than any it made
+    /// (docs/protocol/explode-schedule.md §3), on the decisions SharedStore reads.
+    public static func nextScheduleSequence(conversationId: String, creatorInboxId: String,
+                                            on conn: SQLiteConnection) throws(StoreError) -> Int64 {
+        let highest = try ExplodeScheduleRepository.decisions(conversationId: conversationId, creatorInboxId: creatorInboxId, on: conn)
+            .map(\.sequence).max() ?? 0
+        return min(highest, ExplodeSchedule.maxSequence - 1) + 1
+    }
 }

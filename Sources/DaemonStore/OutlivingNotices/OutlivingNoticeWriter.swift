@@ -1,5 +1,6 @@
 import SharedStore
 import SottoCrypto
+import SottoWire
 
 /// Where a notice outlives its conversation (docs/adr/0034). `adopt` runs in the transaction
 /// that deletes an inbox (ADR 0016) and moves the still-pending pushes of its explode messages

@@ -80,7 +80,7 @@ public enum MessageContent: Sendable, Equatable {
     case unknown(contentType: String, fallback: String)
 
     /// A content's JSON, as large as a body can carry.
-    static let contentJSONLimits = JSONParser.Limits(maxBytes: SealedBody.maxContentBytes, maxDepth: 8, beyondMaxDepth: .skip)
+    static let contentJSONLimits = JSONParser.Limits(maxBytes: BodySize.maxContentBytes, maxDepth: 8, beyondMaxDepth: .skip)
 
     /// `unsupported_content` for an unknown type without fallback text; `malformed_message`
     /// for a known type whose bytes do not match its shape.

@@ -15,10 +15,11 @@ import SottoWire
 /// published as docs/control-api.openrpc.json.
 ///
 /// ```swift
-/// let server = try ControlServer.bind(path: runtime.controlSocketPath, handler: RPCDispatcher(daemon: context))
+/// let server = try ControlServer.bind(path: runtime.controlSocketPath, handler: RPCDispatcher(daemon: context.api))
 /// ```
 struct RPCDispatcher: ControlRequestHandler {
-    let daemon: DaemonContext
+    /// What a request may reach of the daemon: its services and feed, not every part.
+    let daemon: DaemonAPI
     var controlStats: ControlStats?
 
     // MARK: Requests
@@ -103,7 +104,7 @@ struct RPCDispatcher: ControlRequestHandler {
             return try await answer(request, as: StatusParams.self) { _ in
                 var status = await daemon.status(
                     version: SottoVersion.string,
-                    masterKey: MasterKeyStartup.statusText(daemon.keystore.masterKeySource, keystore: daemon.keystore.directory))
+                    masterKey: MasterKeyStartup.statusText(daemon.masterKeySource, keystore: daemon.keystoreDirectory))
                 status.control = controlStats.map { ControlFigures($0.current) }
                 return status
             }
@@ -214,13 +215,14 @@ struct RPCDispatcher: ControlRequestHandler {
                     conversation = try await daemon.service.conversation(reference)
                 }
                 let conversationId = conversation?.id
-                let (lastSeq, gap) = await daemon.feed.subscribe(key: ObjectIdentifier(connection), since: params.since,
-                                                                 conversationId: conversationId) { line in connection.send(line) }
+                let (lastSeq, gap, changes) = await daemon.feed.subscribe(key: ObjectIdentifier(connection), since: params.since,
+                                                                          conversationId: conversationId)
+                SubscriptionLines.follow(changes) { line in connection.send(line) }
                 // One conversation open in this client keeps its inbox awake until the client
                 // subscribes anew or goes; a client that went while this ran is closed here.
                 await daemon.openConversations.open(conversation?.inboxId, client: connection.serial)
                 if connection.isClosed { await daemon.openConversations.close(client: connection.serial) }
-                return SubscribeResult(lastSeq: lastSeq, gap: gap, conversationId: conversationId)
+                return SubscribeResult(lastSeq: lastSeq, gap: gap.map(ChangeGap.init), conversationId: conversationId)
             }
         }
     }
@@ -231,7 +233,7 @@ struct RPCDispatcher: ControlRequestHandler {
     private func activationFailure(inboxId: String, errorType: String) -> String {
         if let clientId = daemon.service.clientId(ofInbox: inboxId), let damaged = daemon.damagedIdentities.first(where: { $0.clientId == clientId }) {
             return "the identity of this conversation (clientId \(clientId)) cannot be opened (\(damaged.reason)); restore "
-                + "\(daemon.keystore.directory)/\(clientId).identity from a backup and restart sotto"
+                + "\(daemon.keystoreDirectory)/\(clientId).identity from a backup and restart sotto"
         }
         return "inbox \(inboxId) could not be opened (\(errorType)); see the daemon's log"
     }

@@ -126,7 +126,7 @@ struct DaemonStartup {
             let controlStats = ControlStats()
             do {
                 control = try ControlServer.listen(path: runtime.controlSocketPath, limits: controlLimits, stats: controlStats,
-                                                   handler: RPCDispatcher(daemon: context, controlStats: controlStats))
+                                                   handler: RPCDispatcher(daemon: context.api, controlStats: controlStats))
             } catch {
                 events.stop()
                 throw error

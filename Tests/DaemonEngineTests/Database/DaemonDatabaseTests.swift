@@ -67,7 +67,7 @@ struct DaemonDatabaseTests {
                 return try IncomingMessageWriter.write(bad, recipientInboxId: f.inboxId, topic: f.topic, now: f.now, on: conn)
             }
         }
-        #expect(try db.read { try MessageRepository.count(conversationId: conversationId, on: $0) } == 1)
+        #expect(try db.read { try MessageRowRepository.count(conversationId: conversationId, on: $0) } == 1)
     }
 
     @Test func aReadSeesOneSnapshotWhileAnotherProcessCommits() throws {
@@ -75,16 +75,16 @@ struct DaemonDatabaseTests {
         let db = try DaemonDatabase(directory: f.directory)
         let worker = try f.open()
         let (before, after) = try db.read { conn -> (Int64, Int64) in
-            let before = try MessageRepository.count(conversationId: f.conversationId, on: conn)
+            let before = try MessageRowRepository.count(conversationId: f.conversationId, on: conn)
             let outcome = try worker.immediateTransaction { () throws(IncomingWriteError) in
                 try IncomingMessageWriter.write(f.text("committed mid-read"), recipientInboxId: f.inboxId,
                                                 topic: f.topic, now: f.now, on: worker)
             }
             if case .written = outcome {} else { Issue.record("the worker's write was refused") }
-            return (before, try MessageRepository.count(conversationId: f.conversationId, on: conn))
+            return (before, try MessageRowRepository.count(conversationId: f.conversationId, on: conn))
         }
         #expect(before == 0 && after == 0, "the read saw a commit made after it began")
-        #expect(try db.read { try MessageRepository.count(conversationId: f.conversationId, on: $0) } == 1)
+        #expect(try db.read { try MessageRowRepository.count(conversationId: f.conversationId, on: $0) } == 1)
     }
 
     @Test func writesWaitingForAWorkersLockHoldNoCooperativeThread() async throws {

@@ -1,4 +1,5 @@
 @testable import DaemonEngine
+import DaemonStore
 import Foundation
 import SharedStore
 import Testing
@@ -39,7 +40,7 @@ struct WALKeeperTests {
         // A foreign reader holds a snapshot: no TRUNCATE can finish while it does.
         let reader = try f.open()
         try reader.execute("BEGIN")
-        _ = try MessageRepository.count(conversationId: f.conversationId, on: reader)
+        _ = try MessageRowRepository.count(conversationId: f.conversationId, on: reader)
         #expect(await keeper.checkpointSoon(within: .milliseconds(200)) == false)
         #expect(await keeper.stats.busy >= 1)
         try reader.execute("COMMIT")

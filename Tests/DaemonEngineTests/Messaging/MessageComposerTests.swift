@@ -126,8 +126,8 @@ struct MessageComposerTests {
     @Test("what cannot be made to fit is refused, not composed")
     func refusals() throws {
         let setup = Setup()
-        #expect(throws: MessageComposer.Failure.contentTooLarge(bytes: SealedBody.maxContentBytes + 1)) {
-            try setup.compose(Array(repeating: 0x61, count: SealedBody.maxContentBytes + 1))
+        #expect(throws: MessageComposer.Failure.contentTooLarge(bytes: BodySize.maxContentBytes + 1)) {
+            try setup.compose(Array(repeating: 0x61, count: BodySize.maxContentBytes + 1))
         }
         let request = Array(repeating: UInt8(ascii: "a"), count: 5_000)
         #expect {

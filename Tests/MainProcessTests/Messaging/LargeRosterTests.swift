@@ -1,3 +1,4 @@
+import DaemonStore
 import SharedStore
 import Foundation
 import SottoCrypto
@@ -29,7 +30,7 @@ struct LargeRosterTests {
 
         let roster = { (device: Device) throws -> [String] in
             let conn = try device.keyedConnection()
-            let names = try MemberRepository.profileNames(of: trip, on: conn)
+            let names = try MemberNamesRepository.profileNames(of: trip, on: conn)
             return try MemberRepository.members(of: trip, on: conn).map { "\($0.inboxId) \($0.role.rawValue) \(names[$0.inboxId] ?? "")" }
         }
         let expected = try roster(creator)

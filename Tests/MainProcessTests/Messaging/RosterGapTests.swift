@@ -1,3 +1,4 @@
+import DaemonStore
 import Foundation
 import SharedStore
 import SottoCrypto
@@ -16,7 +17,7 @@ struct RosterGapTests {
 
     static func roster(_ device: Device, _ conversation: String) throws -> [String] {
         let conn = try device.keyedConnection()
-        let names = try MemberRepository.profileNames(of: conversation, on: conn)
+        let names = try MemberNamesRepository.profileNames(of: conversation, on: conn)
         return try MemberRepository.members(of: conversation, on: conn).map { "\($0.inboxId) \(names[$0.inboxId] ?? "")" }
     }
 

@@ -1,3 +1,4 @@
+import DaemonStore
 import SharedStore
 import Foundation
 import RelayTransport
@@ -182,7 +183,7 @@ final class RelayPeers: @unchecked Sendable {
             SELECT id FROM message WHERE conversationId = ? AND isOutgoing = 0 AND contentType = ? ORDER BY rowid
             """, [.text(conversation), .text(ContentType.text)])
             .map { row in
-                guard let content = try MessageRepository.find(id: try row.string(0), on: conn)?.content,
+                guard let content = try MessageRowRepository.find(id: try row.string(0), on: conn)?.content,
                       case .text(let text)? = try? MessageContent.decode(contentType: ContentType.text, content: content,
                                                                          fallback: nil) else { return "?" }
                 return text

@@ -81,15 +81,15 @@ struct DeletionRankingTests {
             try InboxDeletion.delete(inboxId: a.inboxId, on: conn)
             throw StoreError.busy
         }
-        #expect(try TombstoneRepository.all(on: conn).isEmpty)
+        #expect(try TombstoneWipeRepository.all(on: conn).isEmpty)
         #expect(try conn.queryOne("SELECT count(*) FROM inbox")?.int64(0) == 1)
 
         try conn.immediateTransaction { () throws(StoreError) in _ = try InboxDeletion.delete(inboxId: a.inboxId, on: conn) }
-        #expect(try TombstoneRepository.all(on: conn) == [tombstone])
-        #expect(try TombstoneRepository.find(inboxId: a.inboxId, on: conn) == tombstone)
+        #expect(try TombstoneWipeRepository.all(on: conn) == [tombstone])
+        #expect(try TombstoneWipeRepository.find(inboxId: a.inboxId, on: conn) == tombstone)
         #expect(try TombstoneRepository.contains(clientId: a.clientId, on: conn))
         try InboxDeletion.finish(tombstone, on: conn)
-        #expect(try TombstoneRepository.all(on: conn).isEmpty)
+        #expect(try TombstoneWipeRepository.all(on: conn).isEmpty)
         #expect(try !TombstoneRepository.contains(clientId: a.clientId, on: conn))
     }
 
@@ -105,9 +105,9 @@ struct DeletionRankingTests {
         try InboxWriter.touch(inboxId: ids[2], at: 300, on: conn)
         try InboxWriter.touch(inboxId: ids[3], at: 200, on: conn)
         try InboxWriter.touch(inboxId: ids[3], at: 150, on: conn)   // never moves back
-        let ranked = try InboxRepository.rankedByActivity(limit: 10, on: conn).map(\.inboxId)
+        let ranked = try InboxRankingRepository.rankedByActivity(limit: 10, on: conn).map(\.inboxId)
         #expect(ranked == [ids[2], ids[3], ids[1], ids[0]])
-        #expect(try InboxRepository.rankedByActivity(limit: 2, on: conn).count == 2)
+        #expect(try InboxRankingRepository.rankedByActivity(limit: 2, on: conn).count == 2)
     }
 
     @Test func localStateAndDeliveryStatus() throws {
@@ -136,11 +136,11 @@ struct DeletionRankingTests {
         #expect(try OutboxRepository.due(now: f.now, limit: 10, on: conn).count == 2)
         try OutgoingMessageWriter.recordAttempt(messageId: id, memberInboxId: f.sender.inboxId, state: .sent,
                                                 nextAttemptAt: f.now, lastError: nil, on: conn)
-        #expect(try MessageRepository.find(id: id, on: conn)?.deliveryStatus == .pending)
+        #expect(try MessageRowRepository.find(id: id, on: conn)?.deliveryStatus == .pending)
         try OutgoingMessageWriter.recordAttempt(messageId: id, memberInboxId: f.creator.inboxId, state: .sent,
                                                 nextAttemptAt: f.now, lastError: nil, on: conn)
-        #expect(try MessageRepository.find(id: id, on: conn)?.deliveryStatus == .sent)
-        let page = try MessageRepository.page(conversationId: f.conversationId, before: nil, limit: 10, on: conn)
+        #expect(try MessageRowRepository.find(id: id, on: conn)?.deliveryStatus == .sent)
+        let page = try MessageRowRepository.page(conversationId: f.conversationId, before: nil, limit: 10, on: conn)
         #expect(page.count == 2)
     }
 }

@@ -7,7 +7,7 @@ import TestSupport
 @Suite("Store across real processes", .serialized)
 struct MultiProcessTests {
     func messageCount(_ f: StoreFixture) throws -> Int64 {
-        try MessageRepository.count(conversationId: f.conversationId, on: f.open())
+        try MessageRowRepository.count(conversationId: f.conversationId, on: f.open())
     }
 
     @Test func twoProcessesWritingAtOnceLoseNothing() throws {

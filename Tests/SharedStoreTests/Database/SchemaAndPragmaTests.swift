@@ -35,7 +35,7 @@ struct SchemaAndPragmaTests {
         #expect(try Migrator.migrate(conn) == Int(Schema.currentVersion) - 1)
         try SchemaCheck.verify(conn)
         #expect(try conn.queryOne("SELECT count(*) FROM inbox")?.int64(0) == 1)
-        #expect(try TombstoneRepository.all(on: conn).isEmpty)
+        #expect(try TombstoneWipeRepository.all(on: conn).isEmpty)
     }
 
     @Test("a v2 file with outbox rows migrates to v3 (state relayed): every row kept, the index and the cascade too")
@@ -188,7 +188,7 @@ struct SchemaAndPragmaTests {
     @Test func rankingIsServedByTheIndex() throws {
         let f = try StoreFixture()
         let conn = try f.open()
-        let plan = try conn.query("EXPLAIN QUERY PLAN " + InboxRepository.rankedByActivitySQL, [.integer(10)])
+        let plan = try conn.query("EXPLAIN QUERY PLAN " + InboxRankingRepository.rankedByActivitySQL, [.integer(10)])
             .map { try $0.string(3) }.joined(separator: "\n")
         #expect(plan.contains("inbox_by_activity"), "plan: \(plan)")
         #expect(!plan.contains("TEMP B-TREE"), "plan sorts: \(plan)")

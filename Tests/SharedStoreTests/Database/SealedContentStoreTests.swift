@@ -1,3 +1,4 @@
+import DaemonStore
 import SharedStore
 import SottoCrypto
 import SottoWire
@@ -53,11 +54,11 @@ struct SealedContentStoreTests {
         #expect(Self.isSealed(try s.raw("SELECT content FROM message WHERE id = ?", [.text(m.id)])))
         #expect(Self.isSealed(try s.raw("SELECT name FROM conversation")))
         for row in try s.conn.query("SELECT name FROM member_profile") { #expect(Self.isSealed(row.values[0])) }
-        let read = try #require(try MessageRepository.find(id: m.id, on: s.conn))
+        let read = try #require(try MessageRowRepository.find(id: m.id, on: s.conn))
         #expect(read.content == Array("north gate at nine".utf8))
         #expect(!read.isUnreadable)
         #expect(try ConversationRepository.find(id: s.f.conversationId, on: s.conn)?.name == "Trip")
-        #expect(try MemberRepository.profileNames(of: s.f.conversationId, on: s.conn).values.sorted() == ["Creator", "Me", "Sender"])
+        #expect(try MemberNamesRepository.profileNames(of: s.f.conversationId, on: s.conn).values.sorted() == ["Creator", "Me", "Sender"])
     }
 
     @Test("with no key for the conversation a write is refused and nothing is written (never plaintext instead)")
@@ -80,11 +81,11 @@ struct SealedContentStoreTests {
                                       .blob([0x02] + SecureRandom.bytes(60)), .integer(7)]
         for value in garbage {
             try s.conn.run("UPDATE message SET content = ? WHERE id = ?", [value, .text(b.id)])
-            let read = try #require(try MessageRepository.find(id: b.id, on: s.conn))
+            let read = try #require(try MessageRowRepository.find(id: b.id, on: s.conn))
             #expect(read.isUnreadable, "\(value)")
             #expect(read.content.isEmpty)
         }
-        #expect(try MessageRepository.find(id: a.id, on: s.conn)?.content == Array("first".utf8))
+        #expect(try MessageRowRepository.find(id: a.id, on: s.conn)?.content == Array("first".utf8))
         try s.conn.run("UPDATE conversation SET name = ?", [.text("Trip")])
         #expect(try ConversationRepository.find(id: s.f.conversationId, on: s.conn)?.name == nil)
     }
@@ -98,7 +99,7 @@ struct SealedContentStoreTests {
         s.keys.forget(inboxId: s.f.inboxId)
         #expect(s.keys.heldKeyCount == 0)
         s.conn.contentKeys = ContentKeyring()   // the identity is deleted: the lookup finds nothing
-        #expect(try MessageRepository.find(id: m.id, on: s.conn)?.isUnreadable == true)
+        #expect(try MessageRowRepository.find(id: m.id, on: s.conn)?.isUnreadable == true)
         guard case .blob(let bytes) = cell else { Issue.record("not a blob"); return }
         let otherKey = ConversationContentKey(databaseKey: SecretBytes(SecureRandom.bytes(32)), conversationId: s.f.conversationId)
         #expect(throws: SealedCellError.authenticationFailed) {
@@ -138,12 +139,12 @@ struct SealedContentStoreTests {
                 #expect(Self.isSealed(row.values[0]), "\(column) not sealed")
             }
         }
-        #expect(try MessageRepository.find(id: "m1", on: conn)?.content == Array("v9 plaintext".utf8))
-        #expect(try MessageRepository.find(id: "m1", on: conn)?.fallback == "a fallback")
+        #expect(try MessageRowRepository.find(id: "m1", on: conn)?.content == Array("v9 plaintext".utf8))
+        #expect(try MessageRowRepository.find(id: "m1", on: conn)?.fallback == "a fallback")
         #expect(try ConversationRepository.find(id: known, on: conn)?.name == "Known trip")
-        #expect(try MemberRepository.profileName(conversationId: known, inboxId: inboxA, on: conn) == "Ann Profile")
+        #expect(try MemberNamesRepository.profileName(conversationId: known, inboxId: inboxA, on: conn) == "Ann Profile")
         // The conversation whose identity it could not open: as it was, and reported unreadable.
         #expect(try conn.queryOne("SELECT content FROM message WHERE id = 'm2'")?.values[0] == .blob(Array("left as is".utf8)))
-        #expect(try MessageRepository.find(id: "m2", on: conn)?.isUnreadable == true)
+        #expect(try MessageRowRepository.find(id: "m2", on: conn)?.isUnreadable == true)
     }
 }

@@ -55,7 +55,7 @@ struct WriterInvariantTests {
         }
         #expect(receipt.conversationName == "Trip" && receipt.unreadCount == 1 && !receipt.muted)
         #expect(receipt.senderProfileName == "Sender" && receipt.isUserVisible)
-        #expect(try MessageRepository.find(id: m.id, on: conn)?.content == Array("hello".utf8))
+        #expect(try MessageRowRepository.find(id: m.id, on: conn)?.content == Array("hello".utf8))
         #expect(try InboxRepository.find(inboxId: f.inboxId, on: conn)?.lastActivityAt == f.now + 5)
         let changes = try ChangeLogRepository.since(seq: seqBefore, limit: 10, on: conn)
         #expect(changes.map(\.knownKind) == [.messageInserted])
@@ -182,7 +182,7 @@ struct WriterInvariantTests {
         #expect(members.first { $0.inboxId == f.creator.inboxId }?.role == .creator)
         let conversation = try ConversationRepository.find(id: f.conversationId, on: conn)
         #expect(conversation?.name == "Renamed" && conversation?.state == .active)
-        #expect(try MemberRepository.profileName(conversationId: f.conversationId, inboxId: newcomer.inboxId, on: conn) == "New")
+        #expect(try MemberNamesRepository.profileName(conversationId: f.conversationId, inboxId: newcomer.inboxId, on: conn) == "New")
     }
 
     @Test func explodeDecisionsFollowTheHighestSequence() throws {
@@ -208,7 +208,7 @@ struct WriterInvariantTests {
         try decide(ExplodeSchedule(sequence: 3, expiresAtMs: nil))
         #expect(try expiresAt() == nil)
         // Shown on the timeline, and not counted as unread.
-        #expect(try MessageRepository.count(conversationId: f.conversationId, on: conn) == 5)
+        #expect(try MessageRowRepository.count(conversationId: f.conversationId, on: conn) == 5)
         #expect(try LocalStateRepository.state(of: f.conversationId, on: conn)?.unreadCount == 0)
         try decide(ExplodeSchedule(sequence: 4, expiresAtMs: f.now + 2_000))
         #expect(try expiresAt() == f.now + 2_000)
@@ -237,12 +237,12 @@ struct WriterInvariantTests {
                 guard case .written = try? IncomingMessageWriter.write(m, recipientInboxId: f.inboxId, topic: f.topic,
                                                                        now: f.now, on: conn) else { return }
                 // Inside the transaction both rows are there...
-                #expect((try? MessageRepository.find(id: m.id, on: conn)) != nil)
+                #expect((try? MessageRowRepository.find(id: m.id, on: conn)) != nil)
                 throw Boom()
             }
         }
         // ...and after the failure neither is.
-        #expect(try MessageRepository.find(id: m.id, on: conn) == nil)
+        #expect(try MessageRowRepository.find(id: m.id, on: conn) == nil)
         #expect(try rowCounts(conn) == before)
         #expect(!conn.isInTransaction)
     }

@@ -1,3 +1,4 @@
+import DaemonStore
 import Foundation
 import SharedStore
 import SottoCrypto
@@ -80,7 +81,7 @@ struct RosterLimitTests {
         let a = vectors.members["A"]!.inboxId
         let delta = RosterDelta(base: 1, added: [], removed: [], renamed: [.init(inboxId: a, profileName: "Anna")])
         #expect(device.receive(arrival(delta, id: "rename")) == "written")
-        #expect(try MemberRepository.profileName(conversationId: device.conversationId, inboxId: a, on: device.conn) == "Anna")
+        #expect(try MemberNamesRepository.profileName(conversationId: device.conversationId, inboxId: a, on: device.conn) == "Anna")
     }
 
     private func arrival(_ delta: RosterDelta, id: String) -> RosterVectors.Arrival {

@@ -71,12 +71,18 @@ struct BodyVectorTests {
 
 @Suite("Sealed bodies")
 struct SealedBodyTests {
-    @Test("Round trip at the edges of the padding", arguments: [1, 4091, 4092, 4093, 8188, 65_536, SealedBody.maxContentBytes])
+    @Test("the tag the wire's body sizes count is the one ChaCha20-Poly1305 makes")
+    func tagSize() {
+        #expect(BodySize.tagBytes == ChaCha20Poly1305.tagByteCount)
+        #expect(BodySize.minSealedBytes == BodySize.blockBytes + ChaCha20Poly1305.tagByteCount)
+    }
+
+    @Test("Round trip at the edges of the padding", arguments: [1, 4091, 4092, 4093, 8188, 65_536, BodySize.maxContentBytes])
     func roundTrip(count: Int) throws {
         let content = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let body = SealedBody.seal(content)
-        #expect(body.sealed.count == SealedBody.paddedLength(contentCount: count) + 16)
-        #expect(SealedBody.isValidLength(Int64(body.sealed.count)))
+        #expect(body.sealed.count == BodySize.paddedLength(contentCount: count) + 16)
+        #expect(BodySize.isValidLength(Int64(body.sealed.count)))
         let reference = BodyReference(body, contentType: ContentType.text, fallback: nil)
         let back = try BodyReference.decode(reference.encode())
         #expect(back == reference)

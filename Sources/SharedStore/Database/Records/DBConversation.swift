@@ -39,10 +39,10 @@ public struct DBConversation: Sendable, Equatable {
         "/sotto/1/c/" + conversationId
     }
 
-    static let columns = "id, inboxId, clientId, topic, name, creatorInboxId, createdAt, expiresAt, state"
+    package static let columns = "id, inboxId, clientId, topic, name, creatorInboxId, createdAt, expiresAt, state"
 
     /// Decodes a row, opening its sealed name with `conn`'s keys (a name that does not open reads as nil).
-    init(row: Row, on conn: SQLiteConnection) throws(StoreError) {
+    package init(row: Row, on conn: SQLiteConnection) throws(StoreError) {
         let stateText = try row.string(8)
         guard let state = State(rawValue: stateText) else {
             throw .sqlite(code: SQLiteResultCode.mismatch, message: "conversation.state has an unknown value")

@@ -17,9 +17,9 @@ public struct DBInbox: Sendable, Equatable {
         self.lastActivityAt = lastActivityAt
     }
 
-    static let columns = "inboxId, clientId, createdAt, lastActivityAt"
+    package static let columns = "inboxId, clientId, createdAt, lastActivityAt"
 
-    init(row: Row) throws(StoreError) {
+    package init(row: Row) throws(StoreError) {
         self.init(inboxId: try row.string(0), clientId: try row.string(1),
                   createdAt: try row.int64(2), lastActivityAt: try row.optionalInt64(3))
     }

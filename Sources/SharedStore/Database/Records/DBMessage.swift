@@ -1,7 +1,7 @@
 /// A row of `message`: one timeline entry, incoming or outgoing, ordered by `(sentAt, id)`.
 ///
 /// ```swift
-/// let page = try MessageRepository.page(conversationId: id, before: nil, limit: 50, on: conn)
+/// let page = try MessageRowRepository.page(conversationId: id, before: nil, limit: 50, on: conn)
 /// page.first?.deliveryStatus   // .pending for an outgoing message not yet pushed
 /// ```
 public struct DBMessage: Sendable, Equatable {
@@ -42,13 +42,13 @@ public struct DBMessage: Sendable, Equatable {
         self.deliveryStatus = deliveryStatus
     }
 
-    static let columns = """
+    package static let columns = """
         id, conversationId, senderInboxId, sentAt, receivedAt, contentType, content, fallback, \
         referenceId, isOutgoing, deliveryStatus
         """
 
     /// Decodes a row, opening its sealed cells with `conn`'s keys.
-    init(row: Row, on conn: SQLiteConnection) throws(StoreError) {
+    package init(row: Row, on conn: SQLiteConnection) throws(StoreError) {
         let status = try row.optionalString(10)
         let delivery = status.flatMap(DeliveryStatus.init(rawValue:))
         if status != nil, delivery == nil {

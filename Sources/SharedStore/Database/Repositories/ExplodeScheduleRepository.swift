@@ -2,8 +2,9 @@ import SottoCrypto
 import SottoWire
 
 /// The creator's explode decisions a device holds, read back from the conversation's stored
-/// `convos.org/explode_settings:1.0` messages (sent or received): which is in force, and which
-/// sequence the creator's next decision takes (docs/protocol/explode-schedule.md §3).
+/// `convos.org/explode_settings:1.0` messages (sent or received): which is in force
+/// (docs/protocol/explode-schedule.md §3). The sequence the creator's next decision takes is
+/// the daemon's read (DaemonStore's `ExplodeRepository.nextScheduleSequence`).
 ///
 /// ```swift
 /// let schedule = try ExplodeScheduleRepository.inForce(conversationId: id, creatorInboxId: creator, on: conn)
@@ -35,13 +36,5 @@ public enum ExplodeScheduleRepository {
     public static func inForce(conversationId: String, creatorInboxId: String,
                                on conn: SQLiteConnection) throws(StoreError) -> ExplodeSchedule? {
         ExplodeSchedule.inForce(try decisions(conversationId: conversationId, creatorInboxId: creatorInboxId, on: conn))
-    }
-
-    /// The sequence the creator's next decision carries: one more than any it made.
-    public static func nextSequence(conversationId: String, creatorInboxId: String,
-                                    on conn: SQLiteConnection) throws(StoreError) -> Int64 {
-        let highest = try decisions(conversationId: conversationId, creatorInboxId: creatorInboxId, on: conn)
-            .map(\.sequence).max() ?? 0
-        return min(highest, ExplodeSchedule.maxSequence - 1) + 1
     }
 }

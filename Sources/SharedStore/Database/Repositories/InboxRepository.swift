@@ -1,7 +1,7 @@
-/// Read-only queries over `inbox`.
+/// Read-only queries over `inbox`. The daemon's ranking of inboxes by activity is DaemonStore's
+/// `InboxRankingRepository`.
 ///
 /// ```swift
-/// let warm = try InboxRepository.rankedByActivity(limit: 20, on: conn)   // the "Inbox Lifecycle Management" ranking
 /// let inbox = try InboxRepository.forClient(clientId: payload.clientId, on: conn)
 /// ```
 public enum InboxRepository {
@@ -15,25 +15,4 @@ public enum InboxRepository {
             .map { row throws(StoreError) in try DBInbox(row: row) }
     }
 
-    public static func all(on conn: SQLiteConnection) throws(StoreError) -> [DBInbox] {
-        try decode(conn.query("SELECT \(DBInbox.columns) FROM inbox ORDER BY createdAt, inboxId"))
-    }
-
-    /// The SQL of ``rankedByActivity(limit:on:)``, exposed so tests can check its plan.
-    public static let rankedByActivitySQL = """
-        SELECT \(DBInbox.columns) FROM inbox
-        ORDER BY lastActivityAt DESC, inboxId DESC LIMIT ?
-        """
-
-    /// Inboxes most recently active first; never-active ones (NULL) last, because SQLite
-    /// sorts NULL lowest. Walks `inbox_by_activity` backwards: no sort, no message scan.
-    public static func rankedByActivity(limit: Int, on conn: SQLiteConnection) throws(StoreError) -> [DBInbox] {
-        try decode(conn.query(rankedByActivitySQL, [.integer(Int64(max(0, limit)))]))
-    }
-
-    private static func decode(_ rows: [Row]) throws(StoreError) -> [DBInbox] {
-        var out: [DBInbox] = []
-        for row in rows { out.append(try DBInbox(row: row)) }
-        return out
-    }
 }

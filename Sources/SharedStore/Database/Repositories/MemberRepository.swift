@@ -1,8 +1,8 @@
-/// Read-only queries over `member` and `member_profile`.
+/// Read-only queries over `member`. Profile names are the daemon's reads (DaemonStore's
+/// `MemberNamesRepository`).
 ///
 /// ```swift
 /// let members = try MemberRepository.members(of: conversationId, on: conn)
-/// let name = try MemberRepository.profileName(conversationId: id, inboxId: sender, on: conn)
 /// ```
 public enum MemberRepository {
     public static func members(of conversationId: String, on conn: SQLiteConnection) throws(StoreError) -> [DBMember] {
@@ -21,29 +21,5 @@ public enum MemberRepository {
             SELECT \(DBMember.columns) FROM member WHERE conversationId = ? AND inboxId = ?
             """, [.text(conversationId), .text(inboxId)])
             .map { row throws(StoreError) in try DBMember(row: row) }
-    }
-
-    /// inboxId → profile name, for the members that have a non-empty one.
-    public static func profileNames(of conversationId: String, on conn: SQLiteConnection) throws(StoreError) -> [String: String] {
-        var out: [String: String] = [:]
-        for row in try conn.query("""
-            SELECT inboxId, name FROM member_profile WHERE conversationId = ? AND name IS NOT NULL
-            """, [.text(conversationId)]) {
-            let inboxId = try row.string(0)
-            if let name = try conn.openedText(row.values[1], .memberProfileName, conversationId: conversationId,
-                                              rowId: inboxId), !name.isEmpty {
-                out[inboxId] = name
-            }
-        }
-        return out
-    }
-
-    public static func profileName(conversationId: String, inboxId: String,
-                                   on conn: SQLiteConnection) throws(StoreError) -> String? {
-        try conn.queryOne("""
-            SELECT name FROM member_profile WHERE conversationId = ? AND inboxId = ?
-            """, [.text(conversationId), .text(inboxId)]).flatMap { row throws(StoreError) in
-                try conn.openedText(row.values[0], .memberProfileName, conversationId: conversationId, rowId: inboxId)
-            }
     }
 }

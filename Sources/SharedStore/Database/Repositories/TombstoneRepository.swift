@@ -10,26 +10,14 @@ public struct InboxTombstone: Sendable, Equatable {
     }
 }
 
-/// Read-only queries over `inbox_tombstone`: what a restart still has to wipe, and whether a
-/// push's clientId belongs to a deleted inbox.
+/// The worker's read of `inbox_tombstone`: whether a push's clientId belongs to a deleted
+/// inbox. What a restart still has to wipe is the daemon's read (DaemonStore's
+/// `TombstoneWipeRepository`).
 ///
 /// ```swift
-/// for tombstone in try TombstoneRepository.all(on: conn) { … wipe, then InboxDeletion.finish … }
 /// if try TombstoneRepository.contains(clientId: push.clientId, on: conn) { … unknown_client … }
 /// ```
 public enum TombstoneRepository {
-    public static func all(on conn: SQLiteConnection) throws(StoreError) -> [InboxTombstone] {
-        try conn.query("SELECT clientId, inboxId FROM inbox_tombstone ORDER BY deletedAt, clientId").map { row throws(StoreError) in
-            InboxTombstone(clientId: try row.string(0), inboxId: try row.string(1))
-        }
-    }
-
-    public static func find(inboxId: String, on conn: SQLiteConnection) throws(StoreError) -> InboxTombstone? {
-        guard let row = try conn.queryOne("SELECT clientId, inboxId FROM inbox_tombstone WHERE inboxId = ?",
-                                          [.text(inboxId)]) else { return nil }
-        return InboxTombstone(clientId: try row.string(0), inboxId: try row.string(1))
-    }
-
     public static func contains(clientId: String, on conn: SQLiteConnection) throws(StoreError) -> Bool {
         try conn.queryOne("SELECT 1 FROM inbox_tombstone WHERE clientId = ?", [.text(clientId)]) != nil
     }

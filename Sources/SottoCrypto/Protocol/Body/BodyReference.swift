@@ -73,7 +73,7 @@ public struct BodyReference: Sendable, Equatable {
             return text
         }
         let id = try field("id", ProtocolIds.isId16)
-        guard let length = value["length"]?.int64, SealedBody.isValidLength(length) else {
+        guard let length = value["length"]?.int64, BodySize.isValidLength(length) else {
             throw PushError(.malformedMessage, "the body reference's length is missing or not a sealed body's length")
         }
         let sha256 = try field("sha256") { Hex.isCanonical($0, byteCount: 32) }
@@ -104,21 +104,5 @@ public struct BodyReference: Sendable, Equatable {
             throw PushError(.bodyMismatch, "the body's SHA-256 is not its reference's")
         }
         return try SealedBody.open(sealed, id: Hex.decode(id, count: 16)!, key: Hex.decode(key, count: 32)!)
-    }
-}
-
-/// What a push shows in clear of the body that follows it (`notificationData.body`): enough
-/// for a relay receiver to fetch it and for the worker to read it off the socket.
-///
-/// ```swift
-/// let hint = BodyHint(id: reference.id, length: reference.length)
-/// ```
-public struct BodyHint: Sendable, Equatable {
-    public let id: String
-    public let length: Int64
-
-    public init(id: String, length: Int64) {
-        self.id = id
-        self.length = length
     }
 }

@@ -4,13 +4,14 @@ import DaemonStore
 import SharedStore
 
 // A message as the control API's wire type: one initializer, used by `readMessages` and by
-// the change feed's `change` notification (docs/adr/0070), so both describe a message alike.
+// the `change` notification (docs/adr/0070), so both describe a message alike. The daemon app
+// makes it, where the engine's values meet the control socket.
 
 extension MessageInfo {
     /// A message with its sender's profile name when it has one (incoming only: `sotto read`
     /// shows "me" for outgoing, a short inbox id only without a name), and for an outgoing one
     /// its members' pushes, which also decide its status (`deliveryStatus(of:)`).
-    public init(_ message: TimelineMessage, senderName: String?, deliveries: [OutboxRepository.MemberDelivery]? = nil) {
+    init(_ message: TimelineMessage, senderName: String?, deliveries: [OutboxRepository.MemberDelivery]? = nil) {
         let status = deliveries.flatMap(Self.deliveryStatus(of:)) ?? message.deliveryStatus.rawValue
         self.init(id: message.id, conversationId: message.conversationId, senderInboxId: message.senderInboxId,
                   sentAtMs: message.sentAtMs, contentType: message.contentType.rawValue, text: message.text,
@@ -25,7 +26,7 @@ extension MessageInfo {
     /// this device knows), else sent if one was acked by a device that sent no receipt (yet,
     /// or with receipts off), else delivered (every member's device said it stored it,
     /// docs/protocol/receipts.md). nil when there are none.
-    public static func deliveryStatus(of deliveries: [OutboxRepository.MemberDelivery]) -> String? {
+    static func deliveryStatus(of deliveries: [OutboxRepository.MemberDelivery]) -> String? {
         let states = Set(deliveries.map(\.state))
         for state in [DBOutboxItem.State.pending, .failed, .relayed, .sent, .delivered] where states.contains(state) {
             return state.rawValue
@@ -35,7 +36,7 @@ extension MessageInfo {
 }
 
 extension MessageDelivery {
-    public init(_ delivery: OutboxRepository.MemberDelivery) {
+    init(_ delivery: OutboxRepository.MemberDelivery) {
         self.init(member: delivery.memberInboxId, state: delivery.state.rawValue, attempts: delivery.attempts,
                   lastError: delivery.lastError)
     }

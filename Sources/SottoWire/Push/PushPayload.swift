@@ -1,5 +1,3 @@
-import SottoWire
-
 /// The push of PROTOCOL §2: at most 4096 bytes of JSON naming the recipient's clientId, the
 /// conversation topic (optional since version 1.1: a push through a relay omits it, and the
 /// recipient takes its identity's one conversation) and the sealed envelope.
@@ -77,10 +75,10 @@ public struct PushPayload: Sendable, Equatable {
         guard value.object != nil, let id = value["id"]?.string, ProtocolIds.isId16(id),
               let length = value["length"]?.int64
         else { throw PushError(.malformedPayload, "body is not an object with a 32-hex id and an integer length") }
-        guard length <= Int64(SealedBody.maxSealedBytes) else {
-            throw PushError(.payloadTooLarge, "body is \(length) bytes, the limit is \(SealedBody.maxSealedBytes)")
+        guard length <= Int64(BodySize.maxSealedBytes) else {
+            throw PushError(.payloadTooLarge, "body is \(length) bytes, the limit is \(BodySize.maxSealedBytes)")
         }
-        guard SealedBody.isValidLength(length) else {
+        guard BodySize.isValidLength(length) else {
             throw PushError(.malformedPayload, "body length \(length) is not 4096·b + 16 for a size bucket b")
         }
         return BodyHint(id: id, length: length)
