@@ -44,16 +44,15 @@ extension OutboxSender {
         let fd = open(storedPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return RelayUploadFailure(relay: url.description, reason: "the stored file: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
+        let connection: RelayConnection
         do throws(RelayError) {
-            let connection = try relays.connection(to: url, for: sender)
+            connection = try relays.connection(to: url, for: sender)
             guard connection.isConnected else { return RelayUploadFailure(relay: url.description, reason: "it is reconnecting") }
             try connection.ensureAttachmentStream()
         } catch {
             return RelayUploadFailure(relay: url.description, reason: error.description)
         }
         do throws(RelayAttachmentTransfer.Failure) {
-            let connection = try? relays.connection(to: url, for: sender)
-            guard let connection else { return RelayUploadFailure(relay: url.description, reason: "no connection") }
             try RelayAttachmentTransfer.upload(from: fd, storedLength: length, id: id, over: connection)
             CrashPoint.reach("attachment.uploaded")  // on the relay, no push names it yet
             return nil
