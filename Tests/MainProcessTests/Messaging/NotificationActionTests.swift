@@ -59,7 +59,8 @@ struct NotificationActionTests {
         // Another key, or an id the daemon never posted: nothing runs.
         #expect(try server.invoke(shown.id, key: "settings"))
         #expect(try server.invoke(shown.id))
-        try bob.waitUntil("the open command ran") { !opener.lines.isEmpty }
+        // Generous: under load the click travels D-Bus → daemon → a spawned shell; "never", not "slow".
+        try bob.waitUntil("the open command ran", timeoutMs: 120_000) { !opener.lines.isEmpty }
         #expect(opener.lines == ["--conversation \(trip)"], "exactly one run, for the click on 'default'")
     }
 
