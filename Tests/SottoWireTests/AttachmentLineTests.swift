@@ -21,6 +21,19 @@ struct AttachmentLineTests {
                 == "📎 a.pdf (4.0 KiB, waiting)\nminutes")
     }
 
+    @Test("a fetch under way shows how far it is, a failed one why; the figure and the reason only with their state")
+    func fetchStates() {
+        #expect(AttachmentLine.text(name: "a.pdf", size: 4_096, state: .fetching, caption: nil, percentDone: 40)
+                == "📎 a.pdf (4.0 KiB, fetching 40%)")
+        #expect(AttachmentLine.text(name: "a.pdf", size: 4_096, state: .fetching, caption: nil, percentDone: 140)
+                == "📎 a.pdf (4.0 KiB, fetching 100%)")
+        #expect(AttachmentLine.text(name: "a.pdf", size: 4_096, state: .fetching, caption: nil) == "📎 a.pdf (4.0 KiB, fetching)")
+        #expect(AttachmentLine.text(name: "a.pdf", size: 4_096, state: .failed, caption: "x", failure: "the relay does not hold piece 0")
+                == "📎 a.pdf (4.0 KiB, failed: the relay does not hold piece 0)\nx")
+        #expect(AttachmentLine.text(name: "a.pdf", size: 4_096, state: .available, caption: nil, percentDone: 40, failure: "no")
+                == "📎 a.pdf (4.0 KiB, available)")
+    }
+
     @Test("the media type a name suggests; a type the reference's rule accepts, whatever the name")
     func mediaTypes() {
         #expect(AttachmentMediaType.guess(fileName: "IMG_0042.JPG") == "image/jpeg")

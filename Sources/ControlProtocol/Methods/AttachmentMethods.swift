@@ -121,24 +121,35 @@ public struct AttachmentInfo: WireCodable {
     public var name: String
     public var size: Int64
     public var mediaType: String
-    /// `waiting` (a recipient: the reference is here, the file is not) or `available` (the
-    /// sender's own stored copy).
+    /// `waiting` (the reference is here, the file is not), `fetching` (`bytesDone` of
+    /// `storedLength`), `available` (this device holds the stored file) or `failed` (`failure`).
     public var state: String
     public var caption: String?
+    /// While `fetching`: bytes of the stored file fetched and checked.
+    public var bytesDone: Int64?
+    /// The stored file's length (what `bytesDone` counts to): the padded size the relay holds.
+    public var storedLength: Int64?
+    /// When `failed`: why, in Sotto's words.
+    public var failure: String?
 
-    public init(name: String, size: Int64, mediaType: String, state: String, caption: String? = nil) {
+    public init(name: String, size: Int64, mediaType: String, state: String, caption: String? = nil,
+                bytesDone: Int64? = nil, storedLength: Int64? = nil, failure: String? = nil) {
         self.name = name
         self.size = size
         self.mediaType = mediaType
         self.state = state
         self.caption = caption
+        self.bytesDone = bytesDone
+        self.storedLength = storedLength
+        self.failure = failure
     }
 
     public init(json: JSONValue) throws(WireError) {
         let fields = try WireFields(json)
         self.init(name: try fields.string("name"), size: try fields.int("size", minimum: 0),
                   mediaType: try fields.string("mediaType"), state: try fields.string("state"),
-                  caption: try fields.optionalString("caption"))
+                  caption: try fields.optionalString("caption"), bytesDone: try fields.optionalInt("bytesDone", minimum: 0),
+                  storedLength: try fields.optionalInt("storedLength", minimum: 0), failure: try fields.optionalString("failure"))
     }
 
     public var json: JSONValue {
@@ -148,6 +159,9 @@ public struct AttachmentInfo: WireCodable {
         out["mediaType"] = .string(mediaType)
         out["state"] = .string(state)
         out["caption"] = caption.map(JSONValue.string)
+        out["bytesDone"] = bytesDone.map(JSONValue.int)
+        out["storedLength"] = storedLength.map(JSONValue.int)
+        out["failure"] = failure.map(JSONValue.string)
         return out.json
     }
 
@@ -158,9 +172,14 @@ public struct AttachmentInfo: WireCodable {
             WireField("size", .integer(minimum: 0), "the file's size in bytes"),
             WireField("mediaType", .string, "the media type the sender claims"),
             WireField("state", .string,
-                      "waiting (the reference is here; fetching the file is not built yet) or available (this device "
-                      + "holds the stored file: the sender's own copy)"),
+                      "waiting (the reference is here, the file is not, and no fetch is under way), fetching, available "
+                      + "(this device holds the stored file, whole and checked) or failed"),
             WireField("caption", .string, optional: true, "the text sent with the file"),
+            WireField("bytesDone", .integer(minimum: 0), optional: true,
+                      "while fetching: bytes of the stored file fetched and checked so far"),
+            WireField("storedLength", .integer(minimum: 0), optional: true,
+                      "the stored (padded, encrypted) file's length, what bytesDone counts to"),
+            WireField("failure", .string, optional: true, "when failed: why"),
         ]
     }
 }

@@ -81,6 +81,12 @@ public final class AttachmentStore: Sendable {
         group.attachmentsPath(conversationId: conversationId) + "/" + messageId
     }
 
+    /// Where a message's stored file is written before it is whole: by `store` (the sender),
+    /// by the fetcher (a recipient, resumed from there after a crash).
+    public func partialPath(conversationId: String, messageId: String) -> String {
+        group.attachmentsPath(conversationId: conversationId) + "/." + messageId + ".partial"
+    }
+
     private static func store(path: String, group: GroupDirectory, conversationId: String,
                               messageId: String) throws(Failure) -> AttachmentFile.Encrypted {
         // O_NONBLOCK: opening a FIFO must not wait for a writer; a regular file ignores it.
@@ -97,7 +103,7 @@ public final class AttachmentStore: Sendable {
         do { directory = try group.createAttachmentsDirectory(conversationId: conversationId) } catch {
             throw .notStored(reason: error.description)
         }
-        let partial = directory + "/." + messageId + ".partial"
+        let partial = directory + "/." + messageId + Self.partialSuffix
         let sink = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard sink >= 0 else { throw .notStored(reason: "cannot create \(partial): \(String(cString: strerror(errno)))") }
         var kept = false
@@ -151,10 +157,26 @@ public final class AttachmentStore: Sendable {
 
     // MARK: Deleting
 
-    /// Removes one message's stored file (its message was not stored after all).
+    /// Removes one message's stored file (its message was not stored after all, or went
+    /// while its file was fetched).
     public func delete(conversationId: String, messageId: String) {
         let path = storedPath(conversationId: conversationId, messageId: messageId)
         if unlink(path) == 0 { _ = DirectorySync.fsync(DirectorySync.parent(of: path)) }
+    }
+
+    /// Removes one message's partial file (a fetch that cannot succeed).
+    public func deletePartial(conversationId: String, messageId: String) {
+        let path = partialPath(conversationId: conversationId, messageId: messageId)
+        if unlink(path) == 0 { _ = DirectorySync.fsync(DirectorySync.parent(of: path)) }
+    }
+
+    private static let partialSuffix = ".partial"
+
+    /// The message a stored or partial file's name is for: `<id>` or `.<id>.partial`.
+    static func messageId(ofFile name: String) -> String? {
+        guard name.hasPrefix(".") else { return name }
+        guard name.hasSuffix(partialSuffix), name.count > 1 + partialSuffix.count else { return nil }
+        return String(name.dropFirst().dropLast(partialSuffix.count))
     }
 
     /// Removes every stored file of these conversations, then their directories (explode,
@@ -172,18 +194,23 @@ public final class AttachmentStore: Sendable {
         return removed
     }
 
-    /// At start-up, before anything is sent: removes every partial file and every stored file
-    /// whose message is not in the database (a crash between storing it and committing its
-    /// message, or during an explode), then each directory left empty. `existing` maps the
-    /// message ids given to the conversation each is in (ids only: no sealed cell is opened).
+    /// At start-up, before anything is sent: removes every stored or partial file whose
+    /// message is not in the database (a crash between storing it and committing its message,
+    /// a sender's interrupted store, an explode), then each directory left empty. A partial
+    /// file of a message that exists is a fetch to resume (docs/adr/0078) and stays. `existing`
+    /// maps the message ids given to the conversation each is in (ids only: no sealed cell is
+    /// opened).
     @discardableResult
     public func sweep(existing: (Set<String>) throws -> [String: String]) rethrows -> Int {
         var removed = 0
         for conversationId in Self.entries(of: group.attachmentsPath) {
             let directory = group.attachmentsPath(conversationId: conversationId)
             let names = Self.entries(of: directory)
-            let known = try existing(Set(names.filter { !$0.hasPrefix(".") }))
-            for name in names where known[name] != conversationId && unlink(directory + "/" + name) == 0 { removed += 1 }
+            let known = try existing(Set(names.compactMap(Self.messageId(ofFile:))))
+            for name in names {
+                if let messageId = Self.messageId(ofFile: name), known[messageId] == conversationId { continue }
+                if unlink(directory + "/" + name) == 0 { removed += 1 }
+            }
             rmdir(directory)  // only when nothing is left in it
         }
         if removed > 0 {

@@ -6,12 +6,14 @@ import SharedStore
 /// it. New and updated messages go to the awake conversation's window; a message for a sleeping
 /// inbox wakes it (pushNotification); a join request, a member who left, an explode time or a
 /// refused join wake the part that acts on it; a new message or roster change wakes the receipt
-/// sender and the roster requests; any commit tells the WAL keeper. Nothing is read back: the
+/// sender and the roster requests; a new incoming attachment goes to the fetcher; any commit
+/// tells the WAL keeper. Nothing is read back: the
 /// feed read what each change is about once (``FeedChange``).
 ///
 /// ```swift
 /// let router = ChangeRouter(walKeeper: walKeeper, windows: windows, inboxLRU: inboxLRU, explodeWorker: explodeWorker,
-///                           joinRequests: joinRequests, receipts: receipts, rosterRequests: rosterRequests)
+///                           joinRequests: joinRequests, receipts: receipts, rosterRequests: rosterRequests,
+///                           attachmentFetcher: attachmentFetcher)
 /// let feed = ChangeFeed(database: database, startingAt: latestSeq) { changes in await router.route(changes) }
 /// ```
 struct ChangeRouter: Sendable {
@@ -22,6 +24,7 @@ struct ChangeRouter: Sendable {
     let joinRequests: JoinRequestHandler
     let receipts: ReceiptSender
     let rosterRequests: RosterRequests
+    let attachmentFetcher: AttachmentFetcher
 
     /// Applies a batch, change by change in seq order, then wakes the senders it concerns.
     func route(_ changes: [FeedChange]) async {
@@ -50,6 +53,7 @@ struct ChangeRouter: Sendable {
                     _ = try? await window.upsertByID(message)
                 }
             }
+            if change.knownKind == .messageInserted, message.attachment != nil { await attachmentFetcher.consider(message) }
             guard let inboxId = change.inboxId else { return }
             if change.knownKind == .messageInserted, !message.isOutgoing, await inboxLRU.state(of: inboxId) != .awake {
                 _ = try? await inboxLRU.wake(inboxId, reason: .pushNotification)

@@ -29,6 +29,7 @@ public struct DaemonAPI: Sendable {
     public var rosterRequests: RosterRequests { context.rosterRequests }
     public var feed: ChangeFeed { context.feed }
     public var openConversations: OpenConversations { context.openConversations }
+    public var attachmentFetcher: AttachmentFetcher { context.attachmentFetcher }
 
     /// The group directory: where to free space, what to restore from a backup.
     public var group: GroupDirectory { context.group }

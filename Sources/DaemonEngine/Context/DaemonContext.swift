@@ -42,6 +42,8 @@ public final class DaemonContext: Sendable {
     public let receipts: ReceiptSender
     /// Asks for the full roster after a gap, and answers members who ask (docs/protocol/roster.md §9).
     public let rosterRequests: RosterRequests
+    /// Fetches incoming attachments' files in the background (docs/adr/0078).
+    public let attachmentFetcher: AttachmentFetcher
     /// Identities that did not open at start-up: isolated (their inboxes stay asleep) and
     /// reported by `sotto status` and the log; every other conversation is served.
     public let damagedIdentities: [KeystoreAudit.Damaged]
@@ -52,7 +54,8 @@ public final class DaemonContext: Sendable {
                  unusedInboxes: UnusedInboxCache,
                  feed: ChangeFeed, outbox: OutboxSender, walKeeper: WALKeeper, invites: InviteService,
                  joinRequests: JoinRequestHandler, explodeWorker: ExplodeWorker, explode: ExplodeService, leave: LeaveService, removals: RemoveService,
-                 receipts: ReceiptSender, rosterRequests: RosterRequests, damagedIdentities: [KeystoreAudit.Damaged]) {
+                 receipts: ReceiptSender, rosterRequests: RosterRequests, attachmentFetcher: AttachmentFetcher,
+                 damagedIdentities: [KeystoreAudit.Damaged]) {
         self.group = group
         self.runtime = runtime
         self.database = database
@@ -73,6 +76,7 @@ public final class DaemonContext: Sendable {
         self.removals = removals
         self.receipts = receipts
         self.rosterRequests = rosterRequests
+        self.attachmentFetcher = attachmentFetcher
         self.damagedIdentities = damagedIdentities
     }
 
@@ -86,7 +90,8 @@ public final class DaemonContext: Sendable {
                       environment: [String: String], relay: RelayConfiguration? = nil,
                       pendingJoinLimit: PendingJoinLimit = PendingJoinLimit(),
                       noticeMaxAgeMs: Int64 = OutboxSender.defaultNoticeMaxAgeMs,
-                      relayIdleMs: Int64 = RelayConnections.defaultIdleMs) async throws -> DaemonContext {
+                      relayIdleMs: Int64 = RelayConnections.defaultIdleMs,
+                      attachmentAutoFetchBytes: Int = AttachmentFetcher.defaultAutomaticLimit) async throws -> DaemonContext {
         // MARK: Storage
         // The keystore comes open: the daemon app checked the database's integrity and waited
         // for the master key first (docs/adr/0045); the migration to v10 needs it to seal content
@@ -161,10 +166,14 @@ public final class DaemonContext: Sendable {
             DaemonLog.warning("stored attachment files with no message not swept yet: \(error)")
         }
 
+        let attachmentFetcher = AttachmentFetcher(database: database, store: attachments, relays: outbox.relays,
+                                                  automaticLimit: attachmentAutoFetchBytes)
+
         // MARK: The change feed, last: it hands every commit to the parts above
         let latestSeq = try database.read { conn in try ChangeLogRepository.latestSeq(on: conn) }
         let router = ChangeRouter(walKeeper: walKeeper, windows: windows, inboxLRU: inboxLRU, explodeWorker: explodeWorker,
-                                  joinRequests: joinRequests, receipts: receipts, rosterRequests: rosterRequests)
+                                  joinRequests: joinRequests, receipts: receipts, rosterRequests: rosterRequests,
+                                  attachmentFetcher: attachmentFetcher)
         let feed = ChangeFeed(database: database, startingAt: latestSeq,
                               damageRemedy: DatabaseDamage.remedy(group: group)) { changes in await router.route(changes) }
         return DaemonContext(group: group, runtime: runtime, database: database, keystore: keystore,
@@ -173,7 +182,8 @@ public final class DaemonContext: Sendable {
                              outbox: outbox, walKeeper: walKeeper, invites: invites, joinRequests: joinRequests,
                              explodeWorker: explodeWorker, explode: explode, leave: LeaveService(service: service, explodeWorker: explodeWorker),
                              removals: RemoveService(service: service, database: database),
-                             receipts: receipts, rosterRequests: rosterRequests, damagedIdentities: damagedIdentities)
+                             receipts: receipts, rosterRequests: rosterRequests, attachmentFetcher: attachmentFetcher,
+                             damagedIdentities: damagedIdentities)
     }
 
     /// Launch initialisation (the source app's decision record "Inbox Lifecycle Management"): inboxes with pending invites or join requests first

@@ -11,7 +11,7 @@ public struct PendingJoinLimit: Sendable, Equatable {
     static let variable = "SOTTO_PENDING_JOIN_MAX_MS"
     public static let defaultMs: Int64 = 7 * 86_400_000
     /// Up to 3650 days: as far as an explosion may be scheduled.
-    static let setting = MillisecondsSetting(variable: variable, defaultMs: defaultMs, range: 1...(3650 * 86_400_000))
+    static let setting = NumberSetting(variable: variable, default: defaultMs, range: 1...(3650 * 86_400_000))
 
     let ms: Int64
 
@@ -19,7 +19,7 @@ public struct PendingJoinLimit: Sendable, Equatable {
         self.ms = ms
     }
 
-    public init(environment: [String: String]) throws(MillisecondsSetting.Invalid) {
+    public init(environment: [String: String]) throws(NumberSetting.Invalid) {
         self.init(ms: try Self.setting.read(environment))
     }
 }

@@ -23,7 +23,7 @@ extension TimelineMessage {
         }
         var attachment: TimelineAttachment?
         if !row.isUnreadable, case .attachment(let reference)? = content {
-            attachment = TimelineAttachment(reference, isOutgoing: row.isOutgoing)
+            attachment = TimelineAttachment(reference, isOutgoing: row.isOutgoing, transfer: row.transfer)
         }
         self.init(id: row.id, conversationId: row.conversationId, senderInboxId: row.senderInboxId,
                   sentAtMs: row.sentAt, contentType: MessageContentType(rawValue: row.contentType),
@@ -35,10 +35,19 @@ extension TimelineMessage {
 
 extension TimelineAttachment {
     /// A reference as the timeline shows it. The sender holds its own stored copy
-    /// (`available`); a recipient has the reference only (`waiting`) until a transport
-    /// fetches the file (docs/protocol/attachments.md §9, not built yet).
-    init(_ reference: AttachmentReference, isOutgoing: Bool) {
-        self.init(name: reference.name, size: reference.size, mediaType: reference.mediaType,
-                  caption: reference.caption, state: isOutgoing ? .available : .waiting)
+    /// (`available`); a recipient has the reference only (`waiting`) until the fetcher
+    /// records its fetch (`transfer`, docs/adr/0078).
+    init(_ reference: AttachmentReference, isOutgoing: Bool, transfer: DBAttachmentTransfer?) {
+        let state: AttachmentState
+        switch (isOutgoing, transfer?.state) {
+        case (true, _): state = .available
+        case (false, nil): state = .waiting
+        case (false, .fetching?): state = .fetching
+        case (false, .available?): state = .available
+        case (false, .failed?): state = .failed
+        }
+        self.init(name: reference.name, size: reference.size, mediaType: reference.mediaType, caption: reference.caption,
+                  state: state, bytesDone: state == .fetching ? transfer.map { Int($0.bytesDone) } : nil,
+                  storedLength: reference.length, failure: state == .failed ? transfer?.failure : nil)
     }
 }

@@ -33,7 +33,7 @@ public actor OutboxSender: Service {
     /// How long a notice waits for a member who does not come back: 30 days, the relay's
     /// mailbox limit (docs/adr/0030, 0034). `SOTTO_NOTICE_MAX_AGE_MS` overrides it (tests).
     public static let defaultNoticeMaxAgeMs: Int64 = 30 * 86_400_000
-    public static let noticeMaxAge = MillisecondsSetting(variable: "SOTTO_NOTICE_MAX_AGE_MS", defaultMs: defaultNoticeMaxAgeMs,
+    public static let noticeMaxAge = NumberSetting(variable: "SOTTO_NOTICE_MAX_AGE_MS", default: defaultNoticeMaxAgeMs,
                                                   range: 1...(3650 * 86_400_000))
 
     let database: DaemonDatabase

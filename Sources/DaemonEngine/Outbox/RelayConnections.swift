@@ -27,7 +27,7 @@ public final class RelayConnections: Sendable {
     static let connectRetryMs: Int64 = 1_000
     /// How long a sender's connection stays open after its last push (docs/adr/0044).
     public static let defaultIdleMs: Int64 = 120_000
-    public static let idleSetting = MillisecondsSetting(variable: "SOTTO_RELAY_IDLE_MS", defaultMs: defaultIdleMs,
+    public static let idleSetting = NumberSetting(variable: "SOTTO_RELAY_IDLE_MS", default: defaultIdleMs,
                                                  range: 100...86_400_000)
 
     private struct Held {

@@ -26,8 +26,8 @@ public enum MessageRowRepository {
     }
 
     public static func find(id: String, on conn: SQLiteConnection) throws(StoreError) -> DBMessage? {
-        try conn.queryOne("SELECT \(DBMessage.columns) FROM message WHERE id = ?", [.text(id)])
-            .map { row throws(StoreError) in try DBMessage(row: row, on: conn) }
+        try conn.queryOne("SELECT \(columns) FROM \(joined) WHERE id = ?", [.text(id)])
+            .map { row throws(StoreError) in try message(row, on: conn) }
     }
 
     /// Up to `limit` messages strictly before `before` (or the newest), newest first.
@@ -37,19 +37,36 @@ public enum MessageRowRepository {
         let limit = SQLiteValue.integer(Int64(max(0, limit)))
         if let before {
             rows = try conn.query("""
-                SELECT \(DBMessage.columns) FROM message
+                SELECT \(columns) FROM \(joined)
                 WHERE conversationId = ? AND (sentAt, id) < (?, ?)
                 ORDER BY sentAt DESC, id DESC LIMIT ?
                 """, [.text(conversationId), .integer(before.sentAt), .text(before.id), limit])
         } else {
             rows = try conn.query("""
-                SELECT \(DBMessage.columns) FROM message
+                SELECT \(columns) FROM \(joined)
                 WHERE conversationId = ? ORDER BY sentAt DESC, id DESC LIMIT ?
                 """, [.text(conversationId), limit])
         }
         var out: [DBMessage] = []
-        for row in rows { out.append(try DBMessage(row: row, on: conn)) }
+        for row in rows { out.append(try message(row, on: conn)) }
         return out
+    }
+
+    // MARK: A row with its attachment's fetch
+
+    /// The message's columns, then its `attachment_transfer` row's (NULL when it has none).
+    private static let columns = DBMessage.columns + ", t.state, t.bytesDone, t.failure"
+    private static let joined = "message LEFT JOIN attachment_transfer t ON t.messageId = message.id"
+
+    private static func message(_ row: Row, on conn: SQLiteConnection) throws(StoreError) -> DBMessage {
+        var message = try DBMessage(row: row, on: conn)
+        if let state = try row.optionalString(11) {
+            guard let known = DBAttachmentTransfer.State(rawValue: state) else {
+                throw .sqlite(code: SQLiteResultCode.mismatch, message: "attachment_transfer.state has an unknown value")
+            }
+            message.transfer = DBAttachmentTransfer(state: known, bytesDone: try row.int64(12), failure: try row.optionalString(13))
+        }
+        return message
     }
 
     public static func count(conversationId: String, on conn: SQLiteConnection) throws(StoreError) -> Int64 {

@@ -45,6 +45,8 @@ extension MessageDelivery {
 extension AttachmentInfo {
     public init(_ attachment: TimelineAttachment) {
         self.init(name: attachment.name, size: Int64(attachment.size), mediaType: attachment.mediaType,
-                  state: attachment.state.rawValue, caption: attachment.caption)
+                  state: attachment.state.rawValue, caption: attachment.caption,
+                  bytesDone: attachment.bytesDone.map(Int64.init), storedLength: Int64(attachment.storedLength),
+                  failure: attachment.failure)
     }
 }

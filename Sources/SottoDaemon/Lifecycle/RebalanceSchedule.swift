@@ -13,7 +13,7 @@ struct RebalanceSchedule: Sendable, Equatable {
     static let defaultIntervalMs: Int64 = 60_000
     /// From 100 ms (below it a rebalance would wake an idle daemon too often, docs/adr/0011)
     /// to a day.
-    static let setting = MillisecondsSetting(variable: variable, defaultMs: defaultIntervalMs, range: 100...86_400_000)
+    static let setting = NumberSetting(variable: variable, default: defaultIntervalMs, range: 100...86_400_000)
 
     let intervalMs: Int64
 
@@ -21,7 +21,7 @@ struct RebalanceSchedule: Sendable, Equatable {
         self.intervalMs = intervalMs
     }
 
-    init(environment: [String: String]) throws(MillisecondsSetting.Invalid) {
+    init(environment: [String: String]) throws(NumberSetting.Invalid) {
         self.init(intervalMs: try Self.setting.read(environment))
     }
 }

@@ -85,6 +85,7 @@ struct DaemonStartup {
         let pendingJoinLimit: PendingJoinLimit
         let noticeMaxAgeMs: Int64
         let relayIdleMs: Int64
+        let attachmentAutoFetchBytes: Int64
         do {
             controlLimits = try ControlLimits.forFileLimit(fileLimit, environment: environment)
             feedPoll = try SafetyNetPoll(environment: environment)
@@ -92,6 +93,7 @@ struct DaemonStartup {
             pendingJoinLimit = try PendingJoinLimit(environment: environment)
             noticeMaxAgeMs = try OutboxSender.noticeMaxAge.read(environment)  // docs/adr/0034
             relayIdleMs = try RelayConnections.idleSetting.read(environment)  // docs/adr/0044
+            attachmentAutoFetchBytes = try AttachmentFetcher.automaticLimitSetting.read(environment)  // docs/adr/0078
         } catch {
             throw StartupFailure(exitCode: 78, description: "\(error)")  // EX_CONFIG
         }
@@ -105,8 +107,10 @@ struct DaemonStartup {
                 .openKeystore(notifier: SystemdNotifier())
             context = try await DaemonContext.start(group: group, runtime: runtime, keystore: keystore, capacity: capacity,
                                                     environment: environment, relay: relay, pendingJoinLimit: pendingJoinLimit,
-                                                    noticeMaxAgeMs: noticeMaxAgeMs, relayIdleMs: relayIdleMs)
+                                                    noticeMaxAgeMs: noticeMaxAgeMs, relayIdleMs: relayIdleMs,
+                                                    attachmentAutoFetchBytes: Int(attachmentAutoFetchBytes))
             try await context.launchInboxes()
+            await context.attachmentFetcher.resumeUnfinished()
         } catch let refusal as MasterKeyStartup.Refusal {
             throw StartupFailure(exitCode: 78, description: "start-up failed: \(refusal)")  // EX_CONFIG: no restart loop
         } catch is MasterKeyStartup.Stopped {

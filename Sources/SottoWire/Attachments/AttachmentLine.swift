@@ -5,14 +5,21 @@
 /// ```swift
 /// AttachmentLine.text(name: "photo.jpg", size: 1_258_291, state: .waiting, caption: nil)
 /// // "📎 photo.jpg (1.2 MiB, waiting)"
+/// AttachmentLine.text(name: "photo.jpg", size: 1_258_291, state: .fetching, caption: nil, percentDone: 40)
+/// // "📎 photo.jpg (1.2 MiB, fetching 40%)"
 /// AttachmentLine.size(4_096)   // "4.0 KiB"
 /// ```
 public enum AttachmentLine {
     // MARK: The line
 
-    /// `📎 NAME (SIZE, STATE)`, then a line break and the caption when there is one.
-    public static func text(name: String, size: Int, state: AttachmentState, caption: String?) -> String {
-        let line = "📎 \(name) (\(Self.size(size)), \(state.rawValue))"
+    /// `📎 NAME (SIZE, STATE)`, then a line break and the caption when there is one. STATE is
+    /// `fetching N%` while a fetch has a figure, and `failed: REASON` with its reason.
+    public static func text(name: String, size: Int, state: AttachmentState, caption: String?,
+                            percentDone: Int? = nil, failure: String? = nil) -> String {
+        var stateText = state.rawValue
+        if state == .fetching, let percentDone { stateText += " \(min(max(percentDone, 0), 100))%" }
+        if state == .failed, let failure, !failure.isEmpty { stateText += ": " + failure }
+        let line = "📎 \(name) (\(Self.size(size)), \(stateText))"
         guard let caption, !caption.isEmpty else { return line }
         return line + "\n" + caption
     }

@@ -59,7 +59,7 @@ struct AttachmentStoreTests {
         #expect(!AttachmentStore.openFailure(ENOENT, path: "/home/ann/x.jpg").contains("/tmp"))
     }
 
-    @Test("the sweep removes partial files and files with no message, keeps the rest; deleting a conversation removes its directory")
+    @Test("the sweep removes stored and partial files with no message, keeps the rest (a partial file of a message is a fetch to resume); deleting a conversation removes its directory")
     func sweepAndDelete() async throws {
         let (tmp, store, source) = try Self.fixture()
         let kept = String(repeating: "1", count: 32), orphan = String(repeating: "2", count: 32)
@@ -69,16 +69,18 @@ struct AttachmentStoreTests {
         }
         let directory = store.group.attachmentsPath(conversationId: Self.conversation)
         #expect(FileManager.default.createFile(atPath: directory + "/.\(kept).partial", contents: Data([1])))
+        #expect(FileManager.default.createFile(atPath: directory + "/.\(orphan).partial", contents: Data([1])))
+        #expect(FileManager.default.createFile(atPath: directory + "/.partial", contents: Data([1])))
         // `elsewhere` is a message of another conversation: not this file's.
         let removed = store.sweep { ids in
             ids.reduce(into: [String: String]()) { found, id in
                 if id == kept { found[id] = Self.conversation } else if id == elsewhere { found[id] = "other" }
             }
         }
-        #expect(removed == 3)
-        #expect(Self.names(directory) == [kept])
+        #expect(removed == 4)
+        #expect(Self.names(directory) == [".\(kept).partial", kept])
 
-        #expect(store.deleteConversations([Self.conversation]) == 1)
+        #expect(store.deleteConversations([Self.conversation]) == 2)
         #expect(!FileManager.default.fileExists(atPath: directory))
         #expect(Self.names(store.group.attachmentsPath).isEmpty)
         _ = tmp

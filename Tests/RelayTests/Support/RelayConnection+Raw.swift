@@ -23,6 +23,13 @@ extension RelayConnection {
         _ = natsConnection_FlushTimeout(connection, 1_000)
     }
 
+    /// Test only: publishes bytes as a plain NATS message (no message id, so no duplicate
+    /// window: what a hostile client that knows a subject can do), then flushes.
+    func rawPublish(_ subject: String, bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { natsConnection_Publish(connection, subject, $0.baseAddress, Int32($0.count)) }
+        _ = natsConnection_FlushTimeout(connection, 1_000)
+    }
+
     /// Test only: subscribes to `subject` and returns whether a message arrives within
     /// `timeoutMs` (a refused subscription never gets one; the refusal is in `lastError`).
     func rawSubscribeReceives(_ subject: String, within timeoutMs: Int64, after publish: () throws -> Void) rethrows -> Bool {

@@ -25,6 +25,9 @@ public struct DBMessage: Sendable, Equatable {
     /// Its sealed content or fallback did not open (docs/adr/0052): `content` is empty and
     /// `fallback` nil, and a reader reports it instead of showing text.
     public var isUnreadable = false
+    /// An incoming attachment's fetch on this device, when the read joined it (the daemon's
+    /// `MessageRowRepository`); nil otherwise.
+    public var transfer: DBAttachmentTransfer?
 
     public init(id: String, conversationId: String, senderInboxId: String, sentAt: Int64,
                 receivedAt: Int64, contentType: String, content: [UInt8], fallback: String?,

@@ -2,7 +2,7 @@
 /// version `i + 1`, which ``Migrator`` records in `PRAGMA user_version` in the same transaction.
 ///
 /// ```swift
-/// Schema.currentVersion          // 11
+/// Schema.currentVersion          // 12
 /// Schema.migrations[0].id        // "v1-initial"
 /// ```
 public enum Schema {
@@ -33,6 +33,7 @@ public enum Schema {
         // docs/adr/0052: content sealed per conversation; no table changes, only values.
         Step(id: ContentSealingMigration.stepId, sql: "", rewrite: ContentSealingMigration.run),
         Step(id: "v11-join-refusal", sql: v11),
+        Step(id: "v12-attachment-transfer", sql: v12),
     ]
 
     /// The version this build reads and writes.
@@ -364,6 +365,23 @@ public enum Schema {
             reason TEXT NOT NULL,
             askedAt INTEGER NOT NULL,
             refusedAt INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """
+
+    // MARK: v12
+
+    /// Where the fetch of an incoming message's attachment stands on this device
+    /// (docs/protocol/attachments.md §9, docs/adr/0078): written by the daemon's fetcher only,
+    /// deleted with its message (explode, leave). No row: the reference is here and nothing
+    /// was fetched (`waiting`). It holds an id, a state, a count and a reason in Sotto's own
+    /// words: no name, no content.
+    static let v12 = """
+        CREATE TABLE attachment_transfer (
+            messageId TEXT PRIMARY KEY NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+            state TEXT NOT NULL CHECK (state IN ('fetching', 'available', 'failed')),
+            bytesDone INTEGER NOT NULL DEFAULT 0,
+            failure TEXT,
+            updatedAt INTEGER NOT NULL
         ) WITHOUT ROWID;
         """
 }

@@ -1,0 +1,117 @@
+import DaemonStore
+import Glibc
+import RelayTransport
+import SharedStore
+import SottoCrypto
+import SottoWire
+
+/// One incoming attachment's stored file and where it comes from: the relay this device
+/// receives the conversation on (its own member entry's endpoint, docs/adr/0078). `fetch`
+/// runs on a blocking thread: it fills `.<messageId>.partial`, each piece checked before it is
+/// written, checks the digest of the whole, then fsyncs and renames it to its final name.
+///
+/// ```swift
+/// if case .found(let source) = AttachmentSource.find(messageId: id, database: database, store: store) {
+///     let result = source.fetch(over: relays) { bytesDone in print(bytesDone) }   // .whole
+/// }
+/// ```
+struct AttachmentSource: Sendable {
+    let messageId: String
+    let conversationId: String
+    let reference: AttachmentReference
+    let relay: RelayURL
+    let store: AttachmentStore
+
+    // MARK: Finding it
+
+    enum Lookup: Sendable {
+        case found(AttachmentSource)
+        /// No such message, not an attachment, or its content does not open.
+        case notFound
+        /// The stored file is here already (fetched before, or this device sent it).
+        case alreadyHere
+        /// Nothing can bring it to this device.
+        case notCarried(String)
+        /// The database could not be read: it may pass.
+        case unreadable(String)
+    }
+
+    static func find(messageId: String, database: DaemonDatabase, store: AttachmentStore) -> Lookup {
+        do {
+            return try database.read { conn throws(StoreError) -> Lookup in
+                guard let row = try MessageRowRepository.find(id: messageId, on: conn), !row.isUnreadable,
+                      case .attachment(let reference)? = try? MessageContent.decode(contentType: row.contentType, content: row.content,
+                                                                                     fallback: row.fallback) else { return .notFound }
+                let stored = access(store.storedPath(conversationId: row.conversationId, messageId: messageId), F_OK) == 0
+                if row.isOutgoing { return stored ? .alreadyHere : .notFound }
+                if stored, row.transfer?.state == .available { return .alreadyHere }
+                guard let conversation = try ConversationRepository.find(id: row.conversationId, on: conn),
+                      let me = try MemberRepository.members(of: row.conversationId, on: conn)
+                          .first(where: { $0.inboxId == conversation.inboxId }) else { return .notFound }
+                guard MemberEndpoint.isRelay(me.endpoint), let url = try? RelayURL.parse(me.endpoint) else {
+                    return .notCarried("files do not travel to a direct endpoint yet, and this device receives the conversation on one")
+                }
+                return .found(AttachmentSource(messageId: messageId, conversationId: row.conversationId, reference: reference,
+                                               relay: url, store: store))
+            }
+        } catch {
+            return .unreadable("the database: \(error)")
+        }
+    }
+
+    // MARK: Fetching it
+
+    enum Result: Sendable {
+        /// Whole, checked, under its final name.
+        case whole
+        /// It cannot succeed with these bytes (a piece missing or refused, the digest).
+        case final(String)
+        /// It may succeed later (the relay, the disk).
+        case mayPass(String)
+    }
+
+    /// Fetches the stored file, resuming from the partial file's last whole piece; tells
+    /// `progress` the bytes here and checked every 5 % (at least every 16 pieces).
+    func fetch(over relays: RelayConnections, progress: (Int) -> Void) -> Result {
+        let directory: String
+        do { directory = try store.group.createAttachmentsDirectory(conversationId: conversationId) } catch {
+            return .mayPass("the attachments directory: \(error)")
+        }
+        let partial = store.partialPath(conversationId: conversationId, messageId: messageId)
+        let fd = open(partial, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { return .mayPass("cannot open \(partial): \(String(cString: strerror(errno)))") }
+        var open = true
+        defer { if open { close(fd) } }
+
+        let connection: RelayConnection
+        do throws(RelayError) {
+            connection = try relays.connection(to: relay, for: RelaySender(conversationId: conversationId))
+        } catch {
+            return .mayPass("the relay: \(error)")
+        }
+        guard connection.isConnected else { return .mayPass("the relay is reconnecting") }
+        var decryptor = AttachmentDecryptor(reference)
+        let length = reference.length
+        let step = max(16, (AttachmentStream.pieceCount(storedLength: length) ?? 0) / 20)
+        do throws(RelayAttachmentTransfer.Failure) {
+            try RelayAttachmentTransfer.fetch(id: Hex.encode(reference.id), storedLength: length, over: connection, into: fd,
+                                              check: { _, piece in try decryptor.consume(piece) { _ in } },
+                                              progress: { done, total in
+                                                  CrashPoint.reach("attachment.piece")  // `attachment.piece@N`: after N pieces
+                                                  if done < total, done % step == 0 {
+                                                      progress(AttachmentStream.pieceRange(done - 1, storedLength: length).upperBound)
+                                                  }
+                                              })
+        } catch {
+            return error.isTransient ? .mayPass(error.description) : .final(error.description)
+        }
+        do { try decryptor.finish() } catch { return .final("the file is not the one its message names (\(error))") }
+        guard fsync(fd) == 0 else { return .mayPass("fsync of \(partial): \(String(cString: strerror(errno)))") }
+        close(fd)
+        open = false
+        let final = store.storedPath(conversationId: conversationId, messageId: messageId)
+        guard rename(partial, final) == 0 else { return .mayPass("rename to \(final): \(String(cString: strerror(errno)))") }
+        if let why = DirectorySync.fsync(directory) { return .mayPass(why) }
+        return .whole
+    }
+}
