@@ -206,4 +206,12 @@ public final class ControlClient {
     }
 
     private static let closed = "the daemon closed the connection"
+    /// What `readMessage` says when the daemon closed the connection.
+    static var closedDetail: String { closed }
+
+    /// The id of the next request on this connection.
+    func nextRequestID() -> Int64 {
+        defer { nextID += 1 }
+        return nextID
+    }
 }

@@ -56,6 +56,24 @@ struct ControlWireRoundTripTests {
         }
     }
 
+    @Test("the attachmentData notification carries any bytes, an empty piece and a full chunk, daemon → client")
+    func attachmentDataNotification() throws {
+        for bytes in [[], [0, 1, 0xfe, 0xff], [UInt8](repeating: 0xa5, count: 65_536)] as [[UInt8]] {
+            let data = bytes.withUnsafeBytes { AttachmentData(offset: 65_536, size: 200_000, bytes: $0) }
+            let line = Array(JSONRPC.notificationLine(data).utf8)
+            #expect(line.last == 0x0a && line.dropLast().allSatisfy { $0 != 0x0a }, "one line")
+            guard case .notification(let method, let params) = try JSONRPC.ServerMessage(line: line.dropLast()) else {
+                Issue.record("not a notification")
+                continue
+            }
+            #expect(method == "attachmentData")
+            let decoded = try AttachmentData(json: params)
+            #expect(decoded == data && decoded.bytes == bytes && decoded.offset == 65_536 && decoded.size == 200_000)
+            #expect(WireSchema.conformanceErrors(data.json, to: AttachmentData.self) == [])
+        }
+        #expect(AttachmentData(offset: 0, size: 1, data: "a+b/").bytes == nil, "base64, not base64url")
+    }
+
     @Test("every error code keeps its number and message through daemon → client")
     func errors() throws {
         #expect(RPCErrorCode.all.map(\.code.rawValue) == [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003])
