@@ -42,6 +42,8 @@ struct SaveCommand: ParsableCommand {
             StandardError.line("sotto: \(InertText.line(error.description)); nothing was saved")
             throw ExitCode(65)
         }
+        SaveInterruption.arm(file.temporaryPath)
+        defer { SaveInterruption.disarm() }
         let progress = SaveProgress(enabled: isatty(2) == 1)
         let saved: SavedAttachment
         do {
