@@ -48,13 +48,12 @@ struct SaveCommand: ParsableCommand {
         let saved: SavedAttachment
         do {
             let connection = try ControlClient.connect(path: client.controlSocketPath)
-            saved = try connection.callStreaming(SaveAttachmentParams(message: message), notification: .attachmentData) { params in
-                let piece = try AttachmentData(json: params)
-                guard let bytes = piece.bytes, piece.offset == file.written else {
-                    throw ControlClient.Failure.protocolError("attachmentData out of order or not base64url")
+            saved = try connection.saveAttachment(SaveAttachmentParams(message: message)) { offset, size, bytes in
+                guard offset == file.written else {
+                    throw ControlClient.Failure.protocolError("attachmentData at \(offset), expected \(file.written)")
                 }
                 try file.write(bytes)
-                progress.show(done: file.written, of: piece.size)
+                progress.show(done: file.written, of: size)
             }
             guard saved.size == file.written else {
                 throw ControlClient.Failure.protocolError("the daemon sent \(file.written) bytes of a \(saved.size)-byte file")

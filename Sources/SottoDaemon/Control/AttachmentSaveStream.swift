@@ -5,7 +5,7 @@ import SottoWire
 
 /// Answers `saveAttachment` (docs/adr/0077): finds the message's stored file
 /// (`ConversationService.storedAttachment`), reads it through `AttachmentReader` and writes
-/// the file's bytes to the client as `attachmentData` lines, at most `window` lines ahead of
+/// the file's bytes to the client as `attachmentData` lines (`AttachmentDataLine`), at most `window` lines ahead of
 /// what the socket took: a client that reads slowly makes the daemon wait, never hold the
 /// file. The result (or the error) is the request's answer, written after the last line.
 ///
@@ -29,9 +29,9 @@ enum AttachmentSaveStream {
         do {
             outcome = try await AttachmentReader.shared.read(
                 path: stored.path, reference: stored.reference,
-                prepare: { bytes, offset in JSONRPC.notificationLine(AttachmentData(offset: Int64(offset), size: size, bytes: bytes)) },
+                prepare: { bytes, offset in AttachmentDataLine.encode(offset: Int64(offset), size: size, bytes: bytes) },
                 consume: { line in
-                    inFlight.append(connection.sendAwaitingWrite(line))
+                    inFlight.append(connection.sendAwaitingWrite(bytes: line))
                     if inFlight.count >= window { return await inFlight.removeFirst()() }
                     return true
                 })
