@@ -218,6 +218,44 @@ struct AttachmentSaveTests {
         #expect(Self.contents(out + "/again.bin") == small.bytes)
     }
 
+    @Test("sotto save interrupted (SIGTERM) while it waits for the daemon: its temporary file is removed, nothing in DEST; the daemon serves on")
+    func interrupted() throws {
+        let net = try Network(["alice"])
+        let (alice, trip) = try Self.aliceAlone(net)
+        let out = try Self.makeDirectory(net.tmp.path + "/out")
+        let file = try Self.send(alice, trip, net.tmp.path + "/photo.jpg", count: 300_000)
+        let pid = try require(alice.daemonPID, "alice's daemon")
+
+        // The daemon stopped: the command connects (the socket's backlog) and waits in read(2).
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) }
+        let save = try SpawnedProcess.launch(try builtExecutable("sotto"), ["save", file.id, out], environment: alice.environment,
+                                             log: net.tmp.path + "/save.log")
+        try alice.waitUntil("the command has its temporary file and waits for the daemon") {
+            Self.names(out).contains { $0.hasPrefix(".sotto-save-") } && Self.isReading(save.processIdentifier)
+        }
+        save.terminate()
+        save.waitUntilExit()
+        #expect(save.terminationReason == .uncaughtSignal && save.terminationStatus == SIGTERM)
+        #expect(Self.names(out).isEmpty, "\(Self.names(out))")
+
+        kill(pid, SIGCONT)
+        #expect(try alice.cli(["status"]).status == 0)
+        #expect(try alice.cli(["save", file.id, out]).status == 0)
+        #expect(Self.names(out) == ["photo.jpg"])
+    }
+
+    /// Whether `pid`'s main thread is blocked in read(2).
+    static func isReading(_ pid: Int32) -> Bool {
+        #if arch(x86_64)
+        let read = "0"
+        #else
+        let read = "63"
+        #endif
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/syscall", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").first.map(String.init) == read
+    }
+
     /// What the process's descriptors point at.
     static func openFiles(_ pid: Int32) -> [String] {
         let directory = "/proc/\(pid)/fd"
