@@ -1,6 +1,7 @@
 import ControlProtocol
 import Foundation
 import SottoClient
+import SottoCrypto
 import SottoWire
 import TestSupport
 import Testing
@@ -128,6 +129,36 @@ struct AttachmentSaveTests {
                 "\(saved.stderr)")
         #expect(Self.names(out).isEmpty, "nothing, not even a temporary file: \(Self.names(out))")
         #expect(try alice.cli(["status"]).status == 0)
+    }
+
+    @Test("a stored file whose every chunk opens but whose SHA-256 is not the reference's (another file under the same key): every byte streamed, then refused, nothing in DEST")
+    func digestMismatch() throws {
+        let net = try Network(["alice"])
+        let (alice, trip) = try Self.aliceAlone(net)
+        let out = try Self.makeDirectory(net.tmp.path + "/out")
+        let file = try Self.send(alice, trip, net.tmp.path + "/report.pdf", count: 200_000)
+        let reference = try AttachmentSendTests.reference(alice, id: file.id)
+        // Another file of the same size sealed with the same id and key: each chunk authenticates.
+        let other = net.tmp.path + "/other.bin"
+        try Data(file.bytes.map { $0 ^ 0x5a }).write(to: URL(fileURLWithPath: other))
+        let stored = alice.group.attachmentsPath(conversationId: trip) + "/" + file.id
+        let source = open(other, O_RDONLY), sink = open(stored, O_WRONLY | O_TRUNC)
+        #expect(source >= 0 && sink >= 0)
+        _ = try AttachmentFile.encrypt(from: source, size: 200_000, to: sink, id: reference.id, key: reference.key)
+        close(source)
+        close(sink)
+
+        var streamed = 0
+        let client = try ControlSocketClient(path: alice.runtime.controlSocketPath)
+        #expect(throws: ControlClient.Failure.self) {
+            _ = try client.connection.saveAttachment(SaveAttachmentParams(message: file.id)) { _, _, bytes in streamed += bytes.count }
+        }
+        #expect(streamed == 200_000, "every chunk opened and was streamed before the digest was known")
+
+        let saved = try alice.cli(["save", file.id, out])
+        #expect(saved.status != 0 && saved.stderr.contains("attachment_digest_mismatch") && saved.stderr.contains("nothing was saved"),
+                "\(saved)")
+        #expect(Self.names(out).isEmpty, "\(Self.names(out))")
     }
 
     @Test("garbage params, an unknown id, a text message, a recipient's waiting file: a clear error, nothing written")
