@@ -24,7 +24,7 @@ extension ControlClient {
                 if case .failure(.protocolError(let detail)) = read, detail == Self.closedDetail {
                     throw Failure.protocolError("the daemon closed the connection before it answered \(P.method.rawValue)")
                 }
-                try read.get()
+                _ = try read.get()
                 continue
             }
             do {
