@@ -104,6 +104,12 @@ struct SaveCommand: ParsableCommand {
 }
 
 /// A one-line progress bar on standard error, only when it is a terminal.
+///
+/// ```swift
+/// let progress = SaveProgress(enabled: isatty(2) == 1)
+/// progress.show(done: 65_536, of: 300_000)   // ██████·········· 21% 64.0 KiB of 293.0 KiB
+/// progress.clear()
+/// ```
 struct SaveProgress {
     let enabled: Bool
 
