@@ -35,48 +35,23 @@ struct SaveCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() throws {
-        var file: AttachmentSaveFile
-        do {
-            file = try AttachmentSaveFile(destination: destination)
-        } catch {
-            StandardError.line("sotto: \(InertText.line(error.description)); nothing was saved")
-            throw ExitCode(65)
-        }
-        SaveInterruption.arm(file.temporaryPath)
-        defer { SaveInterruption.disarm() }
         let progress = SaveProgress(enabled: isatty(2) == 1)
-        let saved: SavedAttachment
+        defer { SaveInterruption.disarm() }
+        let saved: AttachmentSaving.Saved
         do {
-            let connection = try ControlClient.connect(path: client.controlSocketPath)
-            saved = try connection.saveAttachment(SaveAttachmentParams(message: message)) { offset, size, bytes in
-                guard offset == file.written else {
-                    throw ControlClient.Failure.protocolError("attachmentData at \(offset), expected \(file.written)")
-                }
-                try file.write(bytes)
-                progress.show(done: file.written, of: size)
-            }
-            guard saved.size == file.written else {
-                throw ControlClient.Failure.protocolError("the daemon sent \(file.written) bytes of a \(saved.size)-byte file")
-            }
+            saved = try AttachmentSaving.save(message: message, to: destination, socketPath: client.controlSocketPath,
+                                              started: SaveInterruption.arm, progress: progress.show)
         } catch {
             progress.clear()
-            file.discard()
             throw Self.failure(error)
         }
         progress.clear()
-        let path: String
-        do {
-            path = try file.commit(name: saved.name)
-        } catch {
-            StandardError.line("sotto: \(InertText.line(error.description)); nothing was saved")
-            if case .io = error { throw ExitCode(74) }
-            throw ExitCode(65)
-        }
+        let (path, attachment) = (saved.path, saved.attachment)
         if client.json {
-            print(CLIOutput.json(["path": .string(path), "messageId": .string(saved.messageId), "name": .string(saved.name),
-                                  "size": .int(saved.size), "mediaType": .string(saved.mediaType)]))
+            print(CLIOutput.json(["path": .string(path), "messageId": .string(attachment.messageId), "name": .string(attachment.name),
+                                  "size": .int(attachment.size), "mediaType": .string(attachment.mediaType)]))
         } else {
-            print("saved \(InertText.line(path)) (\(AttachmentLine.size(Int(saved.size))))")
+            print("saved \(InertText.line(path)) (\(AttachmentLine.size(Int(attachment.size))))")
         }
     }
 
@@ -92,6 +67,7 @@ struct SaveCommand: ParsableCommand {
             }
         case let failure as AttachmentSaveFile.Failure:
             StandardError.line("sotto: \(InertText.line(failure.description)); nothing was saved")
+            if case .destination = failure { return ExitCode(65) }
             return ExitCode(74)
         case let failure as WireError:
             StandardError.line("sotto: unexpected data from the daemon: \(InertText.line(failure.detail)); nothing was saved")
