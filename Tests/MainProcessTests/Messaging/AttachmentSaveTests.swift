@@ -82,6 +82,24 @@ struct AttachmentSaveTests {
         #expect(!FileManager.default.fileExists(atPath: net.tmp.path + "/missing"))
     }
 
+    @Test("a progress bar on stderr only when it is a terminal: none through a pipe, one under script(1)'s pty, cleared before the path is printed")
+    func progressOnATerminal() throws {
+        let net = try Network(["alice"])
+        let (alice, trip) = try Self.aliceAlone(net)
+        let out = try Self.makeDirectory(net.tmp.path + "/out")
+        let file = try Self.send(alice, trip, net.tmp.path + "/five.bin", count: 300_000)
+
+        let piped = try alice.cli(["save", file.id, out + "/piped.bin"])
+        #expect(piped.status == 0 && piped.stderr.isEmpty, "no bar when stderr is not a terminal: \(piped)")
+
+        let command = "'\(try builtExecutable("sotto"))' save \(file.id) '\(out)/tty.bin'"
+        let tty = try ChildProcess.run("/usr/bin/script", ["-q", "-e", "-c", command, "/dev/null"], environment: alice.environment)
+        #expect(tty.status == 0, "\(tty)")
+        #expect(tty.stdout.contains("█") && tty.stdout.contains("100% 293.0 KiB of 293.0 KiB"), "\(tty.stdout)")
+        #expect(tty.stdout.contains("\r\u{1B}[Ksaved \(out)/tty.bin (293.0 KiB)"), "the bar is cleared first: \(tty.stdout)")
+        #expect(Self.contents(out + "/tty.bin") == file.bytes)
+    }
+
     @Test("hostile names from the reference are saved under safe(name) inside DEST, never outside: ../../etc/passwd, .bashrc, .., 1,000 bytes, an RTL override")
     func hostileNames() throws {
         let net = try Network(["alice"])
