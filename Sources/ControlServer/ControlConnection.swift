@@ -47,6 +47,38 @@ public final class ControlConnection: Sendable {
         return true
     }
 
+    /// Queues `line` (its bytes, LF included) like `send` and returns a wait for it to be
+    /// written to the socket (lines are
+    /// written in order, so every line sent before it is too); false when the connection
+    /// closed first. A streaming answer (`saveAttachment`) awaits its lines a few behind,
+    /// so that a slow client slows the daemon down instead of making it hold the stream.
+    ///
+    /// ```swift
+    /// let written = connection.sendAwaitingWrite(bytes: line)   // start it …
+    /// guard await written() else { return }                     // … and wait for it later
+    /// ```
+    public func sendAwaitingWrite(bytes line: [UInt8]) -> @Sendable () async -> Bool {
+        guard channel.isActive else { return { false } }
+        return write(channel.allocator.buffer(bytes: line))
+    }
+
+    private func write(_ buffer: ByteBuffer) -> @Sendable () async -> Bool {
+        let count = buffer.readableBytes
+        pending.add(count, ordering: .relaxed)
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenComplete { _ in self.pending.subtract(count, ordering: .relaxed) }
+        channel.writeAndFlush(buffer, promise: written)
+        let future = written.futureResult
+        return {
+            do {
+                try await future.get()
+                return true
+            } catch {
+                return false
+            }
+        }
+    }
+
     /// Bytes queued and not yet written to the socket.
     public var pendingOutputBytes: Int { pending.load(ordering: .relaxed) }
 

@@ -28,7 +28,7 @@ public struct SottoCommand: ParsableCommand {
         version: SottoVersion.string,
         subcommands: [
             DaemonCommand.self, StatusCommand.self, ListCommand.self, NewCommand.self,
-            ReadCommand.self, SendCommand.self, ReactCommand.self, MuteCommand.self, NotificationsCommand.self, ReceiptsCommand.self,
+            ReadCommand.self, SendCommand.self, SaveCommand.self, ReactCommand.self, MuteCommand.self, NotificationsCommand.self, ReceiptsCommand.self,
             InviteCommand.self, RevokeCommand.self, JoinCommand.self, DismissCommand.self, ExplodeCommand.self, LeaveCommand.self, RemoveCommand.self, RenameCommand.self,
             WatchCommand.self, ChatCommand.self, InstallCommand.self, UninstallCommand.self, RepairCommand.self, KeyCommand.self,
             RelaydCommand.self,

@@ -194,6 +194,16 @@ public final class ControlClient {
         }
     }
 
+    /// The next line from the daemon as it came (without its LF).
+    func readLine() throws(Failure) -> [UInt8] {
+        switch reader.next() {
+        case .end: throw .protocolError(Self.closed)
+        case .timedOut: throw .timedOut
+        case .tooLong: throw .protocolError("reply line too long")
+        case .line(let bytes): return bytes
+        }
+    }
+
     /// Reads until the daemon closes the connection; true when it did, false on a timeout.
     public func readUntilClosed() -> Bool {
         while true {
@@ -206,4 +216,12 @@ public final class ControlClient {
     }
 
     private static let closed = "the daemon closed the connection"
+    /// What `readMessage` says when the daemon closed the connection.
+    static var closedDetail: String { closed }
+
+    /// The id of the next request on this connection.
+    func nextRequestID() -> Int64 {
+        defer { nextID += 1 }
+        return nextID
+    }
 }

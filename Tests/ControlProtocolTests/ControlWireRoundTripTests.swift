@@ -56,6 +56,63 @@ struct ControlWireRoundTripTests {
         }
     }
 
+    @Test("the attachmentData notification carries any bytes, an empty piece and a full chunk, daemon → client")
+    func attachmentDataNotification() throws {
+        for bytes in [[], [0, 1, 0xfe, 0xff], [UInt8](repeating: 0xa5, count: 65_536)] as [[UInt8]] {
+            let data = bytes.withUnsafeBytes { AttachmentData(offset: 65_536, size: 200_000, bytes: $0) }
+            let line = Array(JSONRPC.notificationLine(data).utf8)
+            #expect(line.last == 0x0a && line.dropLast().allSatisfy { $0 != 0x0a }, "one line")
+            guard case .notification(let method, let params) = try JSONRPC.ServerMessage(line: line.dropLast()) else {
+                Issue.record("not a notification")
+                continue
+            }
+            #expect(method == "attachmentData")
+            let decoded = try AttachmentData(json: params)
+            #expect(decoded == data && decoded.bytes == bytes && decoded.offset == 65_536 && decoded.size == 200_000)
+            #expect(WireSchema.conformanceErrors(data.json, to: AttachmentData.self) == [])
+        }
+        #expect(AttachmentData(offset: 0, size: 1, data: "a+b/").bytes == nil, "base64, not base64url")
+    }
+
+    @Test("AttachmentDataLine: the daemon's fast line is the JSON notification, read back by the fast reader; any other spelling is left to JSON")
+    func attachmentDataFastLine() throws {
+        var generator = SystemRandomNumberGenerator()
+        for count in [0, 1, 2, 3, 4, 5, 65_535, 65_536] {
+            let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let line = bytes.withUnsafeBytes { AttachmentDataLine.encode(offset: 131_072, size: 300_000, bytes: $0) }
+            let expected = bytes.withUnsafeBytes { AttachmentData(offset: 131_072, size: 300_000, bytes: $0) }
+            #expect(line.last == 0x0a && line.dropLast().allSatisfy { $0 != 0x0a })
+            // What a generic client reads: the same notification.
+            guard case .notification("attachmentData", let params) = try JSONRPC.ServerMessage(line: line.dropLast()) else {
+                Issue.record("\(count): not an attachmentData notification")
+                continue
+            }
+            #expect(try AttachmentData(json: params) == expected, "\(count)")
+            #expect(Array(JSONRPC.notificationLine(expected).utf8).count == line.count)
+            // What the fast reader reads.
+            var out: [UInt8] = [0xee]
+            let read = Array(line.dropLast()).withUnsafeBytes { AttachmentDataLine.decode($0, appendingTo: &out) }
+            #expect(read?.offset == 131_072 && read?.size == 300_000 && out == [0xee] + bytes, "\(count)")
+        }
+        // Other spellings and garbage: not taken by the fast reader, `out` untouched.
+        let others = [
+            #"{"jsonrpc":"2.0","method":"attachmentData","params":{"size":1,"offset":0,"data":"AA"}}"#,
+            #"{"jsonrpc":"2.0","method":"attachmentData","params":{"offset":0,"size":1,"data":"A+"}}"#,
+            #"{"jsonrpc":"2.0","method":"attachmentData","params":{"offset":0,"size":1,"data":"AB"}}"#,  // trailing bits
+            #"{"jsonrpc":"2.0","method":"attachmentData","params":{"offset":0,"size":1,"data":"A"}}"#,
+            #"{"jsonrpc":"2.0","method":"attachmentData","params":{"offset":01,"size":1,"data":"AA"}}"#,
+            #"{"jsonrpc":"2.0","method":"attachmentData","params":{"offset":0,"size":1,"data":"AA"}} "#,
+            #"{"jsonrpc":"2.0","method":"attachmentData","params":{"offset":-1,"size":1,"data":"AA"}}"#,
+            #"{"jsonrpc":"2.0","method":"attachmentData","params":{"offset":0,"size":1,"data":"AA\"}}"#,
+            #"{"jsonrpc":"2.0","id":1,"result":{}}"#, "",
+        ]
+        for text in others {
+            var out: [UInt8] = [1, 2]
+            #expect(Array(text.utf8).withUnsafeBytes { AttachmentDataLine.decode($0, appendingTo: &out) } == nil, "\(text)")
+            #expect(out == [1, 2], "\(text)")
+        }
+    }
+
     @Test("every error code keeps its number and message through daemon → client")
     func errors() throws {
         #expect(RPCErrorCode.all.map(\.code.rawValue) == [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003])

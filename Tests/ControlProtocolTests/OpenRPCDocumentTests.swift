@@ -23,10 +23,10 @@ struct OpenRPCDocumentTests {
         let document = try JSONParser.parse(Array(OpenRPCDocument.text.utf8), limits: .init(maxBytes: 1 << 20, maxDepth: 16))
         #expect(document["openrpc"]?.string?.hasPrefix("1.") == true)
         let names = (document["methods"]?.array ?? []).compactMap { $0["name"]?.string }
-        #expect(names == ControlMethodName.allCases.map(\.rawValue) + ["change"])
+        #expect(names == ControlMethodName.allCases.map(\.rawValue) + ["change", "attachmentData"])
         let codes = document["components"]?["errors"]?.object?.members.compactMap { $0.value["code"]?.int64 } ?? []
         #expect(codes == [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003])
-        let change = try #require(document["methods"]?.array?.last)
+        let change = try #require(document["methods"]?.array?.dropLast().last)
         let members = (change["params"]?.array ?? []).compactMap { $0["name"]?.string }
         #expect(members == ["seq", "kind", "writerPid", "createdAtMs", "conversationId", "entityId", "text", "outgoing",
                             "senderInboxId", "senderName", "message"])

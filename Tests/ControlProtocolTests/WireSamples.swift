@@ -70,6 +70,9 @@ enum WireSamples {
                                  mediaType: "image/jpeg"))
         try check(SendAttachmentParams(conversation: "c0", path: "/tmp/a"),
                   SentAttachment(messageId: "m9", recipients: 0, name: "a", size: 0, storedLength: 4_120, mediaType: "application/octet-stream"))
+        try check(SaveAttachmentParams(message: "3fa2"),
+                  SavedAttachment(messageId: "3fa2", name: tricky, size: 104_857_600, mediaType: "image/jpeg"))
+        try check(SaveAttachmentParams(message: "m"), SavedAttachment(messageId: "m", name: "a", size: 0, mediaType: "application/octet-stream"))
         try check(MarkReadParams(conversation: "c0"), EmptyObject())
         try check(MuteConversationParams(conversation: "c0", muted: true), MuteConversationResult(conversationId: "c0ffee", muted: true))
         try check(MuteConversationParams(conversation: "c0", muted: false), MuteConversationResult(conversationId: "c0ffee", muted: false))

@@ -108,6 +108,11 @@ public enum JSONRPC {
         line(["jsonrpc": "2.0", "method": .string(ControlNotificationName.change.rawValue), "params": change.json])
     }
 
+    /// An `attachmentData` notification line for a client saving a file.
+    public static func notificationLine(_ data: AttachmentData) -> String {
+        line(["jsonrpc": "2.0", "method": .string(ControlNotificationName.attachmentData.rawValue), "params": data.json])
+    }
+
     // MARK: Lines a client writes
 
     public static func requestLine(id: Int64, method: String, params: JSONValue) -> String {

@@ -13,6 +13,7 @@ public enum ControlMethodName: String, CaseIterable, Sendable {
     case readMessages
     case sendMessage
     case sendAttachment
+    case saveAttachment
     case markRead
     case muteConversation
     case createInvite
@@ -29,13 +30,15 @@ public enum ControlMethodName: String, CaseIterable, Sendable {
     case subscribe
 }
 
-/// The notifications the daemon sends without being asked (after `subscribe`).
+/// The notifications the daemon sends without being asked (after `subscribe`, during `saveAttachment`).
 ///
 /// ```swift
 /// ControlNotificationName.change.rawValue   // "change"
 /// ```
 public enum ControlNotificationName: String, CaseIterable, Sendable {
     case change
+    /// The next bytes of a file `saveAttachment` streams on this connection.
+    case attachmentData
 }
 
 /// A method's params, tied to the method's name and its result type: what a client calls
@@ -68,7 +71,7 @@ extension ControlRequest {
 public enum ControlMethods {
     public static var all: [any ControlRequest.Type] { [
         StatusParams.self, ListConversationsParams.self, NewConversationParams.self, ReadMessagesParams.self,
-        SendMessageParams.self, SendAttachmentParams.self, MarkReadParams.self, MuteConversationParams.self, CreateInviteParams.self,
+        SendMessageParams.self, SendAttachmentParams.self, SaveAttachmentParams.self, MarkReadParams.self, MuteConversationParams.self, CreateInviteParams.self,
         RevokeInviteParams.self, JoinConversationParams.self, ReactParams.self, ExplodeParams.self,
         LeaveParams.self, RemoveMemberParams.self, RenameParams.self, NotificationPreviewParams.self, ReceiptsParams.self,
         DismissRefusalParams.self, SubscribeParams.self,

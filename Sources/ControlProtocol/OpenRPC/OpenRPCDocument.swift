@@ -16,6 +16,7 @@ public enum OpenRPCDocument {
         var schemas: [String: JSONValue] = [:]
         var methods: [JSONValue] = ControlMethods.all.map { method(for: $0, schemas: &schemas) }
         methods.append(changeNotification(schemas: &schemas))
+        methods.append(attachmentDataNotification(schemas: &schemas))
         var errors = JSONObject()
         for (name, code) in RPCErrorCode.all {
             errors.set(name, ["code": .int(Int64(code.rawValue)), "message": .string(errorMeaning(code))])
@@ -69,6 +70,18 @@ public enum OpenRPCDocument {
             "description": "Sent by the daemon, never called by a client. The whole Change object is the params (by-name).",
             "paramStructure": "by-name",
             "params": .array(params(of: ChangeNotification.self, schemas: &schemas)),
+        ]
+    }
+
+    /// `attachmentData`: sent by the daemon during a `saveAttachment` on the same connection.
+    private static func attachmentDataNotification(schemas: inout [String: JSONValue]) -> JSONValue {
+        collect(AttachmentData.self, into: &schemas)
+        return [
+            "name": .string(ControlNotificationName.attachmentData.rawValue),
+            "summary": "Notification from the daemon during saveAttachment: the file's next bytes, in order.",
+            "description": "Sent by the daemon, never called by a client, only between a saveAttachment request and its answer on the same connection. The bytes are the file only when the answer is a result: an error means discard them.",
+            "paramStructure": "by-name",
+            "params": .array(params(of: AttachmentData.self, schemas: &schemas)),
         ]
     }
 

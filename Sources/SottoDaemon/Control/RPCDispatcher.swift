@@ -139,6 +139,10 @@ struct RPCDispatcher: ControlRequestHandler {
                                       size: Int64(sent.reference.size), storedLength: Int64(sent.reference.length),
                                       mediaType: sent.reference.mediaType)
             }
+        case .saveAttachment:
+            return try await answer(request, as: SaveAttachmentParams.self) { params in
+                try await AttachmentSaveStream.save(params, service: service, connection: connection)
+            }
         case .markRead:
             return try await answer(request, as: MarkReadParams.self) { params in
                 try await service.markRead(params.conversation)

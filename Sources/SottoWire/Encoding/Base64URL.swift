@@ -7,7 +7,7 @@
 /// Base64URL.decode("a+b/")             // nil: that is base64, not base64url
 /// ```
 public enum Base64URL {
-    private static let alphabet: [UInt8] =
+    static let alphabet: [UInt8] =
         Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     public static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
