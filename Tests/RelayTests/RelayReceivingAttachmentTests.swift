@@ -189,6 +189,39 @@ struct RelayReceivingAttachmentTests {
         }
     }
 
+    @Test("sotto save of a file over the automatic size fetches it then, whatever its size, and writes the plaintext; of a file the relay lost it says why and writes nothing")
+    func saveFetchesWhenAsked() throws {
+        guard let peers = try RelayPeers.make(["alice", "bob"]) else { return }
+        defer { peers.tearDown() }
+        try peers.diagnosed {
+            let trip = try peers.conversation(creator: "alice", joiner: "bob")
+            let bob = peers["bob"]
+            bob.stopDaemon()
+            try bob.startDaemon(environment: [AttachmentFetcherSetting.variable: "0"])
+            let path = peers.tmp.path + "/big.bin"
+            let plaintext = (0..<150_000).map { _ in UInt8.random(in: 0...255) }
+            try Data(plaintext).write(to: URL(fileURLWithPath: path))
+            let id = try #require(try peers["alice"].json(["send", trip, "--file", path])["messageId"] as? String)
+            let (lost, _) = try Self.send(peers, trip, count: 10_000, name: "lost.txt")
+            try bob.waitUntil("bob has both references", timeoutMs: 60_000) {
+                Self.state(peers, "bob", trip, id: id) == "waiting" && Self.state(peers, "bob", trip, id: lost) == "waiting"
+            }
+            let out = peers.tmp.path + "/bob-out"
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            let saved = try bob.cli(["save", id, out])
+            #expect(saved.status == 0, "\(saved)")
+            #expect(FileManager.default.contents(atPath: out + "/big.bin").map { [UInt8]($0) } == plaintext, "the plaintext, byte for byte")
+            #expect(Self.state(peers, "bob", trip, id: id) == "available")
+
+            let reference = try AttachmentReference.decode(try #require(try peers["alice"].storedMessage(id: lost)).content)
+            try peers.relay().deleteAttachment(id: Hex.encode(reference.id))
+            let refused = try bob.cli(["save", lost, out])
+            #expect(refused.status != 0 && refused.stderr.contains("could not be fetched: the relay does not hold piece 0"), "\(refused)")
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []) == ["big.bin"])
+            #expect(Self.state(peers, "bob", trip, id: lost) == "failed")
+        }
+    }
+
     @Test("an automatic size that is not a number of bytes stops the daemon at start with exit 78 and a line naming it")
     func badAutomaticSizeRefused() throws {
         let tmp = try TemporaryDirectory(prefix: "rs-autofetch")

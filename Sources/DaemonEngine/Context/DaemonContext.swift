@@ -140,12 +140,15 @@ public final class DaemonContext: Sendable {
         let rosterRequests = RosterRequests(database: database, identities: identities, outbox: outbox)
         let joinRequests = JoinRequestHandler(database: database, protection: inboxLRU, identities: identities, outbox: outbox)
         let attachments = AttachmentStore(group: group)
+        let attachmentFetcher = AttachmentFetcher(database: database, store: attachments, relays: outbox.relays,
+                                                  automaticLimit: attachmentAutoFetchBytes)
         let explodeWorker = ExplodeWorker(database: database, keystore: keystore, inboxLRU: inboxLRU, awake: awake,
                                                  walKeeper: walKeeper, attachments: attachments, explodeDeliveryBudgetMs: budget,
                                                  pendingJoinLimitMs: pendingJoinLimit.ms)
         let service = ConversationService(database: database, unusedInboxes: unusedInboxes, windows: windows, endpoint: endpoint,
                                           inboxLRU: inboxLRU, identities: identities, outbox: outbox,
-                                          joinRequests: joinRequests, attachments: attachments)
+                                          joinRequests: joinRequests, attachments: attachments,
+                                          attachmentFetcher: attachmentFetcher)
         let invites = InviteService(database: database, unusedInboxes: unusedInboxes, service: service, inboxLRU: inboxLRU,
                                     identities: identities, outbox: outbox, explodeWorker: explodeWorker, endpoint: endpoint)
         let explode = ExplodeService(database: database, service: service, outbox: outbox, explodeWorker: explodeWorker,
@@ -165,9 +168,6 @@ public final class DaemonContext: Sendable {
         } catch {
             DaemonLog.warning("stored attachment files with no message not swept yet: \(error)")
         }
-
-        let attachmentFetcher = AttachmentFetcher(database: database, store: attachments, relays: outbox.relays,
-                                                  automaticLimit: attachmentAutoFetchBytes)
 
         // MARK: The change feed, last: it hands every commit to the parts above
         let latestSeq = try database.read { conn in try ChangeLogRepository.latestSeq(on: conn) }

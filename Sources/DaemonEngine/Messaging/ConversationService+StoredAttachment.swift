@@ -27,9 +27,10 @@ extension ConversationService {
     /// `invalid` (not a hex id, or the message is not a file), `refused` (the file is not on
     /// this device: a recipient's, until it is fetched; or its stored file is gone).
     ///
-    /// A recipient's file is read once its stored file is under its final name (whoever puts
-    /// it there writes it whole first, as the sender does: docs/protocol/attachments.md §7).
-    /// Fetching it is another layer's: this is where a caller would wait for it.
+    /// A recipient's file is read once its stored file is under its final name (the fetcher
+    /// writes it whole and checked first, as the sender does: docs/adr/0078). One that is not
+    /// here yet is fetched now, whatever its size, and waited for; a fetch that fails is
+    /// `refused` with its reason.
     public func storedAttachment(message reference: String) async throws -> StoredAttachment {
         guard !reference.isEmpty, reference.utf8.count <= 32, reference.utf8.allSatisfy(Hex.isDigit) else {
             throw Failure.invalid("'\(reference)' is not a message id (1 to 32 hex digits)")
@@ -55,11 +56,16 @@ extension ConversationService {
             throw Failure.invalid("message \(messageId) is not a file (its type is \(row.contentType))")
         }
         let path = attachments.storedPath(conversationId: conversationId, messageId: messageId)
-        guard access(path, F_OK) == 0 else {
-            guard row.isOutgoing else {
-                throw Failure.refused("the file has not arrived on this device yet (\(AttachmentState.waiting.rawValue))")
+        if access(path, F_OK) != 0 || (!row.isOutgoing && row.transfer?.state != .available) {
+            guard !row.isOutgoing else {
+                throw Failure.refused("this device's stored copy of the file is missing (\(path)); it cannot be saved")
             }
-            throw Failure.refused("this device's stored copy of the file is missing (\(path)); it cannot be saved")
+            switch await attachmentFetcher.fetch(messageId: messageId) {
+            case .available: break
+            case .failed(let reason): throw Failure.refused("the file could not be fetched: \(reason)")
+            case .notCarried(let reason): throw Failure.refused("the file has not arrived on this device (waiting): \(reason)")
+            case .notFound: throw Failure.missing("no message matches '\(reference)'")
+            }
         }
         return StoredAttachment(messageId: messageId, conversationId: conversationId, path: path, reference: attachment)
     }

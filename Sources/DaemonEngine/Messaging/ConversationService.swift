@@ -44,12 +44,14 @@ public actor ConversationService {
     let outbox: OutboxSender
     /// The creator's join requests (an invite's protection is refreshed through it).
     let joinRequests: JoinRequestHandler
-    /// Where a sent file's stored form is kept (`sendAttachment`).
+    /// Where a file's stored form is kept (`sendAttachment`, `storedAttachment`).
     let attachments: AttachmentStore
+    /// Brings a recipient's file when it is asked for (`storedAttachment`, docs/adr/0078).
+    let attachmentFetcher: AttachmentFetcher
 
     init(database: DaemonDatabase, unusedInboxes: UnusedInboxCache, windows: ConversationWindows,
          endpoint: String, inboxLRU: InboxLRU, identities: InboxIdentities, outbox: OutboxSender,
-         joinRequests: JoinRequestHandler, attachments: AttachmentStore) {
+         joinRequests: JoinRequestHandler, attachments: AttachmentStore, attachmentFetcher: AttachmentFetcher) {
         self.database = database
         self.unusedInboxes = unusedInboxes
         self.windows = windows
@@ -59,6 +61,7 @@ public actor ConversationService {
         self.outbox = outbox
         self.joinRequests = joinRequests
         self.attachments = attachments
+        self.attachmentFetcher = attachmentFetcher
     }
 
     // MARK: - Conversations

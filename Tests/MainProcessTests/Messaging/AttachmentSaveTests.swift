@@ -218,7 +218,7 @@ struct AttachmentSaveTests {
         // A recipient's copy has not arrived: refused, said why.
         try bob.waitUntil("bob has the reference") { AttachmentSendTests.read(bob, trip, id: file.id) != nil }
         let waiting = try bob.cli(["save", file.id, out])
-        #expect(waiting.status == 65 && waiting.stderr.contains("the file has not arrived on this device yet (waiting)"), "\(waiting)")
+        #expect(waiting.status == 65 && waiting.stderr.contains("the file has not arrived on this device (waiting): files do not travel to a direct endpoint yet"), "\(waiting)")
         #expect(Self.names(out).isEmpty, "\(Self.names(out))")
     }
 
