@@ -222,6 +222,42 @@ struct RelayReceivingAttachmentTests {
         }
     }
 
+    @Test("a leave keeps the files on the relay for the others; an explode deletes every piece of every file of the conversation from the relay, and from each device")
+    func explodePurgesTheRelay() throws {
+        guard let peers = try RelayPeers.make(["alice", "bob", "carol"]) else { return }
+        defer { peers.tearDown() }
+        try peers.diagnosed {
+            let trip = try peers.conversation(creator: "alice", joiners: ["bob", "carol"])
+            let (first, _) = try Self.send(peers, trip, count: 200_000, name: "one.bin")
+            let (second, _) = try Self.send(peers, trip, count: 20_000, name: "two.bin")
+            let relay = try peers.relay()
+            for id in [first, second] {
+                try peers["bob"].waitUntil("bob has \(id.prefix(8))", timeoutMs: 60_000) { Self.state(peers, "bob", trip, id: id) == "available" }
+            }
+            let pieces = { () throws -> UInt64 in try relay.attachmentStreamUsage().messages }
+            let total = UInt64(AttachmentLayout.chunkCount(200_000) + AttachmentLayout.chunkCount(20_000))
+            #expect(try pieces() == total)
+
+            _ = try peers["carol"].json(["leave", trip])
+            try peers["carol"].waitUntil("carol's copy of the conversation is gone", timeoutMs: 60_000) {
+                !FileManager.default.fileExists(atPath: peers["carol"].group.attachmentsPath(conversationId: trip))
+            }
+            try peers["alice"].waitUntil("alice learns carol left", timeoutMs: 60_000) {
+                let members = try peers["alice"].query("SELECT count(*) FROM member WHERE conversationId = ?", [.text(trip)])[0].int64(0)
+                return members == 2
+            }
+            #expect(try pieces() == total, "a leave deletes nothing from the relay: the others may still need the files")
+
+            _ = try peers["alice"].json(["explode", trip])
+            #expect(try pieces() == 0, "the explode purged every piece before it answered")
+            for member in ["alice", "bob"] {
+                try peers[member].waitUntil("\(member)'s files are gone", timeoutMs: 60_000) {
+                    !FileManager.default.fileExists(atPath: peers[member].group.attachmentsPath(conversationId: trip))
+                }
+            }
+        }
+    }
+
     @Test("an automatic size that is not a number of bytes stops the daemon at start with exit 78 and a line naming it")
     func badAutomaticSizeRefused() throws {
         let tmp = try TemporaryDirectory(prefix: "rs-autofetch")

@@ -88,7 +88,7 @@ public actor AttachmentFetcher {
         let messages: [DBMessage]
         do {
             messages = try database.read { conn in
-                try AttachmentTransferRepository.unfinished(on: conn).compactMap { id in try MessageRowRepository.find(id: id, on: conn) }
+                try AttachmentMessageRepository.unfinishedFetches(on: conn).compactMap { id in try MessageRowRepository.find(id: id, on: conn) }
             }
         } catch {
             DaemonLog.warning("attachment fetches not resumed: \(error)")

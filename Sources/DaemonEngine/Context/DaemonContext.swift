@@ -143,7 +143,8 @@ public final class DaemonContext: Sendable {
         let attachmentFetcher = AttachmentFetcher(database: database, store: attachments, relays: outbox.relays,
                                                   automaticLimit: attachmentAutoFetchBytes)
         let explodeWorker = ExplodeWorker(database: database, keystore: keystore, inboxLRU: inboxLRU, awake: awake,
-                                                 walKeeper: walKeeper, attachments: attachments, explodeDeliveryBudgetMs: budget,
+                                                 walKeeper: walKeeper, attachments: attachments,
+                                                 relayPurge: RelayAttachmentPurge(relays: outbox.relays), explodeDeliveryBudgetMs: budget,
                                                  pendingJoinLimitMs: pendingJoinLimit.ms)
         let service = ConversationService(database: database, unusedInboxes: unusedInboxes, windows: windows, endpoint: endpoint,
                                           inboxLRU: inboxLRU, identities: identities, outbox: outbox,

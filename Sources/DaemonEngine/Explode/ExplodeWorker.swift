@@ -53,6 +53,8 @@ public actor ExplodeWorker: Service {
     let walKeeper: WALKeeper
     /// The conversations' stored attachment files, deleted with their rows.
     let attachments: AttachmentStore
+    /// An exploded conversation's files on its members' relays, deleted after its rows.
+    let relayPurge: RelayAttachmentPurge
     private let wakeSignal = WakeSignal()
     /// Inboxes an explode in this process is still reporting on: it deletes them itself
     /// once it has counted the deliveries (the cascade would take the outbox rows it counts).
@@ -70,7 +72,8 @@ public actor ExplodeWorker: Service {
     private(set) var refusedJoins = 0
 
     init(database: DaemonDatabase, keystore: Keystore, inboxLRU: InboxLRU, awake: AwakeInboxes,
-         walKeeper: WALKeeper, attachments: AttachmentStore, explodeDeliveryBudgetMs: Int64 = 10_000,
+         walKeeper: WALKeeper, attachments: AttachmentStore, relayPurge: RelayAttachmentPurge,
+         explodeDeliveryBudgetMs: Int64 = 10_000,
          pendingJoinLimitMs: Int64 = PendingJoinLimit.defaultMs) {
         self.database = database
         self.keystore = keystore
@@ -78,6 +81,7 @@ public actor ExplodeWorker: Service {
         self.awake = awake
         self.walKeeper = walKeeper
         self.attachments = attachments
+        self.relayPurge = relayPurge
         self.explodeDeliveryBudgetMs = explodeDeliveryBudgetMs
         self.pendingJoinLimitMs = pendingJoinLimitMs
     }
@@ -111,13 +115,16 @@ public actor ExplodeWorker: Service {
         let now = WallClock.nowMs()
         let candidates = (try? database.read { conn in try ExplodeRepository.due(now: now, on: conn) }) ?? []
         var expired: [String] = []
+        /// Of those, the ones whose conversation exploded (not left, not removed): their files go from the relays too.
+        var exploded: Set<String> = []
         var held = false
         for candidate in candidates {
             let backed: Int64?
+            let explodedAt: Int64?
             let pending: Bool
             do {
-                (backed, pending) = try database.read { conn in
-                    let exploded = try ExplodeRepository.creatorExpiry(conversationId: candidate.id,
+                (backed, explodedAt, pending) = try database.read { conn in
+                    let explodeTime = try ExplodeRepository.creatorExpiry(conversationId: candidate.id,
                                                                          creatorInboxId: candidate.creatorInboxId, on: conn)
                     // This device left it (docs/protocol/leave-remove.md): deleted here as if exploded.
                     let left = try ExplodeRepository.ownLeaveTime(conversationId: candidate.id,
@@ -125,10 +132,10 @@ public actor ExplodeWorker: Service {
                     // The creator removed this device (docs/protocol/leave-remove.md §6): the same.
                     let removed = try ExplodeRepository.removedTime(conversationId: candidate.id, ownInboxId: candidate.inboxId,
                                                                       creatorInboxId: candidate.creatorInboxId, on: conn)
-                    let backed = [exploded, left, removed].compactMap { $0 }.min()
+                    let backed = [explodeTime, left, removed].compactMap { $0 }.min()
                     let pending = try ExplodeRepository.ownExplodePushesPending(
                         conversationId: candidate.id, storedAfter: now - explodeDeliveryBudgetMs, on: conn)
-                    return (backed, pending)
+                    return (backed, explodeTime, pending)
                 }
             } catch {
                 continue  // unreadable now (busy, damaged): decided on a later sweep, never cleared on a guess
@@ -139,6 +146,7 @@ public actor ExplodeWorker: Service {
                 } else if !expired.contains(candidate.inboxId) {
                     expired.append(candidate.inboxId)
                 }
+                if let explodedAt, explodedAt <= now { exploded.insert(candidate.inboxId) }
                 continue
             }
             DaemonLog.warning("conversation \(candidate.id.prefix(8)): explosion time not set by its creator; "
@@ -149,7 +157,7 @@ public actor ExplodeWorker: Service {
         }
         for inboxId in expired where !reporting.contains(inboxId) {
             do {
-                try await deleteInbox(inboxId)
+                try await deleteInbox(inboxId, purgeRelayFiles: exploded.contains(inboxId))
             } catch {
                 DaemonLog.warning("expired inbox not deleted yet: \(error)")
             }
@@ -194,11 +202,16 @@ public actor ExplodeWorker: Service {
         return (oldest ?? nil).map { max($0 + pendingJoinLimitMs, now + 1) }
     }
 
-    /// Removes one inbox and everything of it from this device.
-    func deleteInbox(_ inboxId: String) async throws {
+    /// Removes one inbox and everything of it from this device; `purgeRelayFiles` (an
+    /// explode, not a leave or a removal, after which the others still need them): its
+    /// conversations' files from their members' relays too.
+    func deleteInbox(_ inboxId: String, purgeRelayFiles: Bool = false) async throws {
         let conversationIds = try database.read { conn in
             try ConversationLookupRepository.forInbox(inboxId: inboxId, on: conn).map(\.id)
         }
+        // Read while the references and their keys are here; purged once the rows are gone.
+        let relayFiles = purgeRelayFiles
+            ? ((try? database.read { conn in try RelayAttachmentPurge.files(of: conversationIds, on: conn) }) ?? []) : []
         let (tombstone, notices) = try await database.write { conn -> (InboxTombstone?, Int) in
             // docs/adr/0034: the explode pushes still pending outlive the conversation, in this
             // same transaction, so a crash leaves them in the outbox or in the notice queue.
@@ -219,6 +232,7 @@ public actor ExplodeWorker: Service {
         // The files' keys were in the rows just deleted and sealed with the key just wiped; the
         // files go too (a crash before this is swept at the next start, docs/adr/0074).
         let files = attachments.deleteConversations(conversationIds)
+        let purged = await relayPurge.purge(relayFiles)
         await awake.forget(inboxId, conversationIds: conversationIds)
         await inboxLRU.forceRemove(inboxId)  // whatever its protections
         if !(await walKeeper.checkpointSoon()) {
@@ -227,6 +241,7 @@ public actor ExplodeWorker: Service {
         deletedInboxes += 1
         DaemonLog.info("deleted exploded inbox with \(conversationIds.count) conversation(s)"
                        + (files > 0 ? " and \(files) stored attachment file(s)" : "")
+                       + (purged > 0 ? ", \(purged) file(s) purged from relays" : "")
                        + (notices > 0 ? "; \(notices) notice(s) wait for members not reached yet" : ""))
     }
 

@@ -164,7 +164,7 @@ public actor ExplodeService {
         let immediate = schedule.expiresAtMs.map { $0 <= WallClock.nowMs() } ?? false
         if immediate {
             do {
-                try await explodeWorker.deleteInbox(conversation.inboxId)
+                try await explodeWorker.deleteInbox(conversation.inboxId, purgeRelayFiles: true)
             } catch {
                 await explodeWorker.kick()  // the sweep deletes it again as soon as it can
                 throw DeletionPending(delivered: delivered, cause: error)
