@@ -5,9 +5,11 @@
 # sotto-notify) and `sotto relayd`, all with SOTTO_RELAY=nats://127.0.0.1:PORT, so each
 # device's endpoint in its invites is the relay, not its push socket. Bob goes offline (his
 # relayd, daemon and push socket stopped); alice sends three messages, which `sotto read`
-# shows `relayed`, and schedules an explosion; bob comes back, his relayd drains his mailbox
-# into his push socket (before his daemon is even up), he reads all three in order, and the
-# conversation explodes on both devices; the relay then holds nothing for it. Every step
+# shows `relayed`, and a file, whose pieces go onto the relay once, and schedules an
+# explosion; bob comes back, his relayd drains his mailbox into his push socket (before his
+# daemon is even up), he reads all three in order, his daemon fetches the file from the relay
+# and he saves it, and the conversation explodes on both devices; the relay then holds
+# nothing for it, the file's pieces included. Every step
 # waits on a condition with a deadline, never on a fixed sleep; everything stops at exit.
 #
 # usage: scripts/demo-relay.sh BIN_DIR      (BIN_DIR holds sotto, sotto-notify, sotto-relayd)
@@ -43,6 +45,20 @@ relay_figure() {
   sed '1,/^\r$/d' <<<"$reply" | jq -r ".$1"
 }
 relay_holds() { (( $(relay_figure messages) == $1 )); }
+# stream_messages NAME: the messages one stream holds (GET /jsz with its streams' details).
+stream_messages() {
+  local reply
+  exec 3<>"/dev/tcp/127.0.0.1/$MONITOR_PORT"
+  printf 'GET /jsz?accounts=true&streams=true HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+  reply=$(cat <&3)
+  exec 3<&-
+  sed '1,/^\r$/d' <<<"$reply" | jq -r --arg n "$1" '[.account_details[]?.stream_detail[]? | select(.name == $n) | .state.messages] | add // 0'
+}
+pieces_held() { (( $(stream_messages SOTTO_ATTACHMENTS) == $1 )); }
+# attachment_is DEVICE CONVERSATION MESSAGE STATE: the file's state in `sotto read --json`.
+attachment_is() {
+  messages "$1" "$2" | jq -e --arg m "$3" --arg s "$4" '.messages | any(.id == $m and .attachment.state == $s)'
+}
 relay_consumers_are() { (( $(relay_figure consumers) == $1 )); }
 
 start_device() {
@@ -111,15 +127,21 @@ done
 for text in "${OFFLINE[@]}"; do
   wait_until "\"${text:0:3}\" is relayed (stored on the relay for bob)" 20 status_is alice "$CLUB" "$text" relayed
 done
-# Late enough that bob is back and has read the three before it goes off.
-on alice explode "$CLUB" --in 10s | sed "s/^/$(elapsed)  alice: /"
-wait_until "the relay holds the three messages and the explosion for bob" 20 relay_holds 4
+head -c 300000 /dev/urandom > "$WORK/chapter-4.pdf"
+PDF=$(on alice send "$CLUB" --file "$WORK/chapter-4.pdf" --text "in case you lost yours" --json | jq -r .messageId)
+STORED=$(messages alice "$CLUB" | jq -r --arg m "$PDF" '.messages[] | select(.id == $m) | .attachment.storedLength')
+PIECES=$(( (STORED - 8 + 65551) / 65552 ))  # one relay message per 64 KiB chunk and its tag (docs/protocol/attachment-relay.md)
+say "alice: chapter-4.pdf (300,000 bytes), encrypted once into $STORED bytes, on the relay as $PIECES pieces before its message"
+# Late enough that bob is back, has read the three and saved the file before it goes off.
+on alice explode "$CLUB" --in 20s | sed "s/^/$(elapsed)  alice: /"
+wait_until "the relay holds the three messages, the file's message and the explosion for bob, and the file's $PIECES pieces" 20 \
+  relay_holds $(( 5 + PIECES ))
 transcript alice "$CLUB"
 
 step "bob comes back: push socket and relayd first, his daemon last"
 start_push_socket bob
 start_relayd bob
-wait_until "bob's relayd handed his whole mailbox to sotto-notify (the relay holds nothing)" 30 relay_holds 0
+wait_until "bob's relayd handed his whole mailbox to sotto-notify (the relay holds only the file's pieces)" 30 relay_holds "$PIECES"
 start_daemon bob
 for text in "${OFFLINE[@]}"; do wait_until "bob has \"${text:0:3}\"" 20 has_text bob "$CLUB" "$text"; done
 wait_until "bob has all three in the order alice sent them" 5 in_order bob "$CLUB" "${OFFLINE[@]}"
@@ -127,6 +149,11 @@ for text in "${OFFLINE[@]}"; do
   wait_until "alice sees \"${text:0:3}\" delivered (bob's receipt)" 20 delivered alice "$CLUB" "$text"
 done
 wait_until "bob stored the explosion time" 20 expires_set bob "$CLUB"
+wait_until "bob's daemon fetched the file from the relay, each piece checked (state available)" 20 attachment_is bob "$CLUB" "$PDF" available
+mkdir -p "$WORK/bob-saved"
+on bob save "$PDF" "$WORK/bob-saved" | sed "s/^/$(elapsed)  bob: /"
+cmp -s "$WORK/chapter-4.pdf" "$WORK/bob-saved/chapter-4.pdf" || fail "bob's saved file is not the one alice sent"
+say "bob: the saved file is the one alice sent, byte for byte"
 transcript bob "$CLUB"
 
 step "the explosion goes off on both devices at the time alice set"
@@ -137,6 +164,7 @@ no_plaintext "We meet Thursday at 7" alice bob
 say "no plaintext of the conversation is left in either device's group directory"
 wait_until "each relayd deleted the exploded identity's consumer and purged its mailbox ($CONSUMERS → $(( CONSUMERS - 2 )) consumers)" 40 \
   relay_consumers_are $(( CONSUMERS - 2 ))
+wait_until "the explosion purged the file's $PIECES pieces from the relay too" 20 pieces_held 0
 say "the relay holds $(relay_figure messages) messages and $(relay_figure consumers) consumers (the unused inboxes have none until they are given out)"
 
 step "done"
