@@ -155,3 +155,21 @@ no_plaintext() {
     if grep -rqa -- "$text" "$WORK/$device/group"; then fail "plaintext left in $device's files"; fi
   done
 }
+
+# ---- the relay (a demo or benchmark that uses one) --------------------------------------
+
+# start_relay: one JetStream node on loopback (nats-server, which `make deps` installs);
+# -p -1 / -m -1: the kernel picks free client and monitoring ports, read back from its log
+# (no race with another process taking a port we probed). Sets RELAY_PORT and MONITOR_PORT.
+start_relay() {
+  local server; server=$(command -v nats-server || echo /usr/sbin/nats-server)
+  [[ -x $server ]] || fail "nats-server is missing (make deps installs it)"
+  mkdir -p "$WORK/relay-store"
+  spawn relay "$WORK/relay.log" "$server" -js -a 127.0.0.1 -p -1 -m -1 -sd "$WORK/relay-store"
+  wait_until "the relay is ready" 30 grep -q "Server is ready" "$WORK/relay.log"
+  RELAY_PORT=$(sed -n 's/.*Listening for client connections on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/relay.log" | head -1)
+  MONITOR_PORT=$(sed -n 's/.*Starting http monitor on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/relay.log" | head -1)
+  [[ -n $RELAY_PORT && -n $MONITOR_PORT ]] || fail "cannot read the relay's ports from its log"
+}
+
+

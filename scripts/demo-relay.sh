@@ -17,22 +17,6 @@ set -euo pipefail
 source "$(dirname "$0")/demo-lib.sh" "${1:-.build/release}"
 
 [[ -x $BIN/sotto-relayd ]] || fail "$BIN/sotto-relayd is not built"
-NATS_SERVER=$(command -v nats-server || echo /usr/sbin/nats-server)
-[[ -x $NATS_SERVER ]] || fail "nats-server is missing (make deps installs it)"
-
-# ---- the relay ---------------------------------------------------------------------------
-
-# One JetStream node on loopback; -p -1 / -m -1: the kernel picks free client and monitoring
-# ports, read back from its log (no race with another process taking a port we probed).
-start_relay() {
-  mkdir -p "$WORK/relay-store"
-  spawn relay "$WORK/relay.log" "$NATS_SERVER" -js -a 127.0.0.1 -p -1 -m -1 -sd "$WORK/relay-store"
-  wait_until "the relay is ready" 30 grep -q "Server is ready" "$WORK/relay.log"
-  RELAY_PORT=$(sed -n 's/.*Listening for client connections on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/relay.log" | head -1)
-  MONITOR_PORT=$(sed -n 's/.*Starting http monitor on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/relay.log" | head -1)
-  [[ -n $RELAY_PORT && -n $MONITOR_PORT ]] || fail "cannot read the relay's ports from its log"
-}
-
 # relay_figure FIELD: one number from the relay's JetStream report (GET /jsz on its
 # monitoring port, through bash's /dev/tcp: no HTTP client needed): "messages" (stored, not
 # yet acked by any device) or "consumers" (one per identity in use on every device).
