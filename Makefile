@@ -60,6 +60,8 @@ bench: build-release
 	./Benchmarks/page-up-bench.sh
 	./Benchmarks/attachment-bench.sh 100 5
 	./Benchmarks/attachment-relay-bench.sh 100 3
+	./Benchmarks/attachment-save-bench.sh 100 3
+	./Benchmarks/attachment-receive-bench.sh 100 3
 	./Benchmarks/relay-connection-cost.py 5000 20 10 30
 
 # Issue #7: the stress suite with the full profile (50,000 pushes) against release binaries;
