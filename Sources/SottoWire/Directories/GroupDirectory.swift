@@ -66,10 +66,18 @@ public struct GroupDirectory: Sendable, Equatable {
     }
 
     /// Creates a conversation's attachment directory 0700 (and `attachments/`) if missing,
-    /// else checks it is safe; returns its path.
+    /// else checks it is safe; returns its path. Both new entries are made durable (their
+    /// parents fsynced): a file renamed into it and its directory fsynced must survive a power
+    /// cut, which it does not if the directory's own entry is lost (docs/adr/0078).
     public func createAttachmentsDirectory(conversationId: String) throws(DirectoryError) -> String {
         let directory = attachmentsPath(conversationId: conversationId)
+        let existed = access(directory, F_OK) == 0
         try PrivateDirectory.create(directory)
+        if !existed {
+            for parent in [attachmentsPath, path] {
+                if let why = DirectorySync.fsync(parent) { throw .io(why) }
+            }
+        }
         return directory
     }
 
