@@ -33,7 +33,7 @@ for device in alice bob; do
 done
 TRIP=$(on alice new --name Bench --json | jq -r .conversationId)
 on bob join "$(on alice invite "$TRIP" --expires 1h --json | jq -r .code)" --profile-name Bob > /dev/null
-wait_until "bob is in" 60 state_is bob "$TRIP" active > /dev/null
+wait_until "bob is in" 180 state_is bob "$TRIP" active > /dev/null
 mkdir -p "$WORK/out"
 
 # A first small file: the fetcher's thread, its connection and buffers exist before the peak is read.

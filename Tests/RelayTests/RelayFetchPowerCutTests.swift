@@ -69,4 +69,43 @@ struct RelayFetchPowerCutTests {
             #expect(try bob.query("PRAGMA integrity_check")[0].string(0) == "ok")
         }
     }
+
+    @Test("The disk fills up in the middle of a fetch: the daemon says why and tries again, nothing is under the final name meanwhile, and once there is room the fetch goes on and ends with the file whole")
+    func fullDiskMidFetch() async throws {
+        try await onOwnThread { try self.fullDiskMidFetchSteps() }
+    }
+
+    private func fullDiskMidFetchSteps() throws {
+        let diskDirectory = try TemporaryDirectory(prefix: "sotto-fetch-full")
+        defer { diskDirectory.remove() }
+        let disk = try PowerCutFileSystem.mount(in: diskDirectory.path)
+        defer { disk.abandon() }
+        guard let peers = try RelayPeers.make(["alice", "bob"], groupIn: ["bob": disk.mountpoint]) else { return }
+        defer { peers.tearDown() }
+        let (alice, bob) = (peers["alice"], peers["bob"])
+        try peers.diagnosed {
+            let trip = try peers.conversation(creator: "alice", joiner: "bob")
+            let path = peers.tmp.path + "/film.mp4"
+            try Data((0..<20_000_000).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: path))
+            let id = try #require(try alice.json(["send", trip, "--file", path])["messageId"] as? String)
+            let original = try #require(FileManager.default.contents(atPath: alice.group.attachmentsPath(conversationId: trip) + "/" + id))
+            let partial = bob.group.attachmentsPath(conversationId: trip) + "/.\(id).partial"
+            try bob.waitUntil("bob's fetch has begun", timeoutMs: 60_000) {
+                ((try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int) ?? 0) > 0
+            }
+            // From now on every write finds the disk full (the database's too), until room is made.
+            try disk.fail(.write, first: 1, error: "ENOSPC", count: 0)
+            try bob.waitUntil("bob's daemon says the disk is full", timeoutMs: 60_000) {
+                bob.daemonLog.contains("No space left on device") && bob.daemonLog.contains("trying again")
+            }
+            let final = bob.group.attachmentsPath(conversationId: trip) + "/" + id
+            #expect(!FileManager.default.fileExists(atPath: final), "nothing under the final name while the disk is full")
+            try disk.clearFaults()
+            try bob.waitUntil("bob's copy is available once there is room", timeoutMs: 90_000) {
+                (peers.message("bob", trip, id: id)?["attachment"] as? [String: Any])?["state"] as? String == "available"
+            }
+            #expect(FileManager.default.contents(atPath: final) == original, "the file, byte for byte")
+            #expect(try bob.query("PRAGMA integrity_check")[0].string(0) == "ok")
+        }
+    }
 }

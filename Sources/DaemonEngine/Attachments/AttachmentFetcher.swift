@@ -139,6 +139,8 @@ public actor AttachmentFetcher {
                 guard attempt < Self.retryDelaysMs.count else {
                     return await record(messageId, failure: reason + "; asking for the file again (sotto save) tries again")
                 }
+                DaemonLog.info("attachment of message \(messageId.prefix(8)) not fetched yet (\(reason)); "
+                               + "trying again in \(Self.retryDelaysMs[attempt] / 1000) s from its last whole piece")
                 try? await Task.sleep(for: .milliseconds(Self.retryDelaysMs[attempt]))
                 attempt += 1
             }
