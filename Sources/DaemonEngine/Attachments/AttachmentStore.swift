@@ -158,10 +158,11 @@ public final class AttachmentStore: Sendable {
     // MARK: Deleting
 
     /// Removes one message's stored file (its message was not stored after all, or went
-    /// while its file was fetched).
+    /// while its file was fetched), and its directory when nothing else is left in it.
     public func delete(conversationId: String, messageId: String) {
         let path = storedPath(conversationId: conversationId, messageId: messageId)
         if unlink(path) == 0 { _ = DirectorySync.fsync(DirectorySync.parent(of: path)) }
+        if rmdir(group.attachmentsPath(conversationId: conversationId)) == 0 { _ = DirectorySync.fsync(group.attachmentsPath) }
     }
 
     /// Removes one message's partial file (a fetch that cannot succeed).
