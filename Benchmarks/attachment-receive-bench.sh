@@ -14,7 +14,7 @@
 # during the fetches (VmHWM; goal ≤ 16 MiB). Usage: attachment-receive-bench.sh [MIB] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=$(./Benchmarks/build-release.sh sotto sotto-notify sotto-relayd AttachmentRelayBench)
+bin=$(./Benchmarks/build-release.sh sotto sotto-daemon sotto-notify sotto-relayd AttachmentRelayBench)
 mib=${1:-100}
 rounds=${2:-3}
 source scripts/demo-lib.sh "$bin"

@@ -87,17 +87,7 @@ public struct AttachmentSaveFile {
 
     /// Appends `bytes` to the temporary file.
     public mutating func write(_ bytes: UnsafeRawBufferPointer) throws(Failure) {
-        var offset = 0
-        while offset < bytes.count {
-            let count = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if count > 0 {
-                offset += count
-            } else if count < 0, errno == EINTR {
-                continue
-            } else {
-                throw .io("writing \(directory): \(String(cString: strerror(count < 0 ? errno : ENOSPC)))")
-            }
-        }
+        if let code = FileWrite.all(fd, bytes) { throw .io("writing \(directory): \(String(cString: strerror(code)))") }
         written += Int64(bytes.count)
     }
 

@@ -87,16 +87,6 @@ public enum AttachmentFile {
     }
 
     private static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(AttachmentError) {
-        var offset = 0
-        while offset < bytes.count {
-            let count = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if count > 0 {
-                offset += count
-            } else if count < 0, errno == EINTR {
-                continue
-            } else {
-                throw AttachmentError(.io, "write failed: errno \(errno)")
-            }
-        }
+        if let code = FileWrite.all(fd, bytes) { throw AttachmentError(.io, "write failed: errno \(code)") }
     }
 }

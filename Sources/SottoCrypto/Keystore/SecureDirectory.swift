@@ -240,17 +240,6 @@ struct SecureDirectory: Sendable {
     }
 
     private static func writeAll(_ file: Int32, _ bytes: [UInt8]) -> Bool {
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { buffer in
-                Glibc.write(file, buffer.baseAddress! + written, buffer.count - written)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            written += count
-        }
-        return true
+        FileWrite.all(file, bytes) == nil
     }
 }
