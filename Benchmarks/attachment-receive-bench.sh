@@ -22,6 +22,7 @@ ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 median() { tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 hwm() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$1/status"; }
 state_of() { messages bob "$TRIP" | jq -r --arg m "$1" '.messages[] | select(.id == $m) | .attachment.state'; }
+state_is_available() { [[ $(state_of "$1") == available ]]; }
 
 start_relay > /dev/null
 export SOTTO_RELAY=nats://127.0.0.1:$RELAY_PORT
@@ -39,7 +40,7 @@ mkdir -p "$WORK/out"
 # A first small file: the fetcher's thread, its connection and buffers exist before the peak is read.
 head -c 65536 /dev/urandom > "$WORK/warm"
 warm=$(on alice send "$TRIP" --file "$WORK/warm" --json | jq -r .messageId)
-wait_until "the warm-up file is available" 60 test "$(state_of "$warm" 2>/dev/null)" = available > /dev/null
+wait_until "the warm-up file is available" 60 state_is_available "$warm" > /dev/null
 daemon=${PROCESS[bob.daemon]}
 before=$(hwm "$daemon")
 
