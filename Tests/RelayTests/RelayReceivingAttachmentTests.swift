@@ -37,6 +37,16 @@ struct RelayReceivingAttachmentTests {
         return (id, try #require(stored(peers["alice"], conversation, id)))
     }
 
+    /// Alice sends a file while bob's daemon is down; returns once bob's worker stored its
+    /// reference (relayd and the worker run on), the daemon still down.
+    static func sendWhileBobIsAway(_ peers: RelayPeers, _ conversation: String, count: Int) throws -> (id: String, stored: [UInt8]) {
+        let bob = peers["bob"]
+        bob.stopDaemon()
+        let sent = try send(peers, conversation, count: count)
+        try bob.waitUntil("bob's worker stored the reference", timeoutMs: 60_000) { try bob.storedMessage(id: sent.id) != nil }
+        return sent
+    }
+
     @Test("a 300,000-byte file reaches bob and carol: each daemon fetches it at once, and each ends with alice's stored file byte for byte, available, no partial file")
     func fetchedAtOnce() throws {
         guard let peers = try RelayPeers.make(["alice", "bob", "carol"]) else { return }
@@ -65,9 +75,7 @@ struct RelayReceivingAttachmentTests {
         try peers.diagnosed {
             let trip = try peers.conversation(creator: "alice", joiner: "bob")
             let bob = peers["bob"]
-            bob.stopDaemon()
-            let (id, original) = try Self.send(peers, trip, count: 200_000)
-            try bob.waitUntil("bob's worker stored the reference", timeoutMs: 60_000) { try bob.storedMessage(id: id) != nil }
+            let (id, original) = try Self.sendWhileBobIsAway(peers, trip, count: 200_000)
             #expect(Self.stored(bob, trip, id) == nil, "nothing fetched while the daemon is down")
             try bob.startDaemon()
             try bob.waitUntil("bob's copy is available", timeoutMs: 60_000) { Self.state(peers, "bob", trip, id: id) == "available" }
@@ -124,9 +132,7 @@ struct RelayReceivingAttachmentTests {
         try peers.diagnosed {
             let trip = try peers.conversation(creator: "alice", joiner: "bob")
             let bob = peers["bob"]
-            bob.stopDaemon()
-            let (id, _) = try Self.send(peers, trip, count: 100_000)
-            try bob.waitUntil("bob's worker stored the reference", timeoutMs: 60_000) { try bob.storedMessage(id: id) != nil }
+            let (id, _) = try Self.sendWhileBobIsAway(peers, trip, count: 100_000)
             let reference = try AttachmentReference.decode(try #require(try peers["alice"].storedMessage(id: id)).content)
             try peers.relay().deleteAttachment(id: Hex.encode(reference.id))
             try bob.startDaemon()
@@ -145,9 +151,7 @@ struct RelayReceivingAttachmentTests {
         try peers.diagnosed {
             let trip = try peers.conversation(creator: "alice", joiner: "bob")
             let bob = peers["bob"]
-            bob.stopDaemon()
-            let (id, original) = try Self.send(peers, trip, count: 300_000)
-            try bob.waitUntil("bob's worker stored the reference", timeoutMs: 60_000) { try bob.storedMessage(id: id) != nil }
+            let (id, original) = try Self.sendWhileBobIsAway(peers, trip, count: 300_000)
             let reference = try AttachmentReference.decode(try #require(try peers["alice"].storedMessage(id: id)).content)
             let attachmentId = Hex.encode(reference.id)
             let relay = try peers.relay()
