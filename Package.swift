@@ -154,7 +154,6 @@ let package = Package(
                 "DaemonStore",
                 "SottoWire",
                 "SottoCrypto",
-                "ControlProtocol",  // `sotto status`'s and notificationPreview's results, the explode limit (docs/adr/0075)
                 "RelayTransport",  // the outbox publishes to relays (docs/adr/0028)
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),  // the outbox's pool of blocking pushes (docs/adr/0053)

@@ -1,4 +1,3 @@
-import ControlProtocol
 import SottoCrypto
 import SottoWire
 
@@ -40,9 +39,9 @@ public struct DaemonAPI: Sendable {
     /// Identities that did not open at start-up (their conversations are not served).
     public var damagedIdentities: [KeystoreAudit.Damaged] { context.damagedIdentities }
 
-    /// `sotto status`; `version` and `masterKey` (where the master key lives) are the daemon app's.
-    public func status(version: String, masterKey: String) async -> StatusResult {
-        await context.status(version: version, masterKey: masterKey)
+    /// `sotto status`, as the engine knows it; the daemon app adds its version and the master key's place.
+    public func status() async -> DaemonStatus {
+        await context.status()
     }
 }
 

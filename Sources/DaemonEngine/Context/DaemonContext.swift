@@ -1,4 +1,3 @@
-import ControlProtocol
 import DaemonCore
 import DaemonLogging
 import DaemonStore
@@ -208,30 +207,23 @@ public final class DaemonContext: Sendable {
         await awake.syncMarks()
     }
 
-    /// `sotto status`; `version` and `masterKey` (where the master key lives) are the daemon app's.
-    public func status(version: String, masterKey: String) async -> StatusResult {
+    /// `sotto status`, as the engine knows it (``DaemonStatus``).
+    public func status() async -> DaemonStatus {
         let snapshot = await inboxLRU.snapshot()
         let conversations = (try? database.read { conn in try ConversationCountRepository.count(on: conn) }) ?? 0
         let unusedReady = (try? await unusedInboxes.hasPreparedIdentity()) ?? false
         let unusedStats = await unusedInboxes.stats
         let stats = await walKeeper.stats
         let notices = try? database.read { conn in try OutlivingNoticeRepository.counts(on: conn) }
-        return StatusResult(
-            pid: Int64(getpid()), version: version, groupDirectory: group.path,
-            runtimeDirectory: runtime.path, conversations: conversations,
-            awakeCount: snapshot.awake.count, awake: snapshot.awake, protectedAwake: snapshot.protectedAwake,
-            sleepingCount: snapshot.sleepingCount, capacity: snapshot.capacity,
-            wakeReasons: Dictionary(uniqueKeysWithValues: snapshot.wakesByReason.map { ($0.key.rawValue, Int64($0.value)) }),
+        return DaemonStatus(
+            pid: Int64(getpid()), group: group, runtime: runtime, conversations: conversations, inboxes: snapshot,
             unusedInboxReady: unusedReady, unusedInboxHits: unusedStats.hits, unusedInboxMisses: unusedStats.misses,
-            lastSeq: await feed.lastSeq,
-            walBytes: stats.lastWALBytes, checkpoints: CheckpointCounts(passive: stats.passive, truncate: stats.truncated, busy: stats.busy),
-            uptimeMs: WallClock.nowMs() - startedAtMs,
-            damagedIdentities: damagedIdentities.map { DamagedIdentity(clientId: $0.clientId, reason: $0.reason) },
+            lastSeq: await feed.lastSeq, walBytes: stats.lastWALBytes,
+            checkpoints: DaemonStatus.Checkpoints(passive: stats.passive, truncate: stats.truncated, busy: stats.busy),
+            uptimeMs: WallClock.nowMs() - startedAtMs, damagedIdentities: damagedIdentities,
             databaseDamaged: database.damageMarker.reason().map { DatabaseDamage.message(group: group, cause: $0) },
-            masterKey: masterKey,
             openInClient: await openClients(snapshot.protectedBy[.openInClient] ?? []),
-            outlivingNotices: notices.map { OutlivingNoticeFigures(waiting: $0.notices, members: $0.members) },
-            sqliteHeap: SQLiteHeapFigures(usedBytes: SQLiteHeap.usedBytes, highwaterBytes: SQLiteHeap.highwaterBytes))
+            outlivingNotices: notices, sqliteHeapUsedBytes: SQLiteHeap.usedBytes, sqliteHeapHighwaterBytes: SQLiteHeap.highwaterBytes)
     }
 
     /// The inboxes the inbox LRU protects as open in a client, with how many clients

@@ -1,4 +1,3 @@
-import ControlProtocol
 import DaemonCore
 import DaemonLogging
 import DaemonStore
@@ -256,13 +255,13 @@ public actor ConversationService {
     /// Reads, and with `set` changes, what notifications show: for the device when
     /// `conversation` is nil (`.some(nil)`, "default", means `full` there), else for that
     /// conversation (`.some(nil)`: it follows the device again).
-    public func notificationPreview(conversation reference: String?, set: NotificationPreview??) async throws -> NotificationPreviewResult {
+    public func notificationPreview(conversation reference: String?, set: NotificationPreview??) async throws -> NotificationPreviewChoice {
         guard let reference else {
             if let set {
                 try await database.write { conn in try DeviceSettings.setNotificationPreview(set ?? .deviceDefault, on: conn) }
             }
             let device = try database.read { conn in try DeviceSettings.notificationPreview(on: conn) }
-            return NotificationPreviewResult(device: device.rawValue, effective: device.rawValue)
+            return NotificationPreviewChoice(device: device, conversationId: nil, conversation: nil)
         }
         let conversation = try conversation(reference)
         if let set {
@@ -274,8 +273,7 @@ public actor ConversationService {
             (try DeviceSettings.notificationPreview(on: conn),
              try DeviceSettings.conversationPreview(conversationId: conversation.id, on: conn))
         }
-        return NotificationPreviewResult(device: device.rawValue, conversationId: conversation.id,
-                                         conversationPreview: own?.rawValue, effective: (own ?? device).rawValue)
+        return NotificationPreviewChoice(device: device, conversationId: conversation.id, conversation: own)
     }
 
     public func markRead(_ reference: String) async throws {

@@ -1,4 +1,3 @@
-import ControlProtocol
 import DaemonStore
 import Foundation
 import SharedStore

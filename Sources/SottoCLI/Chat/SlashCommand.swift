@@ -1,4 +1,5 @@
 import ControlProtocol
+import SottoWire
 import FoundationEssentials
 
 /// A command typed in the composer: a line that starts with `/`. `//text` sends `/text`;

@@ -1,4 +1,5 @@
 import ControlProtocol
+import SottoWire
 import ArgumentParser
 import SottoClient
 

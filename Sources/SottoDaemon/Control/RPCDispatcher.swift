@@ -102,8 +102,8 @@ struct RPCDispatcher: ControlRequestHandler {
         switch method {
         case .status:
             return try await answer(request, as: StatusParams.self) { _ in
-                var status = await daemon.status(
-                    version: SottoVersion.string,
+                var status = StatusResult(
+                    await daemon.status(), version: SottoVersion.string,
                     masterKey: MasterKeyStartup.statusText(daemon.masterKeySource, keystore: daemon.keystoreDirectory))
                 status.control = controlStats.map { ControlFigures($0.current) }
                 return status
@@ -166,8 +166,9 @@ struct RPCDispatcher: ControlRequestHandler {
             }
         case .notificationPreview:
             return try await answer(request, as: NotificationPreviewParams.self) { params in
-                try await service.notificationPreview(conversation: params.conversation,
-                                                      set: params.preview.map { $0 == "default" ? nil : NotificationPreview(rawValue: $0) })
+                NotificationPreviewResult(
+                    try await service.notificationPreview(conversation: params.conversation,
+                                                          set: params.preview.map { $0 == "default" ? nil : NotificationPreview(rawValue: $0) }))
             }
         case .revokeInvite:
             return try await answer(request, as: RevokeInviteParams.self) { params in
