@@ -17,6 +17,18 @@ struct RelayFetchPowerCutTests {
     static let steps = ["attachment.piece@20", "attachment.fetched"]
     static let rounds = PowerCutRound.plan(steps: steps, tornAt: steps[0], seed: 35)
 
+    /// Alice and bob in one conversation through a real relay, bob's group directory on the
+    /// power-cut file system; `body` runs under `peers.diagnosed`. Nothing when nats-server is missing.
+    static func withBobOnPowerCutDisk(prefix: String, _ body: (PowerCutFileSystem, RelayPeers, String) throws -> Void) throws {
+        let diskDirectory = try TemporaryDirectory(prefix: prefix)
+        defer { diskDirectory.remove() }
+        let disk = try PowerCutFileSystem.mount(in: diskDirectory.path)
+        defer { disk.abandon() }
+        guard let peers = try RelayPeers.make(["alice", "bob"], groupIn: ["bob": disk.mountpoint]) else { return }
+        defer { peers.tearDown() }
+        try peers.diagnosed { try body(disk, peers, try peers.conversation(creator: "alice", joiner: "bob")) }
+    }
+
     @Test("Killed at the step, the power cut with it, restarted: nothing under the file's final name but the whole file, and after the restart the file whole and once, available",
           arguments: rounds)
     func fetchSurvivesPowerCut(_ round: PowerCutRound<String>) async throws {
@@ -25,15 +37,8 @@ struct RelayFetchPowerCutTests {
     }
 
     private func fetchSurvivesPowerCutSteps(_ crashAt: String, _ cut: PowerCutFileSystem.Cut) throws {
-        let diskDirectory = try TemporaryDirectory(prefix: "sotto-fetch-power")
-        defer { diskDirectory.remove() }
-        let disk = try PowerCutFileSystem.mount(in: diskDirectory.path)
-        defer { disk.abandon() }
-        guard let peers = try RelayPeers.make(["alice", "bob"], groupIn: ["bob": disk.mountpoint]) else { return }
-        defer { peers.tearDown() }
-        let (alice, bob) = (peers["alice"], peers["bob"])
-        try peers.diagnosed {
-            let trip = try peers.conversation(creator: "alice", joiner: "bob")
+        try Self.withBobOnPowerCutDisk(prefix: "sotto-fetch-power") { disk, peers, trip in
+            let (alice, bob) = (peers["alice"], peers["bob"])
             bob.stopDaemon()
             try disk.syncEverything()  // the device was set up long ago
             try bob.startDaemon(environment: [CrashPoint.variable: crashAt])
@@ -76,15 +81,8 @@ struct RelayFetchPowerCutTests {
     }
 
     private func fullDiskMidFetchSteps() throws {
-        let diskDirectory = try TemporaryDirectory(prefix: "sotto-fetch-full")
-        defer { diskDirectory.remove() }
-        let disk = try PowerCutFileSystem.mount(in: diskDirectory.path)
-        defer { disk.abandon() }
-        guard let peers = try RelayPeers.make(["alice", "bob"], groupIn: ["bob": disk.mountpoint]) else { return }
-        defer { peers.tearDown() }
-        let (alice, bob) = (peers["alice"], peers["bob"])
-        try peers.diagnosed {
-            let trip = try peers.conversation(creator: "alice", joiner: "bob")
+        try Self.withBobOnPowerCutDisk(prefix: "sotto-fetch-full") { disk, peers, trip in
+            let (alice, bob) = (peers["alice"], peers["bob"])
             let path = peers.tmp.path + "/film.mp4"
             try Data((0..<20_000_000).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: path))
             let id = try #require(try alice.json(["send", trip, "--file", path])["messageId"] as? String)

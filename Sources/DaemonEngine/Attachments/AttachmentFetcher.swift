@@ -161,7 +161,7 @@ public actor AttachmentFetcher {
         case .notCarried(let reason): return .done(.notCarried(reason))
         case .unreadable(let reason): return .mayPass(reason)
         }
-        _ = await recordProgress(messageId, bytesDone: 0)
+        _ = await record(messageId, .fetching, bytesDone: 0)
         let database = database, relays = relays
         let result: AttachmentSource.Result
         do {
@@ -178,10 +178,7 @@ public actor AttachmentFetcher {
         switch result {
         case .whole:
             CrashPoint.reach("attachment.fetched")  // whole under its name, not yet `available`
-            let kept = (try? await database.write { conn in
-                try AttachmentTransferWriter.record(messageId: messageId, .available, bytesDone: Int64(source.reference.length), on: conn)
-            }) ?? false
-            if !kept {
+            if !(await record(messageId, .available, bytesDone: source.reference.length)) {
                 store.delete(conversationId: source.conversationId, messageId: messageId)
                 return .done(.notFound)
             }
@@ -197,18 +194,16 @@ public actor AttachmentFetcher {
 
     // MARK: Recording
 
-    private func recordProgress(_ messageId: String, bytesDone: Int) async -> Bool {
+    /// Writes the message's state; false when the message is gone (or the write failed).
+    private func record(_ messageId: String, _ state: DBAttachmentTransfer.State, bytesDone: Int, failure: String? = nil) async -> Bool {
         (try? await database.write { conn in
-            try AttachmentTransferWriter.record(messageId: messageId, .fetching, bytesDone: Int64(bytesDone), on: conn)
+            try AttachmentTransferWriter.record(messageId: messageId, state, bytesDone: Int64(bytesDone), failure: failure, on: conn)
         }) ?? false
     }
 
     /// Records `failed` and says so; a message gone meanwhile is `notFound`.
     private func record(_ messageId: String, failure: String) async -> Outcome {
         DaemonLog.warning("attachment of message \(messageId.prefix(8)) not fetched: \(failure)")
-        let kept = (try? await database.write { conn in
-            try AttachmentTransferWriter.record(messageId: messageId, .failed, bytesDone: 0, failure: failure, on: conn)
-        }) ?? false
-        return kept ? .failed(failure) : .notFound
+        return await record(messageId, .failed, bytesDone: 0, failure: failure) ? .failed(failure) : .notFound
     }
 }
