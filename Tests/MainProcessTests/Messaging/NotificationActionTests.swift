@@ -10,7 +10,8 @@ import TestSupport
 /// daemon posts what the real worker hands it on `notifications.sock`, so the click reaches a
 /// process that is still there, on a real session bus with a real notification server that,
 /// like dunst and KDE, tells only the poster (docs/adr/0046).
-@Suite("Notification actions", .serialized, .timeLimit(.minutes(2)))
+// 10 minutes: a full suite on 2 cores beside the stress and power-cut suites once kept one test of it past 2 (its own waits allow 120 s).
+@Suite("Notification actions", .serialized, .timeLimit(.minutes(10)))
 struct NotificationActionTests {
     /// A device whose `SOTTO_OPEN_COMMAND` appends its arguments to `opened`.
     struct Opener {
