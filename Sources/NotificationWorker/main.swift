@@ -1,7 +1,8 @@
 import Glibc
 import SottoWire
 
-// sotto-notify: decrypt one push (or, with Accept=no, many), write it, ack, notify, exit.
+// sotto-notify: decrypt one push (or, with Accept=no, many), write it, ack, notify, exit; or
+// serve a stored attachment file to a device that fetches it.
 // Start-up is on the hot path of every push: nothing here loads Foundation (docs/adr/0001).
 
 signal(SIGPIPE, SIG_IGN)
@@ -47,6 +48,10 @@ case .connection(let readFD, let writeFD):
     if case .payload(let line) = first, let rest, PushBatchSession.opens(line, fd: readFD) {
         // sotto-relayd's batch: many pushes, one commit (docs/push-batch.md).
         PushBatchSession(connection: connection, processor: processor).run(startingWith: rest)
+    } else if case .payload(let line) = first, AttachmentFetchExchange.opens(line) {
+        // Another device fetches a file this one holds (docs/protocol/attachment-direct.md).
+        StoredAttachmentServer(processor: processor, budgetMs: StoredAttachmentServer.connectionBudgetMs).serve(line, on: writeFD)
+        connection.endAck()
     } else {
         let outcome = processor.handle(first) { hint in connection.readBody(length: Int(hint.length), after: rest) }
         connection.writeAck(outcome.ackLine)
@@ -61,6 +66,9 @@ case .listeners(let fds):
         processor.handle(read, readBody: readBody)
     }, handleBatch: { fd, rest in
         PushBatchSession(connection: PushConnection(readFD: fd, writeFD: fd), processor: processor).run(startingWith: rest)
+    }, serveAttachment: { fd, line in
+        StoredAttachmentServer(processor: processor, budgetMs: StoredAttachmentServer.sharedBudgetMs).serve(line, on: fd)
+        shutdown(fd, Int32(SHUT_WR))
     }).run()
     exit(0)
 case .none:

@@ -103,7 +103,7 @@ struct RelayAttachmentTests {
         #expect(try relay.attachmentPiece(id: file.id, piece: 1) == original)
 
         for (garbage, piece) in [("", 0), ("*", 0), (">", 0), (String(repeating: "A", count: 32), 0), (file.id + ".1", 0),
-                                 (file.id, -1), (file.id, AttachmentStream.maxPieces)] {
+                                 (file.id, -1), (file.id, AttachmentPieces.maxPieces)] {
             #expect(throws: RelayError.self) { try relay.publishAttachmentPiece([1, 2, 3], id: garbage, piece: piece) }
             #expect(try relay.attachmentPiece(id: garbage, piece: piece) == nil)
         }
@@ -129,7 +129,7 @@ struct RelayAttachmentTests {
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: into))) == file.stored)
 
         // A sender whose chunk 3 is damaged (a byte of its ciphertext): refused at piece 3.
-        let damaged = try StoredFile.make(size: 500_000, damageByteAt: AttachmentStream.pieceRange(3, storedLength: AttachmentLayout.storedLength(500_000)).lowerBound + 100)
+        let damaged = try StoredFile.make(size: 500_000, damageByteAt: AttachmentPieces.range(3, storedLength: AttachmentLayout.storedLength(500_000)).lowerBound + 100)
         try damaged.upload(over: relay)
         let bad = tmp.path + "/damaged"
         var refusedAt: Int?
@@ -144,7 +144,7 @@ struct RelayAttachmentTests {
         }
         #expect(refusedAt == 3)
         let written = try FileManager.default.attributesOfItem(atPath: bad)[.size] as? Int
-        #expect(written == AttachmentStream.pieceRange(2, storedLength: damaged.reference.length).upperBound,
+        #expect(written == AttachmentPieces.range(2, storedLength: damaged.reference.length).upperBound,
                 "pieces 0-2 written, nothing of piece 3 or after")
     }
 
@@ -161,7 +161,7 @@ struct RelayAttachmentTests {
         #expect(throws: RelayAttachmentTransfer.Failure.missingPiece(4)) { try file.fetch(over: relay, into: tmp.path + "/half") }
 
         // A hostile sender's piece 4 of the wrong size (one byte short).
-        let range = AttachmentStream.pieceRange(4, storedLength: file.reference.length)
+        let range = AttachmentPieces.range(4, storedLength: file.reference.length)
         try relay.publishAttachmentPiece(Array(file.stored[range].dropLast()), id: file.id, piece: 4)
         #expect(throws: RelayAttachmentTransfer.Failure.wrongPieceLength(piece: 4, length: range.count - 1, expected: range.count)) {
             try file.fetch(over: relay, into: tmp.path + "/half")
@@ -185,7 +185,7 @@ struct RelayAttachmentTests {
 
         let into = tmp.path + "/part"
         #expect(throws: RelayAttachmentTransfer.Failure.refused(piece: 7, reason: "Stop()")) { try file.fetch(over: relay, into: into, stopAfter: 7) }
-        let whole = AttachmentStream.pieceRange(6, storedLength: file.reference.length).upperBound
+        let whole = AttachmentPieces.range(6, storedLength: file.reference.length).upperBound
         #expect(try FileManager.default.attributesOfItem(atPath: into)[.size] as? Int == whole)
         // A write torn by a kill or a power cut: part of piece 7 on disk.
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: into))

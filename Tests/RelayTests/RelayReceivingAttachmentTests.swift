@@ -96,7 +96,7 @@ struct RelayReceivingAttachmentTests {
             #expect(try bob.diedAtCrashPoint("attachment.piece@3", timeoutMs: 60_000), "bob never reached the third piece")
             let partial = bob.group.attachmentsPath(conversationId: trip) + "/.\(id).partial"
             let held = try #require(FileManager.default.contents(atPath: partial), "the partial file stays for the restart")
-            #expect(held.count == AttachmentStream.pieceRange(2, storedLength: original.count).upperBound, "3 whole pieces: \(held.count)")
+            #expect(held.count == AttachmentPieces.range(2, storedLength: original.count).upperBound, "3 whole pieces: \(held.count)")
             #expect([UInt8](held) == Array(original.prefix(held.count)))
             #expect(Self.stored(bob, trip, id) == nil, "nothing under the final name")
 
@@ -158,7 +158,7 @@ struct RelayReceivingAttachmentTests {
             try relay.deleteAttachment(id: attachmentId)
             let pieces = AttachmentLayout.chunkCount(300_000)
             for piece in 0..<pieces {
-                var bytes = Array(original[AttachmentStream.pieceRange(piece, storedLength: original.count)])
+                var bytes = Array(original[AttachmentPieces.range(piece, storedLength: original.count)])
                 if piece == 2 { bytes[100] ^= 0x01 }
                 relay.rawPublish(try #require(AttachmentStream.subject(id: attachmentId, piece: piece)), bytes: bytes)
             }

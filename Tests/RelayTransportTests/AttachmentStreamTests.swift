@@ -22,11 +22,11 @@ struct AttachmentStreamTests {
         let cases = try Self.vectors().padding
         #expect(cases.count >= 20)
         for vector in cases {
-            let pieces = try #require(AttachmentStream.pieceCount(storedLength: vector.storedLength), "\(vector.storedLength)")
+            let pieces = try #require(AttachmentPieces.count(storedLength: vector.storedLength), "\(vector.storedLength)")
             #expect(pieces == vector.chunks)
             var next = 0
             for index in 0..<pieces {
-                let range = AttachmentStream.pieceRange(index, storedLength: vector.storedLength)
+                let range = AttachmentPieces.range(index, storedLength: vector.storedLength)
                 #expect(range.lowerBound == next, "piece \(index) of \(vector.storedLength) starts where the last ended")
                 if index == 0 { #expect(range.count <= 65_560) } else { #expect(range.lowerBound == 8 + 65_552 * index) }
                 if index < pieces - 1 { #expect(range.count == (index == 0 ? 65_560 : 65_552)) }
@@ -35,14 +35,14 @@ struct AttachmentStreamTests {
             }
             #expect(next == vector.storedLength)
         }
-        #expect(AttachmentStream.pieceCount(storedLength: AttachmentLayout.storedLength(AttachmentLayout.maxSize)) == 1_600)
-        #expect(AttachmentStream.maxPieces == 1_600)
+        #expect(AttachmentPieces.count(storedLength: AttachmentLayout.storedLength(AttachmentLayout.maxSize)) == 1_600)
+        #expect(AttachmentPieces.maxPieces == 1_600)
     }
 
     @Test("a length no file is stored as names no pieces; a subject is made only of an id and a piece in range")
     func garbage() {
         for length in [Int.min, -1, 0, 8, 4_119, 4_121, 8_215, 65_559, 69_671, AttachmentLayout.storedLength(AttachmentLayout.maxSize) + 1, Int.max] {
-            #expect(AttachmentStream.pieceCount(storedLength: length) == nil, "\(length)")
+            #expect(AttachmentPieces.count(storedLength: length) == nil, "\(length)")
         }
         let id = String(repeating: "ab", count: 16)
         #expect(AttachmentStream.subject(id: id, piece: 0) == "sotto.att.\(id).0")

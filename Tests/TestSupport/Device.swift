@@ -115,10 +115,15 @@ public final class Device: @unchecked Sendable {
 
     /// `systemd-socket-activate --accept` running the real `sotto-notify` on this device's
     /// push socket, as sotto-push.socket would.
-    public func startPushSocket() throws {
+    /// `extra` adds to this push socket's workers only (e.g. `SOTTO_CRASH_AT`).
+    public func startPushSocket(environment extra: [String: String] = [:]) throws {
         push = try PushSocketServer.start(socketPath: runtime.pushSocketPath, accept: true,
-                                          command: [try builtExecutable("sotto-notify")], environment: environment)
+                                          command: [try builtExecutable("sotto-notify")],
+                                          environment: environment.merging(extra) { $1 })
     }
+
+    /// What the push socket's workers printed so far.
+    public var pushLog: String { push?.log ?? "" }
 
     /// Takes the push socket away: senders find the endpoint unreachable.
     public func stopPushSocket() {

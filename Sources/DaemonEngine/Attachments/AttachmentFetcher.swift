@@ -7,7 +7,8 @@ import SottoCrypto
 import SottoWire
 
 /// Fetches the stored files of incoming attachment messages in the background, one at a time,
-/// from the relay this device receives the conversation on (docs/adr/0078): each piece checked
+/// from the relay this device receives the conversation on (docs/adr/0078), or from the
+/// sender's device when both receive on direct endpoints (docs/adr/0079): each piece checked
 /// as it arrives (`AttachmentDecryptor`), written to `.<messageId>.partial`, the digest of the
 /// whole checked, then fsync, rename to the final name, fsync of the directory, and only then
 /// `available` in the database. So a file is whole under its name or not there; a kill or a
@@ -15,7 +16,7 @@ import SottoWire
 ///
 /// A new incoming file up to `automaticLimit` bytes (default 25 MiB) is fetched at once; a
 /// larger one when asked (`fetch(messageId:)`, `sotto save`). A fetch that fails for a reason
-/// that may pass (the relay unreachable, the disk) is tried again after 2, 10 and 30 s, then
+/// that may pass (the relay or the sender's device unreachable, the disk) is tried again after 2, 10 and 30 s, then
 /// recorded `failed`; a final one (a piece missing or refused) is recorded `failed` at once
 /// and its partial file removed. Nothing runs while there is nothing to fetch.
 ///
@@ -34,7 +35,7 @@ public actor AttachmentFetcher {
         /// No such incoming attachment message (gone, outgoing, or another content type).
         case notFound
         /// Nothing can bring the file to this device (it receives the conversation on a direct
-        /// endpoint): it stays `waiting`, and whoever asked is told why.
+        /// endpoint and the sender on a relay): it stays `waiting`, and whoever asked is told why.
         case notCarried(String)
     }
 

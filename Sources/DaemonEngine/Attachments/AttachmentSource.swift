@@ -6,9 +6,11 @@ import SottoCrypto
 import SottoWire
 
 /// One incoming attachment's stored file and where it comes from: the relay this device
-/// receives the conversation on (its own member entry's endpoint, docs/adr/0078). `fetch`
-/// runs on a blocking thread: it fills `.<messageId>.partial`, each piece checked before it is
-/// written, checks the digest of the whole, then fsyncs and renames it to its final name.
+/// receives the conversation on (its own member entry's endpoint, docs/adr/0078), or, for a
+/// device that receives on a direct endpoint, the sender's device on its own direct endpoint
+/// (docs/adr/0079). `fetch` runs on a blocking thread: it fills `.<messageId>.partial`, each
+/// piece checked before it is written, checks the digest of the whole, then fsyncs and
+/// renames it to its final name.
 ///
 /// ```swift
 /// if case .found(let source) = AttachmentSource.find(messageId: id, database: database, store: store) {
@@ -16,10 +18,18 @@ import SottoWire
 /// }
 /// ```
 struct AttachmentSource: Sendable {
+    /// Where the pieces come from.
+    enum Origin: Sendable, Equatable {
+        /// The relay's attachment stream (docs/protocol/attachment-relay.md §5).
+        case relay(RelayURL)
+        /// The sender's device, on its `unix:` or `tcp:` endpoint (docs/protocol/attachment-direct.md).
+        case senderEndpoint(String)
+    }
+
     let messageId: String
     let conversationId: String
     let reference: AttachmentReference
-    let relay: RelayURL
+    let origin: Origin
     let store: AttachmentStore
 
     // MARK: Finding it
@@ -45,14 +55,22 @@ struct AttachmentSource: Sendable {
                 let stored = access(store.storedPath(conversationId: row.conversationId, messageId: messageId), F_OK) == 0
                 if row.isOutgoing { return stored ? .alreadyHere : .notFound }
                 if stored, row.transfer?.state == .available { return .alreadyHere }
-                guard let conversation = try ConversationRepository.find(id: row.conversationId, on: conn),
-                      let me = try MemberRepository.members(of: row.conversationId, on: conn)
-                          .first(where: { $0.inboxId == conversation.inboxId }) else { return .notFound }
-                guard MemberEndpoint.isRelay(me.endpoint), let url = try? RelayURL.parse(me.endpoint) else {
-                    return .notCarried("files do not travel to a direct endpoint yet, and this device receives the conversation on one")
+                guard let conversation = try ConversationRepository.find(id: row.conversationId, on: conn) else { return .notFound }
+                let members = try MemberRepository.members(of: row.conversationId, on: conn)
+                guard let me = members.first(where: { $0.inboxId == conversation.inboxId }) else { return .notFound }
+                let origin: Origin
+                if MemberEndpoint.isRelay(me.endpoint) {
+                    guard let url = try? RelayURL.parse(me.endpoint) else { return .notCarried("this device's relay \(me.endpoint) is not a relay URL") }
+                    origin = .relay(url)
+                } else if let sender = members.first(where: { $0.inboxId == row.senderInboxId }), !MemberEndpoint.isRelay(sender.endpoint) {
+                    origin = .senderEndpoint(sender.endpoint)
+                } else {
+                    return .notCarried(members.contains { $0.inboxId == row.senderInboxId }
+                        ? "this device receives the conversation on a direct endpoint and the sender on a relay: nothing carries files between them"
+                        : "its sender is no longer a member, and this device receives the conversation on a direct endpoint")
                 }
                 return .found(AttachmentSource(messageId: messageId, conversationId: row.conversationId, reference: reference,
-                                               relay: url, store: store))
+                                               origin: origin, store: store))
             }
         } catch {
             return .unreadable("the database: \(error)")
@@ -83,25 +101,34 @@ struct AttachmentSource: Sendable {
         var open = true
         defer { if open { close(fd) } }
 
-        let connection: RelayConnection
-        do throws(RelayError) {
-            connection = try relays.connection(to: relay, for: RelaySender(conversationId: conversationId))
-        } catch {
-            return .mayPass("the relay: \(error)")
-        }
-        guard connection.isConnected else { return .mayPass("the relay is reconnecting") }
         var decryptor = AttachmentDecryptor(reference)
         let length = reference.length
-        let step = max(16, (AttachmentStream.pieceCount(storedLength: length) ?? 0) / 20)
-        do throws(RelayAttachmentTransfer.Failure) {
-            try RelayAttachmentTransfer.fetch(id: Hex.encode(reference.id), storedLength: length, over: connection, into: fd,
-                                              check: { _, piece in try decryptor.consume(piece) { _ in } },
-                                              progress: { done, total in
-                                                  CrashPoint.reach("attachment.piece")  // `attachment.piece@N`: after N pieces
-                                                  if done < total, done % step == 0 {
-                                                      progress(AttachmentStream.pieceRange(done - 1, storedLength: length).upperBound)
-                                                  }
-                                              })
+        let step = max(16, (AttachmentPieces.count(storedLength: length) ?? 0) / 20)
+        let check: (Int, [UInt8]) throws -> Void = { _, piece in try decryptor.consume(piece) { _ in } }
+        let reportProgress: (Int, Int) -> Void = { done, total in
+            CrashPoint.reach("attachment.piece")  // `attachment.piece@N`: after N pieces
+            if done < total, done % step == 0 {
+                progress(AttachmentPieces.range(done - 1, storedLength: length).upperBound)
+            }
+        }
+        do throws(AttachmentTransferFailure) {
+            switch origin {
+            case .relay(let relay):
+                let connection: RelayConnection
+                do throws(RelayError) {
+                    connection = try relays.connection(to: relay, for: RelaySender(conversationId: conversationId))
+                } catch {
+                    return .mayPass("the relay: \(error)")
+                }
+                guard connection.isConnected else { return .mayPass("the relay is reconnecting") }
+                try RelayAttachmentTransfer.fetch(id: Hex.encode(reference.id), storedLength: length, over: connection, into: fd,
+                                                  check: check, progress: reportProgress)
+            case .senderEndpoint(let endpoint):
+                let reader = EndpointPieceReader(endpoint: endpoint, messageId: messageId, attachmentId: Hex.encode(reference.id),
+                                                 storedLength: length)
+                defer { reader.close() }
+                try PartialAttachmentFile.fill(fd, storedLength: length, piece: reader.piece, check: check, progress: reportProgress)
+            }
         } catch {
             return error.isTransient ? .mayPass(error.description) : .final(error.description)
         }

@@ -78,7 +78,7 @@ public final class AttachmentStore: Sendable {
 
     /// Where a message's stored file is (whether or not it has one).
     public func storedPath(conversationId: String, messageId: String) -> String {
-        group.attachmentsPath(conversationId: conversationId) + "/" + messageId
+        group.storedAttachmentPath(conversationId: conversationId, messageId: messageId)
     }
 
     /// Where a message's stored file is written before it is whole: by `store` (the sender),

@@ -38,9 +38,10 @@ enum PushDelivery {
 
     static func deliver(_ payload: [UInt8], body: [UInt8]? = nil, to endpoint: String, timeoutMs: Int32 = 10_000) -> Result {
         let fd: Int32
-        switch connect(endpoint) {
+        switch EndpointSocket.connect(endpoint) {
         case .success(let socket): fd = socket
-        case .failure(let failure): return failure
+        case .failure(.unreachable(let why)): return .unreachable(why)
+        case .failure(.badEndpoint(let why)): return .badEndpoint(why)
         }
         defer { close(fd) }
         switch PushExchange.run(fd, payload: payload, body: body, timeoutMs: timeoutMs) {
@@ -55,35 +56,5 @@ enum PushDelivery {
         case .acked(let ack): return .acked(Ack(ack))
         case .noAck(let why): return .unreachable(why)
         }
-    }
-
-    private enum Connected { case success(Int32), failure(Result) }
-
-    private static func connect(_ endpoint: String) -> Connected {
-        if endpoint.hasPrefix("unix:") {
-            let path = String(endpoint.dropFirst(5))
-            guard path.hasPrefix("/") else { return .failure(.badEndpoint("unix endpoint needs an absolute path")) }
-            let fd = UnixSocket.connect(path)
-            guard fd >= 0 else {
-                let code = errno
-                return .failure(code == ENAMETOOLONG ? .badEndpoint("socket path too long")
-                                                     : .unreachable("connect: \(String(cString: strerror(code)))"))
-            }
-            return .success(fd)
-        }
-        if endpoint.hasPrefix("tcp:") {
-            let rest = endpoint.dropFirst(4)
-            guard let colon = rest.lastIndex(of: ":"), let port = UInt16(rest[rest.index(after: colon)...]) else {
-                return .failure(.badEndpoint("tcp endpoint must be tcp:HOST:PORT"))
-            }
-            var host = String(rest[..<colon])
-            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-            switch TCPSocket.connect(host: host, port: port) {
-            case .connected(let fd): return .success(fd)
-            case .unresolved: return .failure(.unreachable("cannot resolve \(host)"))
-            case .refused: return .failure(.unreachable("connect to \(host):\(port) failed"))
-            }
-        }
-        return .failure(.badEndpoint("unknown endpoint scheme"))
     }
 }

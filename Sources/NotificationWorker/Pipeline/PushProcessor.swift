@@ -20,7 +20,7 @@ final class PushProcessor {
                                    "XDG_RUNTIME_DIR", ConnectionProfile.busyTimeoutVariable,
                                    "CREDENTIALS_DIRECTORY", WALReset.variable]
 
-    private let group: GroupDirectory
+    let group: GroupDirectory
     private let runtime: RuntimeDirectory
     private let environment: [String: String]
     private var keystore: Keystore?

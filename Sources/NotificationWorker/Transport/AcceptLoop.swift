@@ -9,7 +9,8 @@ import SottoWire
 ///
 /// ```swift
 /// AcceptLoop(listeners: [3], idleTimeoutMs: 10_000, handle: { read, readBody in processor.handle(read, readBody: readBody) },
-///            handleBatch: { fd, rest in PushBatchSession(…).run(startingWith: rest) }).run()
+///            handleBatch: { fd, rest in PushBatchSession(…).run(startingWith: rest) },
+///            serveAttachment: { fd, line in StoredAttachmentServer(…).serve(line, on: fd) }).run()
 /// ```
 ///
 /// A batch from sotto-relayd (`PushBatchSession`) is served blocking, start to end, like a
@@ -25,14 +26,19 @@ struct AcceptLoop {
     /// A connection whose first line opened a batch: its fd (blocking) and the bytes read
     /// after that line. Writes the acks and half-closes.
     let handleBatch: (Int32, [UInt8]) -> Void
+    /// A connection whose first line asks for a stored attachment file: its fd (blocking) and
+    /// that line. Serves for a bounded time, then half-closes.
+    let serveAttachment: (Int32, [UInt8]) -> Void
 
     init(listeners: [Int32], idleTimeoutMs: Int64, maxConnections: Int = 256,
-         handle: @escaping (PushRead, (BodyHint) -> PushConnection.BodyRead) -> PushOutcome, handleBatch: @escaping (Int32, [UInt8]) -> Void) {
+         handle: @escaping (PushRead, (BodyHint) -> PushConnection.BodyRead) -> PushOutcome, handleBatch: @escaping (Int32, [UInt8]) -> Void,
+         serveAttachment: @escaping (Int32, [UInt8]) -> Void) {
         self.listeners = listeners
         self.idleTimeoutMs = idleTimeoutMs
         self.maxConnections = maxConnections
         self.handle = handle
         self.handleBatch = handleBatch
+        self.serveAttachment = serveAttachment
     }
 
     private struct Client {
@@ -139,6 +145,12 @@ struct AcceptLoop {
                 case .payload(let payload)? where client.rest != nil && PushBatchSession.opens(payload, fd: client.fd):
                     setBlocking(client.fd)
                     handleBatch(client.fd, client.rest ?? [])
+                    setNonBlocking(client.fd)
+                    client.drainUntilMs = nowMs() + PushConnection.drainTimeoutMs
+                    remaining.append(client)
+                case .payload(let line)? where AttachmentFetchExchange.opens(line):
+                    setBlocking(client.fd)
+                    serveAttachment(client.fd, line)
                     setNonBlocking(client.fd)
                     client.drainUntilMs = nowMs() + PushConnection.drainTimeoutMs
                     remaining.append(client)

@@ -65,6 +65,12 @@ public struct GroupDirectory: Sendable, Equatable {
         try PrivateDirectory.create(path)
     }
 
+    /// A message's stored attachment file `S`, whole: the sender's copy, or a recipient's once
+    /// fetched and checked (docs/protocol/attachments.md §7, attachment-relay.md §5.1).
+    public func storedAttachmentPath(conversationId: String, messageId: String) -> String {
+        attachmentsPath(conversationId: conversationId) + "/" + messageId
+    }
+
     /// Creates a conversation's attachment directory 0700 (and `attachments/`) if missing,
     /// else checks it is safe; returns its path. Both new entries are made durable (their
     /// parents fsynced): a file renamed into it and its directory fsynced must survive a power

@@ -36,7 +36,7 @@ struct ChatAttachmentTests {
 struct ChatFileCommandTests {
     @Test("/file PATH: stored and sent, shown available here and waiting on the member's device")
     func fileCommand() throws {
-        let net = try Network(["alice", "bob"])
+        let net = try Network(["alice", "bob"], environment: AttachmentDirectFetchTests.noAutomaticFetch)  // bob's copy stays waiting
         let alice = net["alice"], bob = net["bob"]
         let trip = try net.conversation(creator: alice, joiners: [bob], name: "Trip")
         let path = net.tmp.path + "/minutes.pdf"

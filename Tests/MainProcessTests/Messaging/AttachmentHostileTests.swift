@@ -28,7 +28,9 @@ struct AttachmentHostileTests {
 
     private func hostileNameSteps() throws {
         let server = try TestNotificationServer(capabilities: TestNotificationServer.markupCapabilities)
-        let net = try Network(["alice"], environment: ["DBUS_SESSION_BUS_ADDRESS": server.address, "SOTTO_OPEN_COMMAND": "/bin/true"])
+        // Mallory's file stays `waiting` (her endpoint serves no file): the line shows that state.
+        let net = try Network(["alice"], environment: ["DBUS_SESSION_BUS_ADDRESS": server.address, "SOTTO_OPEN_COMMAND": "/bin/true"]
+                                .merging(AttachmentDirectFetchTests.noAutomaticFetch) { $1 })
         let alice = net["alice"]
         let sotto = try builtExecutable("sotto")
         let trip = try require(try alice.json(["new", "--name", "Trip"])["conversationId"] as? String, "conversationId")

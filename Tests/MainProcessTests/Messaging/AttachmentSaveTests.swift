@@ -179,9 +179,9 @@ struct AttachmentSaveTests {
         #expect(Self.names(out).isEmpty, "\(Self.names(out))")
     }
 
-    @Test("garbage params, an unknown id, a text message, a recipient's waiting file: a clear error, nothing written")
+    @Test("garbage params, an unknown id, a text message, a recipient's file its sender no longer holds: a clear error, nothing written")
     func refusals() throws {
-        let net = try Network(["alice", "bob"])
+        let net = try Network(["alice", "bob"], environment: AttachmentDirectFetchTests.noAutomaticFetch)
         let (alice, bob) = (net["alice"], net["bob"])
         let trip = try net.conversation(creator: alice, joiners: [bob])
         let out = try Self.makeDirectory(net.tmp.path + "/out")
@@ -215,10 +215,11 @@ struct AttachmentSaveTests {
         let notAFile = try alice.cli(["save", text, out])
         #expect(notAFile.status == 65 && notAFile.stderr.contains("is not a file"), "\(notAFile)")
 
-        // A recipient's copy has not arrived: refused, said why.
+        // A recipient's copy cannot arrive: its sender's device no longer holds it. Refused, said why.
         try bob.waitUntil("bob has the reference") { AttachmentSendTests.read(bob, trip, id: file.id) != nil }
-        let waiting = try bob.cli(["save", file.id, out])
-        #expect(waiting.status == 65 && waiting.stderr.contains("the file has not arrived on this device (waiting): files do not travel to a direct endpoint yet"), "\(waiting)")
+        try FileManager.default.removeItem(atPath: alice.group.storedAttachmentPath(conversationId: trip, messageId: file.id))
+        let gone = try bob.cli(["save", file.id, out])
+        #expect(gone.status != 0 && gone.stderr.contains("the sender's device does not serve the file (unknown_attachment)"), "\(gone)")
         #expect(Self.names(out).isEmpty, "\(Self.names(out))")
     }
 

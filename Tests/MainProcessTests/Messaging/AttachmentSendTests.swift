@@ -70,7 +70,9 @@ struct AttachmentSendTests {
 
     @Test("send --file: stored once, encrypted, on the sender only; the member reads it waiting, the sender available; read shows 📎; leave and explode leave no file")
     func sendToMember() throws {
-        let net = try Network(["alice", "bob"])
+        // The members' files stay `waiting`: what this test shows is the reference without the file
+        // (fetching it from alice's endpoint is AttachmentDirectFetchTests').
+        let net = try Network(["alice", "bob"], environment: AttachmentDirectFetchTests.noAutomaticFetch)
         let (alice, bob) = (net["alice"], net["bob"])
         let trip = try net.conversation(creator: alice, joiners: [bob])
         let path = net.tmp.path + "/view from the train.jpg"
