@@ -69,6 +69,7 @@ public struct AttachmentSaveFile {
             }
             (directory, exactPath) = (parent, trimmed)
         }
+        Self.removeAbandoned(in: directory)
         (temporaryPath, fd) = try Self.createTemporary(in: directory)
     }
 

@@ -295,6 +295,35 @@ struct AttachmentSaveTests {
         #expect(Self.names(out) == ["photo.jpg"])
     }
 
+    @Test("sotto save SIGKILLed while it waits: its temporary file stays (nothing could remove it), and the next save into that directory removes it; a live save's file and other hidden files are left alone")
+    func killedSaveLeftoverIsRemoved() throws {
+        let net = try Network(["alice"])
+        let (alice, trip) = try Self.aliceAlone(net)
+        let out = try Self.makeDirectory(net.tmp.path + "/out")
+        let file = try Self.send(alice, trip, net.tmp.path + "/photo.jpg", count: 300_000)
+        let pid = try require(alice.daemonPID, "alice's daemon")
+
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) }
+        let save = try SpawnedProcess.launch(try builtExecutable("sotto"), ["save", file.id, out], environment: alice.environment,
+                                             log: net.tmp.path + "/save.log")
+        try alice.waitUntil("the command has its temporary file and waits for the daemon") {
+            Self.names(out).contains { $0.hasPrefix(".sotto-save-") } && Self.isReading(save.processIdentifier)
+        }
+        kill(save.processIdentifier, SIGKILL)
+        save.waitUntilExit()
+        let leftover = ".sotto-save-\(save.processIdentifier)-0.partial"
+        #expect(Self.names(out) == [leftover], "\(Self.names(out))")
+        // A live save's temporary file (this test process's pid) and a hidden file of the user's own.
+        let live = ".sotto-save-\(getpid())-0.partial"
+        #expect(FileManager.default.createFile(atPath: out + "/" + live, contents: Data([1])))
+        #expect(FileManager.default.createFile(atPath: out + "/.sotto-save-notes", contents: Data([2])))
+
+        kill(pid, SIGCONT)
+        #expect(try alice.cli(["save", file.id, out]).status == 0)
+        #expect(Self.names(out) == [live, ".sotto-save-notes", "photo.jpg"].sorted(), "\(Self.names(out))")
+    }
+
     /// Whether `pid`'s main thread is blocked in read(2).
     static func isReading(_ pid: Int32) -> Bool {
         #if arch(x86_64)
