@@ -45,7 +45,8 @@ struct StoredAttachmentServer {
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         guard UnixSocket.sendAll(fd, AttachmentFetchExchange.okLine + [0x0a]) else { return }
         var sent = request.firstPiece
-        while sent < pieces, MonotonicClock.nowMs() - startedAt < budgetMs {
+        // At least one piece after `ok`, whatever the look-up took, so every answer moves the fetch on.
+        while sent < pieces, sent == request.firstPiece || MonotonicClock.nowMs() - startedAt < budgetMs {
             CrashPoint.reach("attachment.serve")  // `attachment.serve@N`: dies before the Nth piece of a connection
             guard send(piece: sent, of: file, to: fd) else { break }
             sent += 1
