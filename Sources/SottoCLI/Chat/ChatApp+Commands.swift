@@ -51,6 +51,12 @@ final class ActionInbox: Sendable {
         wake.wake()
     }
 
+    /// An outcome that changes no conversation (a save's progress and end): shown, no reload.
+    func post(_ outcome: ActionOutcome) {
+        pending.withLock { $0.append(outcome) }
+        wake.wake()
+    }
+
     func take() -> [ActionOutcome] {
         pending.withLock { current in
             defer { current.removeAll() }
@@ -107,6 +113,8 @@ extension ChatApp {
                                                                           caption: nil)))]
                 })
             }
+        case .save(let destination):
+            save(into: destination)
         case .mute(let muted):
             guard let conversation = state.selected else { return notice("no conversation open") }
             let name = ChatRenderer.name(of: conversation)
@@ -139,6 +147,44 @@ extension ChatApp {
             let when = atMs.map { " at \(ChatRenderer.time($0, offset: state.utcOffsetSeconds))" } ?? " now"
             ask(.explode(conversation: conversation.id, atMs: atMs), typing: confirmationName(conversation),
                 question: "Explode \(name) on every device\(when)?", verb: "explode")
+        }
+    }
+
+    /// `/save`: the selected message's file, else the newest file shown; saved off the UI
+    /// thread, its progress and outcome on the status line.
+    private func save(into destination: String?) {
+        guard state.selected != nil else { return notice("no conversation open") }
+        let items = timeline?.current.items ?? []
+        let chosen: TimelineItem?
+        if let selected = state.selectedMessageId {
+            chosen = items.first { $0.id == selected }
+        } else {
+            chosen = items.last { $0.message.attachment != nil && !$0.isLocalEcho }
+        }
+        let wasSelected = state.selectedMessageId != nil
+        state.selectedMessageId = nil  // the command used the selection, whatever comes of it
+        guard let item = chosen, let attachment = item.message.attachment else {
+            return notice(wasSelected ? "the selected message is not a file" : "no file here to save")
+        }
+        let name = InertText.line(attachment.name)
+        state.notice = "saving \(name)…"
+        let lastShown = Mutex(-1)
+        actions.save(message: item.id, to: LocalPath.absolute(destination ?? "."), progress: { [inbox] done, size in
+            let percent = size > 0 ? Int(done * 100 / size) : 100
+            let due = lastShown.withLock { shown in
+                guard percent >= shown + 5 else { return false }
+                shown = percent
+                return true
+            }
+            guard due else { return }
+            inbox.post(.notice("saving \(name): \(percent)%"))
+        }) { [inbox] outcome in
+            switch outcome {
+            case .success(let saved):
+                inbox.post(.notice("saved " + InertText.line(saved.path) + " (\(AttachmentLine.size(Int(saved.attachment.size))))"))
+            case .failure(let error):
+                inbox.post(.notice("not saved: " + InertText.line(String(describing: error))))
+            }
         }
     }
 

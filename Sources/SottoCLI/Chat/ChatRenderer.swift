@@ -220,7 +220,7 @@ enum ChatRenderer {
             let gathered = reactions[item.id]?.map { "\($0.emoji) \($0.who)" } ?? []
             let key = ItemLinesCache.Key(
                 conversationId: timeline.conversationId, id: item.id,
-                echoText: item.isLocalEcho ? item.message.text : nil, sentAtMs: item.message.sentAtMs, senderName: item.message.senderName, status: item.deliveryStatus, sendError: item.sendError,
+                changingText: item.isLocalEcho || item.message.attachment != nil ? item.message.text : nil, sentAtMs: item.message.sentAtMs, senderName: item.message.senderName, status: item.deliveryStatus, sendError: item.sendError,
                 selected: item.id == state.selectedMessageId, firstUnread: item.id == timeline.firstUnreadId,
                 quoted: item.message.referenceId.map { byId[$0] != nil } ?? false, reactions: gathered,
                 width: width, color: state.color, utcOffsetSeconds: state.utcOffsetSeconds)

@@ -5,9 +5,10 @@ import Synchronization
 /// The lines a timeline item was laid out as, kept by what they depend on, so a frame lays
 /// out only the items it has not seen: a page up deep in a full window of 500 messages
 /// otherwise wrapped and made inert every message between the view and the newest one, on
-/// every key (docs/adr/0072). A stored message's text never changes under its id; a local
-/// echo's id (`local-N`) is the timeline's own and starts again in each, so an echo's text is
-/// in the key; everything else its lines show is too.
+/// every key (docs/adr/0072). A stored message's text never changes under its id, except an
+/// attachment's line, which shows its state (`waiting`, `fetching 40%`, `available`); a local
+/// echo's id (`local-N`) is the timeline's own and starts again in each. So those two texts
+/// are in the key; everything else its lines show is too.
 ///
 /// ```swift
 /// let block = ItemLinesCache.shared.lines(for: key) { ChatRenderer.lines(of: item, …) }
@@ -20,8 +21,9 @@ final class ItemLinesCache: Sendable {
     struct Key: Hashable {
         var conversationId: String
         var id: String
-        /// A local echo's text; nil for a stored message, whose id is its text's.
-        var echoText: String?
+        /// A local echo's text, or an attachment's line (its state changes under its id); nil
+        /// for any other stored message, whose id is its text's.
+        var changingText: String?
         var sentAtMs: Int64
         var senderName: String?
         var status: String

@@ -19,6 +19,9 @@ enum SlashCommand: Equatable {
     case mute(Bool)
     /// Sends the file at this path (made absolute) to the open conversation.
     case file(path: String)
+    /// Saves the selected message's file (or the newest file) into this directory or new path
+    /// (nil: the current directory).
+    case save(destination: String?)
     case leave
     case remove(member: String)
     /// nil: now; a time: scheduled; `cancel`: calls a scheduled one off.
@@ -32,7 +35,7 @@ enum SlashCommand: Equatable {
 
     // MARK: The table (shown by /help and on the status line while a command is typed)
 
-    static let summary = "/new NAME · /invite · /join CODE · /file PATH · /mute · /unmute · /leave · /remove MEMBER · /explode · /help"
+    static let summary = "/new NAME · /invite · /join CODE · /file PATH · /save · /mute · /unmute · /leave · /remove MEMBER · /explode · /help"
 
     /// At most 79 columns each, so 80×24 shows them unwrapped.
     static let helpLines: [String] = [
@@ -42,6 +45,7 @@ enum SlashCommand: Equatable {
         "                   to the clipboard where the terminal allows it)",
         "  /join CODE       paste an invite code (sotto1:…) to ask to join",
         "  /file PATH       send a file (up to 100 MiB) to the open conversation",
+        "  /save [DEST]     save the selected file (Ctrl-P), or the newest, into DEST",
         "  /mute, /unmute   no desktop notifications for it on this device",
         "  /leave           leave the open conversation (asks you to type its name)",
         "  /remove MEMBER   remove a member (asks you to type the member's name)",
@@ -75,6 +79,7 @@ enum SlashCommand: Equatable {
         case "file":
             guard !rest.isEmpty else { return .invalid("/file needs the file's path: /file ~/photo.jpg") }
             return .command(.file(path: rest))
+        case "save": return .command(.save(destination: rest.isEmpty ? nil : rest))
         case "mute": return .command(.mute(true))
         case "unmute": return .command(.mute(false))
         case "leave": return .command(.leave)

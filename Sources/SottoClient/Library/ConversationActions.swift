@@ -2,7 +2,7 @@ import ControlProtocol
 import Dispatch
 
 /// The intents that make, share, join, change or end a conversation, as a UI asks for them:
-/// create, invite, join, mute, leave, remove a member, explode. Each runs on the actions' own
+/// create, invite, join, send or save a file, mute, leave, remove a member, explode. Each runs on the actions' own
 /// queue (the caller never waits for the daemon) and reports its outcome to `then`, on that
 /// queue. None is retried: a second `leave` or `explode` after a lost reply would act twice,
 /// and a second `createInvite` would make another invite. What a call changes reaches a
@@ -24,8 +24,14 @@ public final class ConversationActions: Sendable {
 
     private let channel: RequestChannel
     private let queue = DispatchQueue(label: "sotto.conversation-actions")
+    private let socketPath: String
+    /// Saves stream whole files: a connection each, off `queue`.
+    private let saves = DispatchQueue(label: "sotto.attachment-saves")
 
-    public init(socketPath: String) { channel = RequestChannel(socketPath: socketPath) }
+    public init(socketPath: String) {
+        self.socketPath = socketPath
+        channel = RequestChannel(socketPath: socketPath)
+    }
 
     /// Closes the connection once the calls already asked for are done.
     public func stop() { queue.async { [channel] in channel.close() } }
@@ -49,7 +55,6 @@ public final class ConversationActions: Sendable {
         perform(ClientRequests.join(code: code, profileName: profileName), then: then)
     }
 
-    /// Mutes (or unmutes) a conversation on this device: no desktop notifications for it.
     /// A file the daemon reads at `path` (absolute), stores encrypted and sends (`/file` in
     /// `sotto chat`, docs/adr/0074).
     public func sendAttachment(conversation: String, path: String,
@@ -57,6 +62,19 @@ public final class ConversationActions: Sendable {
         perform(ClientRequests.sendAttachment(conversation: conversation, path: path), then: then)
     }
 
+    /// Saves the file a message carries into `destination` (absolute: a directory, or a new
+    /// file's path), as `sotto save` does (`AttachmentSaving`, docs/adr/0077), waiting for the
+    /// daemon to fetch it first when it is not here yet. On a queue of its own, so a long save
+    /// never holds up the other intents; `progress` gets (bytes written, size) as they come.
+    public func save(message: String, to destination: String,
+                     progress: @escaping @Sendable (_ done: Int64, _ size: Int64) -> Void = { _, _ in },
+                     then: @escaping @Sendable (Result<AttachmentSaving.Saved, any Error>) -> Void) {
+        saves.async { [socketPath] in
+            then(Result { try AttachmentSaving.save(message: message, to: destination, socketPath: socketPath, progress: progress) })
+        }
+    }
+
+    /// Mutes (or unmutes) a conversation on this device: no desktop notifications for it.
     public func setMuted(_ muted: Bool, conversation: String,
                          then: @escaping @Sendable (Outcome<MuteConversationResult>) -> Void) {
         perform(ClientRequests.setMuted(muted, conversation: conversation), then: then)

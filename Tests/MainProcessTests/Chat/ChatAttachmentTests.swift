@@ -56,3 +56,36 @@ struct ChatFileCommandTests {
         try aliceChat.waitForScreen("refused without a path") { ChatTerminalActionsTests.status($0).contains("/file needs the file's path") }
     }
 }
+
+extension ChatFileCommandTests {
+    @Test("/save in bob's chat: the newest file, not fetched yet, is fetched from alice's device and saved into DEST, the status line says where; a selected text is refused, and nothing is written")
+    func saveCommand() throws {
+        let net = try Network(["alice", "bob"], environment: AttachmentDirectFetchTests.noAutomaticFetch)
+        let alice = net["alice"], bob = net["bob"]
+        let trip = try net.conversation(creator: alice, joiners: [bob], name: "Trip")
+        let path = net.tmp.path + "/minutes.pdf"
+        let original = try AttachmentSendTests.writeFile(path, count: 300_000)
+        let id = try require(try alice.json(["send", trip, "--file", path])["messageId"] as? String, "messageId")
+        try bob.waitUntil("bob has it, waiting") { AttachmentDirectFetchTests.state(bob, trip, id) == "waiting" }
+        _ = try alice.json(["send", trip, "after the file"])
+        try bob.waitUntil("bob has the text") { hasText(bob, trip, "after the file") }
+        let out = try AttachmentSaveTests.makeDirectory(net.tmp.path + "/out")
+
+        let bobChat = try ChatTerminalActionsTests.chat(bob, trip)
+        try bobChat.waitForScreen("Trip open") { $0.contains("after the file") && $0.contains("📎 minutes.pdf (293.0 KiB, waiting)") }
+        // The selected message is the text: refused, nothing written.
+        try bobChat.keys("C-p")
+        try bobChat.typeLine("/save \(out)")
+        try bobChat.waitForScreen("a text is refused") { ChatTerminalActionsTests.status($0).contains("the selected message is not a file") }
+        #expect(AttachmentSaveTests.names(out).isEmpty)
+
+        // Nothing selected: the newest file, fetched from alice and saved.
+        try bobChat.typeLine("/save \(out)")
+        try bobChat.waitForScreen("saved, said where") {
+            ChatTerminalActionsTests.status($0).contains("saved \(out)/minutes.pdf (293.0 KiB)")
+                && $0.contains("📎 minutes.pdf (293.0 KiB, available)")
+        }
+        #expect(AttachmentSaveTests.contents(out + "/minutes.pdf") == original)
+        #expect(AttachmentSaveTests.names(out) == ["minutes.pdf"])
+    }
+}
