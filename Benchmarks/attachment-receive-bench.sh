@@ -18,48 +18,20 @@ bin=$(./Benchmarks/build-release.sh sotto sotto-daemon sotto-notify sotto-relayd
 mib=${1:-100}
 rounds=${2:-3}
 source scripts/demo-lib.sh "$bin"
-ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
-median() { tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-hwm() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$1/status"; }
-state_of() { messages bob "$TRIP" | jq -r --arg m "$1" '.messages[] | select(.id == $m) | .attachment.state'; }
-state_is_available() { [[ $(state_of "$1") == available ]]; }
+source Benchmarks/attachment-transfer-lib.sh
 
 start_relay > /dev/null
 export SOTTO_RELAY=nats://127.0.0.1:$RELAY_PORT
-for device in alice bob; do
-  [[ $device == bob ]] && export SOTTO_ATTACHMENT_AUTO_FETCH_BYTES=104857600
-  start_daemon $device > /dev/null
-  start_push_socket $device > /dev/null
-  start_relayd $device > /dev/null
-done
-TRIP=$(on alice new --name Bench --json | jq -r .conversationId)
-on bob join "$(on alice invite "$TRIP" --expires 1h --json | jq -r .code)" --profile-name Bob > /dev/null
-wait_until "bob is in" 180 state_is bob "$TRIP" active > /dev/null
-mkdir -p "$WORK/out"
-
-# A first small file: the fetcher's thread, its connection and buffers exist before the peak is read.
-head -c 65536 /dev/urandom > "$WORK/warm"
-warm=$(on alice send "$TRIP" --file "$WORK/warm" --json | jq -r .messageId)
-wait_until "the warm-up file is available" 60 state_is_available "$warm" > /dev/null
-daemon=${PROCESS[bob.daemon]}
-before=$(hwm "$daemon")
+start_pair
 
 sotto_times=""
 for round in $(seq "$rounds"); do
   head -c "$((mib * 1048576))" /dev/urandom > "$WORK/file-$round"
   sync
-  start=$(date +%s%N)
-  id=$(on alice send "$TRIP" --file "$WORK/file-$round" --json | jq -r .messageId)
-  until [[ $(state_of "$id") == available ]]; do
-    [[ $(state_of "$id") == failed ]] && fail "round $round: the fetch failed: $(messages bob "$TRIP" | jq -c --arg m "$id" '.messages[] | select(.id == $m) | .attachment')"
-    sleep 0.05
-  done
-  on bob save "$id" "$WORK/out/round-$round" > /dev/null
-  sotto_times="$sotto_times $(ms "$start")"
-  cmp -s "$WORK/file-$round" "$WORK/out/round-$round" || fail "round $round: bob's saved file is not alice's"
-  rm -f "$WORK/out/round-$round" "$WORK/file-$round"
+  sotto_times="$sotto_times $(time_round "$round" "$WORK/file-$round")"
+  rm -f "$WORK/file-$round"
 done
-after=$(hwm "$daemon")
+after=$(hwm "$BOB_DAEMON")
 head -c "$((mib * 1048576))" /dev/urandom > "$WORK/base"
 baseline_ms=$(TMPDIR="$WORK" "$bin/AttachmentRelayBench" "$WORK/base" "$rounds" 2>/dev/null \
   | sed -n 's/^  baseline (libsodium + raw JetStream) *\([0-9]*\) ms.*/\1/p')
@@ -68,4 +40,4 @@ echo "$mib MiB from alice's send to bob's saved file, through nats-server on loo
 echo "  sotto:     $sotto_times  → median $sotto_ms ms ($(( mib * 1000 / (sotto_ms > 0 ? sotto_ms : 1) )) MiB/s)"
 echo "  baseline:  median $baseline_ms ms ($(( mib * 1000 / (baseline_ms > 0 ? baseline_ms : 1) )) MiB/s)"
 awk -v s="$sotto_ms" -v b="$baseline_ms" 'BEGIN { printf "  throughput ratio sotto/baseline: %.2f× (goal ≥ 0.5)\n", b / s }'
-echo "  bob's daemon VmHWM: $before kB → $after kB: +$((after - before)) kB during the fetches (goal ≤ 16384 kB)"
+echo "  bob's daemon VmHWM: $BOB_PEAK_BEFORE kB → $after kB: +$((after - BOB_PEAK_BEFORE)) kB during the fetches (goal ≤ 16384 kB)"

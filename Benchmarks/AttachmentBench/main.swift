@@ -113,6 +113,44 @@ if arguments.count == 4, arguments[1] == "--save-baseline" {
     print(String(format: "%.1f", elapsed * 1000))
     exit(0)
 }
+// `AttachmentBench --direct-baseline FILE OUT`: the baseline of Benchmarks/attachment-direct-bench.sh.
+// Timed, end to end: FILE encrypted with libsodium per 64 KiB chunk and its stored bytes hashed
+// (baselineEncrypt), written, fsynced; those bytes moved over a Unix stream socket (sendfile on
+// one side, a thread; reads into a received file on the other, fsynced); the received bytes
+// read, hashed, opened chunk by chunk and written to OUT, fsynced. What a file from one device
+// to another costs without Sotto: no daemons, no push, no pieces, no format checks. Prints the ms.
+if arguments.count == 4, arguments[1] == "--direct-baseline" {
+    Sodium.ensureInitialized()
+    let key = SecureRandom.bytes(32)
+    let sealedPath = arguments[3] + ".sealed", receivedPath = arguments[3] + ".received"
+    let start = now()
+    baselineEncrypt(arguments[2], sealedPath, key: key)
+    let sealed = openOrFail(sealedPath, O_RDONLY)
+    if fsync(sealed) != 0 { fail("fsync of \(sealedPath)") }
+    var pair: [Int32] = [0, 0]
+    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { fail("socketpair") }
+    let (sending, receiving) = (pair[0], pair[1])
+    let sender = Thread {
+        var offset: off_t = 0
+        while sendfile(sending, sealed, &offset, 1 << 20) > 0 {}
+        close(sending)
+    }
+    sender.start()
+    let received = openOrFail(receivedPath, O_WRONLY | O_CREAT | O_TRUNC)
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(receiving, $0.baseAddress, $0.count) }
+        guard count > 0 else { break }
+        buffer.withUnsafeBytes { writeAll(received, $0.baseAddress!, count) }
+    }
+    if fsync(received) != 0 { fail("fsync of \(receivedPath)") }
+    close(received); close(receiving); close(sealed)
+    baselineDecrypt(receivedPath, key: key, to: arguments[3])
+    let elapsed = now() - start
+    unlink(sealedPath); unlink(receivedPath)
+    print(String(format: "%.1f", elapsed * 1000))
+    exit(0)
+}
 guard arguments.count >= 2 else { fail("usage: AttachmentBench FILE [ROUNDS]") }
 let input = arguments[1]
 let rounds = arguments.count > 2 ? Int(arguments[2]) ?? 5 : 5
