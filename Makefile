@@ -63,6 +63,7 @@ bench: build-release
 	./Benchmarks/attachment-save-bench.sh 100 3
 	./Benchmarks/attachment-receive-bench.sh 100 3
 	./Benchmarks/attachment-direct-bench.sh 100 3
+	./Benchmarks/attachment-fanout-bench.sh 1000 100
 	./Benchmarks/relay-connection-cost.py 5000 20 10 30
 
 # Issue #7: the stress suite with the full profile (50,000 pushes) against release binaries;

@@ -399,6 +399,10 @@ let package = Package(
             dependencies: ["RelayTransport", "SottoCrypto", "SottoWire", "CSodium", "CNats", "TestSupport"],
             path: "Benchmarks/AttachmentRelayBench"),
         .executableTarget(
+            name: "AttachmentFanoutBench",
+            dependencies: ["ControlProtocol", "RelayTransport", "SottoClient", "SharedStore", "SottoWire", "SottoCrypto", "TestSupport"],
+            path: "Benchmarks/AttachmentFanoutBench"),
+        .executableTarget(
             name: "WorkerBench",
             dependencies: ["SottoWire", "SottoCrypto", "TestSupport"],
             path: "Benchmarks/WorkerBench",

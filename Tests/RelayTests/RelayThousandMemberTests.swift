@@ -35,70 +35,11 @@ struct RelayThousandMemberTests {
 
     private func steps(_ peers: RelayPeers, clock: inout PhaseClock) throws {
         let creator = peers["creator"], bob = peers["bob"], carol = peers["carol"]
-        let trip = try peers.conversation(creator: "creator", joiners: ["bob", "carol"])
-        clock.lap("3 daemons with relayd, bob and carol joined")
-
-        let light = LightMembers(count: Self.lightCount, endpoint: peers.server.url)
-        let mailboxes = try LightMailboxes(light, relayURL: peers.server.url)
+        let thousand = try ThousandMemberConversation.make(peers, creator: "creator", joiners: ["bob", "carol"],
+                                                           lightCount: Self.lightCount, clock: &clock)
+        let (trip, invite, light, mailboxes) = (thousand.trip, thousand.invite, thousand.light, thousand.mailboxes)
         defer { mailboxes.close() }
-        clock.lap("997 light members' consumers made")
-
-        // 997 join requests published into the creator's mailbox while its daemon is down:
-        // its relayd hands them to its worker, and at launch the daemon accepts them together.
-        let invite = try InviteCode.parse(try #require(try creator.json(["invite", trip, "--expires", "1h"])["code"] as? String))
-        let requests = try light.joinRequests(invite: invite, topicInClear: false)
-        creator.stopDaemon()
-        let creatorBox = try peers.mailbox("creator", trip)
-        let published = try peers.relay().publishAll(requests.map {
-            BatchPush(payload: $0, mailbox: creatorBox, messageId: Hex.encode(SHA256.hash($0)))
-        })
-        #expect(published.allSatisfy { if case .success(let ack) = $0 { !ack.duplicate } else { false } })
-        try creator.waitUntil("the creator's worker stored 997 join requests", timeoutMs: 120_000) {
-            try creator.query("SELECT count(*) FROM join_request WHERE conversationId = ? AND state = 'pending'",
-                              [.text(trip)])[0].int64(0) == Int64(Self.lightCount)
-        }
-        clock.lap("997 join requests through the relay into the creator's worker")
-        try creator.startDaemon()
-        try creator.waitUntil("the creator lists 1,000 members", timeoutMs: 120_000) {
-            try creator.conversation(trip)?["members"] as? Int == 1_000
-        }
-        clock.lap("the creator's daemon accepted them")
-
-        // Every device converges on the creator's roster and version.
-        let roster = { (device: Device) throws -> Set<String> in
-            Set(try device.query("SELECT inboxId FROM member WHERE conversationId = ?", [.text(trip)]).map { try $0.string(0) })
-        }
-        let version = { (device: Device) throws -> Int64 in
-            try device.query("SELECT rosterVersion FROM conversation WHERE id = ?", [.text(trip)]).first?.int64(0) ?? -1
-        }
-        let expected = try roster(creator)
-        let expectedVersion = try version(creator)
-        #expect(expected.count == 1_000 && expected.isSuperset(of: light.inboxIds))
-        #expect(expectedVersion == 3, "bob's join, carol's, then the 997 together")
-        for device in [bob, carol] {
-            try device.waitUntil("\(device.name) has the 1,000-member roster", timeoutMs: 120_000) {
-                try version(device) == expectedVersion && roster(device) == expected
-            }
-        }
-        clock.lap("bob and carol at the roster")
-        var sweeps: [LightMailboxes.Sweep] = []
-        do {
-            try creator.waitUntil("every light member has the 1,000-member roster", timeoutMs: 180_000) {
-                sweeps.append(try mailboxes.sweep())
-                return light.all().values.allSatisfy { $0.version == expectedVersion && $0.roster == expected }
-            }
-        } catch {
-            let versions = Dictionary(grouping: light.all().values, by: { "v\($0.version) \($0.roster.count) members" }).mapValues(\.count)
-            let outbox = try creator.query("""
-                SELECT m.contentType, o.state, coalesce(o.lastError, ''), count(*) FROM outbox o
-                JOIN message m ON m.id = o.messageId GROUP BY 1, 2, 3
-                """).map { "\(try $0.string(0)) \(try $0.string(1)) \(try $0.string(2)) x\(try $0.int64(3))" }
-            Issue.record("light members: \(versions); sweeps: \(sweeps.suffix(3).map(\.description)) of \(sweeps.count); refused: \(light.refused.prefix(3)); creator outbox: \(outbox); stored on the relay: \(try peers.relay().storedCount())")
-            throw error
-        }
-        #expect(light.refused.isEmpty, "\(light.refused.prefix(3))")
-        #expect(sweeps.map(\.bodiesFetched).reduce(0, +) == 1, "one full-roster body for the 997 joiners")
-        clock.lap("997 light members at the roster (\(sweeps.count) sweeps: \(sweeps.map(\.description)); \(light.load))")
+        let roster = { (device: Device) throws -> Set<String> in try ThousandMemberConversation.roster(device, trip) }
 
         // A 64 KiB text from bob reaches every other member once, its body on the relay once.
         let bodiesBefore = try peers.relay().bodyStreamUsage().messages
@@ -192,19 +133,4 @@ struct RelayThousandMemberTests {
         clock.lap("every mailbox empty")
         print("RelayThousandMemberTests phases: \(clock.report)")
     }
-}
-
-/// Wall time of each named phase, printed at the end of a long test.
-private struct PhaseClock {
-    private var last = MonotonicClock.nowNs()
-    private(set) var phases: [(String, UInt64)] = []
-
-    mutating func lap(_ what: String) {
-        let now = MonotonicClock.nowNs()
-        phases.append((what, (now - last) / 1_000_000))
-        FileHandle.standardError.write(Data("phase: \(what): \((now - last) / 1_000_000) ms\n".utf8))
-        last = now
-    }
-
-    var report: String { phases.map { "\($0.0): \($0.1) ms" }.joined(separator: "; ") }
 }

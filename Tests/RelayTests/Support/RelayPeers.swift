@@ -42,13 +42,15 @@ final class RelayPeers: @unchecked Sendable {
     /// (the daemons start anyway: a relay that is down is not a configuration error).
     /// `user`/`password`: the relay requires them, and every device is given them.
     /// `observed`: the relay also serves its monitoring port and traces every client's protocol
-    /// (`-V`), for `RelayLinkage`. `environment`: added to every device's daemon and CLI.
+    /// (`-V`), for `RelayLinkage`. `monitored`: only the monitoring port (`/varz`, `/jsz`), no
+    /// trace (tracing megabytes of attachment pieces would cost the test more than it shows).
+    /// `environment`: added to every device's daemon and CLI.
     /// `operatorMode`: the relay is set up by `scripts/relay-operator.py` and every device gets
     /// its signing key (per-identity users; the server is then always started).
     /// `groupIn`: a device's group directory goes there (the power-cut file system's mount);
     /// the relay's store never does.
     static func make(_ names: [String], startServer: Bool = true, user: String? = nil,
-                     password: String? = nil, observed: Bool = false, operatorMode: Bool = false,
+                     password: String? = nil, observed: Bool = false, monitored: Bool = false, operatorMode: Bool = false,
                      environment: [String: String] = [:], daemonArguments: [String] = [],
                      relaydArguments: [String] = [], groupIn: [String: String] = [:]) throws -> RelayPeers? {
         guard NatsServer.isInstalled else {
@@ -71,7 +73,7 @@ final class RelayPeers: @unchecked Sendable {
             credentials = .credsFile(path: setup.adminCredsPath)
         }
         let server = try NatsServer.prepare(storeDirectory: tmp.path + "/jetstream",
-                                            extraArguments: serverArguments + (observed ? ["-V"] : []), monitoring: observed)
+                                            extraArguments: serverArguments + (observed ? ["-V"] : []), monitoring: observed || monitored)
         if startServer || setup != nil { try server.restart() }
         try setup?.createStreams(server)
         let peers = RelayPeers(tmp: tmp, server: server, credentials: credentials)
