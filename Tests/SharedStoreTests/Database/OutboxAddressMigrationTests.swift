@@ -80,4 +80,27 @@ struct OutboxAddressMigrationTests {
         #expect(due.count == 5)
         #expect(due.first { $0.messageId == "m2" }.map { [$0.clientId, $0.bodyId] } == [Self.alice, Self.bodyId])
     }
+
+    @Test("a migrated file takes new pushes with their address, as the daemon writes them")
+    func writerKeepsTheAddress() throws {
+        let f = try StoreFixture()
+        let conn = try f.open()
+        let id = StoreFixture.randomHex(16)
+        try conn.immediateTransaction { () throws(OutgoingWriteError) in
+            try OutgoingMessageWriter.insert(
+                OutgoingMessage(id: id, conversationId: f.conversationId, senderInboxId: f.inboxId, sentAtMs: f.now,
+                                contentType: ContentType.text, content: [1], fallback: nil, referenceId: nil),
+                pushes: [OutboxEntry(memberInboxId: f.sender.inboxId, endpoint: f.sender.endpoint,
+                                     clientId: f.sender.clientId, bodyId: nil, payload: [1]),
+                         OutboxEntry(memberInboxId: f.creator.inboxId, endpoint: f.creator.endpoint,
+                                     clientId: f.creator.clientId, bodyId: Self.bodyId, payload: [2])],
+                now: f.now, on: conn)
+        }
+        let items = try OutboxRepository.items(messageId: id, on: conn)
+        let byMember = Dictionary(uniqueKeysWithValues: items.map { ($0.memberInboxId, $0) })
+        #expect(byMember[f.sender.inboxId]?.clientId == f.sender.clientId)
+        #expect(byMember[f.sender.inboxId]?.bodyId == nil)
+        #expect(byMember[f.creator.inboxId]?.clientId == f.creator.clientId)
+        #expect(byMember[f.creator.inboxId]?.bodyId == Self.bodyId)
+    }
 }
