@@ -15,8 +15,10 @@ struct RecordAttemptsTests {
                                        contentType: ContentType.text, content: Array("hi".utf8), fallback: nil, referenceId: nil)
         try conn.immediateTransaction { () throws(OutgoingWriteError) in
             try OutgoingMessageWriter.insert(outgoing, pushes: [
-                OutboxEntry(memberInboxId: f.creator.inboxId, endpoint: f.creator.endpoint, payload: [1]),
-                OutboxEntry(memberInboxId: f.sender.inboxId, endpoint: f.sender.endpoint, payload: [2]),
+                OutboxEntry(memberInboxId: f.creator.inboxId, endpoint: f.creator.endpoint,
+                            clientId: f.creator.clientId, bodyId: nil, payload: [1]),
+                OutboxEntry(memberInboxId: f.sender.inboxId, endpoint: f.sender.endpoint,
+                            clientId: f.sender.clientId, bodyId: nil, payload: [2]),
             ], now: f.now, on: conn)
         }
         return id

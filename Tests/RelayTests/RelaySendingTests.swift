@@ -189,25 +189,27 @@ struct RelaySendingTests {
             try alice.waitUntil("relayed", timeoutMs: 30_000) {
                 [["relayed"], ["delivered"]].contains(try peers.outboxStates("alice", messageId: id).map(\.state))
             }
-            let payload = try #require(try alice.query("SELECT payload FROM outbox WHERE messageId = ?", [.text(id)]).first?.blob(0))
+            let sent = try #require(try alice.query("SELECT payload, clientId FROM outbox WHERE messageId = ?", [.text(id)]).first)
+            let payload = try sent.blob(0), clientId = try sent.string(1)
 
             // Rows no honest peer could make (the worker checks every endpoint it stores), put
-            // in while the daemon is stopped: its first pass takes them.
+            // in while the daemon is stopped: its first pass takes them. The one that is no push
+            // names no clientId, as an outbox row from before schema v13 whose payload did not decode.
             alice.stopDaemon()
-            let rows: [(member: String, endpoint: String, payload: [UInt8])] = [
-                ("g1-bad-port", "nats://127.0.0.1:99999", payload),
-                ("g2-bad-host", "nats://bad host!:4222", payload),
-                ("g3-control", "tls://relay\u{1}.example:1", payload),
-                ("g4-no-such-host", "nats://no-such-host.invalid:4222", payload),
-                ("g5-not-a-push", peers.server.url, Array("{\"garbage\":true}".utf8)),
-                ("g6-empty", "nats://", []),
+            let rows: [(member: String, endpoint: String, clientId: String?, payload: [UInt8])] = [
+                ("g1-bad-port", "nats://127.0.0.1:99999", clientId, payload),
+                ("g2-bad-host", "nats://bad host!:4222", clientId, payload),
+                ("g3-control", "tls://relay\u{1}.example:1", clientId, payload),
+                ("g4-no-such-host", "nats://no-such-host.invalid:4222", clientId, payload),
+                ("g5-not-a-push", peers.server.url, nil, Array("{\"garbage\":true}".utf8)),
+                ("g6-empty", "nats://", clientId, []),
             ]
             let conn = try SQLiteConnection.open(path: alice.group.databasePath, profile: .worker)
             for row in rows {
                 try conn.run("""
-                    INSERT INTO outbox(messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt)
-                    VALUES (?, ?, ?, ?, 'pending', 0, 0)
-                    """, [.text(id), .text(row.member), .text(row.endpoint), .blob(row.payload)])
+                    INSERT INTO outbox(messageId, memberInboxId, endpoint, clientId, payload, state, attempts, nextAttemptAt)
+                    VALUES (?, ?, ?, ?, ?, 'pending', 0, 0)
+                    """, [.text(id), .text(row.member), .text(row.endpoint), .optional(row.clientId), .blob(row.payload)])
             }
             try alice.startDaemon()
             try alice.waitUntil("every row attempted", timeoutMs: 30_000) {

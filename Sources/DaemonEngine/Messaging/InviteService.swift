@@ -170,6 +170,7 @@ public actor InviteService {
                 on: conn)
             try OutgoingMessageWriter.insert(outgoing, pushes: [OutboxEntry(memberInboxId: invite.creatorInboxId,
                                                                             endpoint: invite.creatorEndpoint,
+                                                                            clientId: invite.creatorClientId, bodyId: nil,
                                                                             payload: payload)],
                                              now: now, on: conn)
         }

@@ -134,7 +134,8 @@ enum MessageComposer {
             let envelope = Envelope.seal(plaintext, recipient: key, clientId: member.clientId, topic: topic)
             let payload = PushPayload(clientId: member.clientId, topic: visibleTopic(topic, endpoint: member.endpoint),
                                       envelope: envelope, body: body)
-            return OutboxEntry(memberInboxId: member.inboxId, endpoint: member.endpoint, payload: payload.encode())
+            return OutboxEntry(memberInboxId: member.inboxId, endpoint: member.endpoint, clientId: member.clientId,
+                               bodyId: body?.id, payload: payload.encode())
         }
         let lanes = min(ProcessInfo.processInfo.activeProcessorCount, 8)
         guard recipients.count >= parallelSealThreshold, lanes > 1 else { return recipients.map(push) }

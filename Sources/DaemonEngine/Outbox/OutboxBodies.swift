@@ -1,7 +1,5 @@
 import DaemonStore
 import SharedStore
-import SottoCrypto
-import SottoWire
 
 /// The sealed bodies one outbox pass needs, read once per message however many of its
 /// members are due (docs/adr/0032).
@@ -33,7 +31,7 @@ struct OutboxBodies {
     }
 
     mutating func lookup(for item: DBOutboxItem) -> Lookup {
-        guard (try? PushPayload.decode(item.payload))?.body != nil else { return .inline }
+        guard item.bodyId != nil else { return .inline }
         if let body = known[item.messageId] { return .body(body) }
         do {
             guard let body = try database.read({ conn in try OutboxBodyRepository.body(messageId: item.messageId, on: conn) })

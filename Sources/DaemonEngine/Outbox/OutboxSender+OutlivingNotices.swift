@@ -25,8 +25,9 @@ extension OutboxSender {
         }
         for notice in due {
             if Task.isShuttingDownGracefully { break }
-            let outcome = await attempt(PushAttempt.Push(endpoint: notice.endpoint, payload: notice.payload,
-                                                         body: notice.sealedBody, attempts: notice.attempts,
+            let body = notice.bodyId.flatMap { id in notice.sealedBody.map { PushAttempt.Body(id: id, sealed: $0) } }
+            let outcome = await attempt(PushAttempt.Push(endpoint: notice.endpoint, clientId: notice.clientId,
+                                                         payload: notice.payload, body: body, attempts: notice.attempts,
                                                          sender: RelaySender(recipientClientId: notice.clientId)))
             let record: OutlivingNoticeWriter.Outcome
             switch outcome {

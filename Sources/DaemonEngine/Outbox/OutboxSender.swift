@@ -205,8 +205,14 @@ public actor OutboxSender: Service {
         let sender: RelaySender
 
         var attempt: PushAttempt.Push {
-            let body: [UInt8]? = if case .body(let body) = lookup { body.sealed } else { nil }
-            return PushAttempt.Push(endpoint: item.endpoint, payload: item.payload, body: body, attempts: item.attempts, sender: sender)
+            // The id the push names (its row's, as composed) for the body stored beside it.
+            let body: PushAttempt.Body? = if case .body(let body) = lookup, let bodyId = item.bodyId {
+                PushAttempt.Body(id: bodyId, sealed: body.sealed)
+            } else {
+                nil
+            }
+            return PushAttempt.Push(endpoint: item.endpoint, clientId: item.clientId, payload: item.payload, body: body,
+                                    attempts: item.attempts, sender: sender)
         }
     }
 
@@ -274,16 +280,16 @@ public actor OutboxSender: Service {
         let backoff = PushAttempt.backoffMs(afterAttempts: push.attempts)
         if MemberEndpoint.isRelay(push.endpoint) {
             let result = await Task.detached { [relays] () -> RelayPublisher.Outcome in
-                if let body = push.body, let bodyId = try? PushPayload.decode(push.payload).body?.id {
-                    let published = RelayPublisher.publishBody(sealed: body, bodyId: bodyId, to: push.endpoint, as: push.sender,
-                                                               via: relays)
+                if let body = push.body {
+                    let published = RelayPublisher.publishBody(sealed: body.sealed, bodyId: body.id, to: push.endpoint,
+                                                               as: push.sender, via: relays)
                     guard case .relayed = published else { return published }
                 }
-                return RelayPublisher.publish(push.payload, to: push.endpoint, as: push.sender, via: relays)
+                return RelayPublisher.publish(push, via: relays)
             }.value
             return Self.attempt(from: result, attempts: push.attempts)
         }
-        let result = await BlockingDelivery.run { PushDelivery.deliver(push.payload, body: push.body, to: push.endpoint) }
+        let result = await BlockingDelivery.run { PushDelivery.deliver(push.payload, body: push.body?.sealed, to: push.endpoint) }
         CrashPoint.reach("outbox.delivered")  // acked by the member, not yet recorded here
         switch result {
         case .acked(let ack) where ack.ok:

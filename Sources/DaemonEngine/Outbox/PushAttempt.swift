@@ -5,7 +5,7 @@ import SharedStore
 /// backoff: 1 s doubling to 5 min.
 ///
 /// ```swift
-/// switch await outbox.attempt(PushAttempt.Push(endpoint: e, payload: p, body: nil, attempts: 3, sender: s)) {
+/// switch await outbox.attempt(PushAttempt.Push(endpoint: e, clientId: c, payload: p, body: nil, attempts: 3, sender: s)) {
 /// case .sent, .relayed: … done …
 /// case .retry(let at, let reason): … try again at `at` …
 /// case .failed(let reason): … nothing a retry could fix …
@@ -24,16 +24,27 @@ enum PushAttempt: Equatable, Sendable {
     static let firstRetryMs: Int64 = 1_000
     static let maxRetryMs: Int64 = 300_000
 
-    /// One push as both queues hold it.
+    /// One push as both queues hold it, with the address it was sealed to: neither queue
+    /// decodes its own push to find it (issue #33).
     struct Push: Sendable {
         let endpoint: String
+        /// The member's mailbox id, as the push names it (`sotto.mb.<clientId>` on a relay).
+        /// Nil only for an outbox row from before schema v13 whose payload did not decode: it
+        /// can go to a device as it is, never to a relay.
+        let clientId: String?
         let payload: [UInt8]
         /// The sealed body the push references (docs/protocol/bodies.md), if any.
-        let body: [UInt8]?
+        let body: Body?
         /// Attempts made so far: the backoff doubles with each.
         let attempts: Int64
         /// Whose relay connection it goes out on (docs/adr/0044).
         let sender: RelaySender
+    }
+
+    /// A sealed body and the id the push names it by (`notificationData.body.id`).
+    struct Body: Sendable, Equatable {
+        let id: String
+        let sealed: [UInt8]
     }
 
     /// When the next attempt of a push that has been tried `attempts` times is due.

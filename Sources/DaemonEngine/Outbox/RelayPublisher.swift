@@ -4,13 +4,14 @@ import SottoWire
 
 /// Sends one push through a relay (docs/adr/0028): the member's endpoint is a relay URL
 /// (`nats://HOST:PORT` or `tls://HOST:PORT`), the push goes to the mailbox of the clientId it
-/// names (`sotto.mb.<clientId>`), and the relay's JetStream publish ack (the stream stored
-/// it) is the outcome. Blocking, with the connection's deadlines; the outbox calls it off
-/// the actor's executor, like `PushDelivery`.
+/// was sealed to (`sotto.mb.<clientId>`, kept beside the push since schema v13: the push is
+/// not decoded here), and the relay's JetStream publish ack (the stream stored it) is the
+/// outcome. Blocking, with the connection's deadlines; the outbox calls it off the actor's
+/// executor, like `PushDelivery`.
 ///
 /// ```swift
-/// if MemberEndpoint.isRelay(item.endpoint) {
-///     let outcome = RelayPublisher.publish(item.payload, to: item.endpoint, as: sender, via: relays)
+/// if MemberEndpoint.isRelay(push.endpoint) {
+///     let outcome = RelayPublisher.publish(push, via: relays)
 ///     if case .relayed = outcome { … mark relayed … }
 /// }
 /// ```
@@ -77,18 +78,15 @@ enum RelayPublisher {
         var batch: [BatchPush] = []
         var batchIndices: [Int] = []
         for (index, push) in pushes.enumerated() {
-            let decoded: PushPayload
             let mailbox: Mailbox
-            do {
-                decoded = try PushPayload.decode(push.payload)
-                mailbox = try Mailbox(clientId: decoded.clientId)
-            } catch {
-                outcomes[index] = .badEndpoint("the push names no mailbox: \(error)")
-                continue
+            switch Self.mailbox(of: push) {
+            case .found(let found): mailbox = found
+            case .refused(let failed): outcomes[index] = failed; continue
             }
-            if let body = push.body, let bodyId = decoded.body?.id {
-                let published = bodyOutcomes[bodyId] ?? publishBody(sealed: body, bodyId: bodyId, to: endpoint, as: sender, via: relays)
-                bodyOutcomes[bodyId] = published
+            if let body = push.body {
+                let published = bodyOutcomes[body.id] ?? publishBody(sealed: body.sealed, bodyId: body.id, to: endpoint, as: sender,
+                                                                      via: relays)
+                bodyOutcomes[body.id] = published
                 guard case .relayed = published else { outcomes[index] = published; continue }
             }
             batch.append(BatchPush(payload: push.payload, mailbox: mailbox, messageId: messageId(for: push.payload)))
@@ -113,26 +111,48 @@ enum RelayPublisher {
         return outcomes.map { $0 ?? .unreachable("not published") }
     }
 
-    static func publish(_ payload: [UInt8], to endpoint: String, as sender: RelaySender, via relays: RelayConnections) -> Outcome {
+    /// Publishes one push to its member's relay (`push.endpoint`), on `push.sender`'s connection.
+    static func publish(_ push: PushAttempt.Push, via relays: RelayConnections) -> Outcome {
         let url: RelayURL
         let mailbox: Mailbox
         do throws(RelayError) {
-            url = try RelayURL.parse(endpoint)
+            url = try RelayURL.parse(push.endpoint)
         } catch {
             return .badEndpoint("\(error)")
         }
-        do {
-            mailbox = try Mailbox(clientId: try PushPayload.decode(payload).clientId)
-        } catch {
-            return .badEndpoint("the push names no mailbox: \(error)")
+        switch Self.mailbox(of: push) {
+        case .found(let found): mailbox = found
+        case .refused(let failed): return failed
         }
         do throws(RelayError) {
-            let connection = try relays.connection(to: url, for: sender)
+            let connection = try relays.connection(to: url, for: push.sender)
             guard connection.isConnected else { return .unreachable("relay \(url) is reconnecting") }
-            let ack = try connection.publish(payload, to: mailbox, messageId: messageId(for: payload))
+            let ack = try connection.publish(push.payload, to: mailbox, messageId: messageId(for: push.payload))
             return .relayed(duplicate: ack.duplicate)
         } catch {
             return .unreachable("relay \(url): \(error)")
         }
+    }
+
+    // MARK: - The mailbox
+
+    /// The mailbox of the clientId the push was sealed to; a push without one (an outbox row
+    /// from before schema v13 whose payload did not decode) or with a malformed one can never
+    /// be published.
+    private static func mailbox(of push: PushAttempt.Push) -> MailboxLookup {
+        guard let clientId = push.clientId else {
+            return .refused(.badEndpoint("the push names no mailbox: its outbox row holds no clientId"))
+        }
+        do throws(RelayError) {
+            return .found(try Mailbox(clientId: clientId))
+        } catch {
+            return .refused(.badEndpoint("the push names no mailbox: \(error)"))
+        }
+    }
+
+    private enum MailboxLookup {
+        case found(Mailbox)
+        /// Why the push has no mailbox: a permanent failure.
+        case refused(Outcome)
     }
 }

@@ -42,15 +42,26 @@ public struct OutgoingMessage: Sendable, Equatable {
     }
 }
 
-/// One push to queue: the payload for one member's device.
+/// One push to queue: the payload for one member's device, with the address it was sealed
+/// to, so the outbox never decodes its own push to find it (schema v13).
+///
+/// ```swift
+/// let entry = OutboxEntry(memberInboxId: member.inboxId, endpoint: member.endpoint, clientId: member.clientId,
+///                         bodyId: hint?.id, payload: payload.encode())
+/// ```
 public struct OutboxEntry: Sendable, Equatable {
     public var memberInboxId: String
     public var endpoint: String
+    /// The clientId the push names (its relay mailbox `sotto.mb.<clientId>`).
+    public var clientId: String
+    /// The body the push references (docs/protocol/bodies.md), nil when it carries its message.
+    public var bodyId: String?
     public var payload: [UInt8]
 
-    public init(memberInboxId: String, endpoint: String, payload: [UInt8]) {
+    public init(memberInboxId: String, endpoint: String, clientId: String, bodyId: String?, payload: [UInt8]) {
         self.memberInboxId = memberInboxId
         self.endpoint = endpoint
+        (self.clientId, self.bodyId) = (clientId, bodyId)
         self.payload = payload
     }
 }
@@ -88,12 +99,12 @@ public enum OutgoingMessageWriter {
                       try conn.sealedCell(text: m.fallback, .messageFallback, conversationId: m.conversationId, rowId: m.id),
                       .optional(m.referenceId), .text(status.rawValue)])
             let outbox = try conn.prepare("""
-                INSERT INTO outbox(messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt)
-                VALUES (?, ?, ?, ?, 'pending', 0, ?)
+                INSERT INTO outbox(messageId, memberInboxId, endpoint, clientId, bodyId, payload, state, attempts, nextAttemptAt)
+                VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?)
                 """)
             for push in pushes {
-                try outbox.bind([.text(m.id), .text(push.memberInboxId), .text(push.endpoint),
-                                 .blob(push.payload), .integer(now)])
+                try outbox.bind([.text(m.id), .text(push.memberInboxId), .text(push.endpoint), .text(push.clientId),
+                                 .optional(push.bodyId), .blob(push.payload), .integer(now)])
                 while try outbox.step() {}
             }
             try InboxWriter.touch(inboxId: conversation.inboxId, at: now, on: conn)

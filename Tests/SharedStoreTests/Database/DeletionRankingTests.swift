@@ -44,7 +44,8 @@ struct DeletionRankingTests {
             try OutgoingMessageWriter.insert(
                 OutgoingMessage(id: StoreFixture.randomHex(16), conversationId: f.conversationId, senderInboxId: f.inboxId,
                                 sentAtMs: f.now, contentType: "xmtp.org/text:1.0", content: [1], fallback: nil, referenceId: nil),
-                pushes: [OutboxEntry(memberInboxId: f.sender.inboxId, endpoint: f.sender.endpoint, payload: [9])],
+                pushes: [OutboxEntry(memberInboxId: f.sender.inboxId, endpoint: f.sender.endpoint,
+                                     clientId: f.sender.clientId, bodyId: nil, payload: [9])],
                 now: f.now, on: conn)
         }
     }
@@ -130,8 +131,10 @@ struct DeletionRankingTests {
         try OutgoingMessageWriter.insert(
             OutgoingMessage(id: id, conversationId: f.conversationId, senderInboxId: f.inboxId, sentAtMs: f.now,
                             contentType: "xmtp.org/text:1.0", content: [1], fallback: nil, referenceId: nil),
-            pushes: [OutboxEntry(memberInboxId: f.sender.inboxId, endpoint: "e", payload: [1]),
-                     OutboxEntry(memberInboxId: f.creator.inboxId, endpoint: "e", payload: [2])],
+            pushes: [OutboxEntry(memberInboxId: f.sender.inboxId, endpoint: "e",
+                                 clientId: f.sender.clientId, bodyId: nil, payload: [1]),
+                     OutboxEntry(memberInboxId: f.creator.inboxId, endpoint: "e",
+                                 clientId: f.creator.clientId, bodyId: nil, payload: [2])],
             now: f.now, on: conn)
         #expect(try OutboxRepository.due(now: f.now, limit: 10, on: conn).count == 2)
         try OutgoingMessageWriter.recordAttempt(messageId: id, memberInboxId: f.sender.inboxId, state: .sent,

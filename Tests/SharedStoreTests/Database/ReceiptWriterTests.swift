@@ -88,7 +88,8 @@ struct ReceiptWriterTests {
             try OutgoingMessageWriter.insert(
                 OutgoingMessage(id: id, conversationId: f.conversationId, senderInboxId: f.inboxId, sentAtMs: f.now,
                                 contentType: ContentType.text, content: Array("mine".utf8), fallback: nil, referenceId: nil),
-                pushes: [f.sender, f.creator].map { OutboxEntry(memberInboxId: $0.inboxId, endpoint: $0.endpoint, payload: [1]) },
+                pushes: [f.sender, f.creator].map { OutboxEntry(memberInboxId: $0.inboxId, endpoint: $0.endpoint,
+                                                                clientId: $0.clientId, bodyId: nil, payload: [1]) },
                 now: f.now, on: conn)
         }
         return id

@@ -113,7 +113,8 @@ private struct PendingJoinRig {
             try OutgoingMessageWriter.insert(
                 OutgoingMessage(id: file.joinRequestId, conversationId: r.conversationId, senderInboxId: r.inboxId, sentAtMs: now,
                                 contentType: ContentType.joinRequest, content: Array("{}".utf8), fallback: nil, referenceId: nil),
-                pushes: [OutboxEntry(memberInboxId: cora.inboxId, endpoint: cora.endpoint, payload: [0x7b, 0x7d])],
+                pushes: [OutboxEntry(memberInboxId: cora.inboxId, endpoint: cora.endpoint,
+                                     clientId: cora.clientId, bodyId: nil, payload: [0x7b, 0x7d])],
                 now: now, on: conn)
         }
     }

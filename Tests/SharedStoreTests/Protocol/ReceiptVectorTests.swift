@@ -122,7 +122,8 @@ private struct ReceiptRig {
                 try OutgoingMessageWriter.insert(
                     OutgoingMessage(id: id, conversationId: r.conversationId, senderInboxId: r.inboxId, sentAtMs: now + Int64(index),
                                     contentType: ContentType.text, content: Array("m\(index)".utf8), fallback: nil, referenceId: nil),
-                    pushes: [OutboxEntry(memberInboxId: alice.inboxId, endpoint: alice.endpoint, payload: [0x7b, 0x7d])],
+                    pushes: [OutboxEntry(memberInboxId: alice.inboxId, endpoint: alice.endpoint,
+                                         clientId: alice.clientId, bodyId: nil, payload: [0x7b, 0x7d])],
                     now: now, on: conn)
                 if index % 2 == 0 {
                     try OutgoingMessageWriter.recordAttempt(messageId: id, memberInboxId: alice.inboxId, state: .relayed,

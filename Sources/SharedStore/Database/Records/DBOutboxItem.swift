@@ -25,8 +25,16 @@ public struct DBOutboxItem: Sendable, Equatable {
     public var attempts: Int64
     public var nextAttemptAt: Int64
     public var lastError: String?
+    /// The member's mailbox id, as the push names it: a relay stores the push in
+    /// `sotto.mb.<clientId>` (docs/adr/0028). Written with the push; NULL only in a row the
+    /// file held before schema v13 that was no longer pending, or whose payload did not
+    /// decode (``OutboxAddressMigration``).
+    public var clientId: String?
+    /// The id of the sealed body the push references (docs/protocol/bodies.md), nil for a push
+    /// that carries its message.
+    public var bodyId: String?
 
-    package static let columns = "messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt, lastError"
+    package static let columns = "messageId, memberInboxId, endpoint, payload, state, attempts, nextAttemptAt, lastError, clientId, bodyId"
 
     package init(row: Row) throws(StoreError) {
         guard let state = State(rawValue: try row.string(4)) else {
@@ -40,5 +48,7 @@ public struct DBOutboxItem: Sendable, Equatable {
         attempts = try row.int64(5)
         nextAttemptAt = try row.int64(6)
         lastError = try row.optionalString(7)
+        clientId = try row.optionalString(8)
+        bodyId = try row.optionalString(9)
     }
 }

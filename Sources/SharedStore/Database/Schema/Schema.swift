@@ -2,7 +2,7 @@
 /// version `i + 1`, which ``Migrator`` records in `PRAGMA user_version` in the same transaction.
 ///
 /// ```swift
-/// Schema.currentVersion          // 12
+/// Schema.currentVersion          // 13
 /// Schema.migrations[0].id        // "v1-initial"
 /// ```
 public enum Schema {
@@ -34,6 +34,9 @@ public enum Schema {
         Step(id: ContentSealingMigration.stepId, sql: "", rewrite: ContentSealingMigration.run),
         Step(id: "v11-join-refusal", sql: v11),
         Step(id: "v12-attachment-transfer", sql: v12),
+        // Issue #33: the outbox row keeps its push's clientId and body id, filled from the
+        // pending pushes themselves (OutboxAddressMigration).
+        Step(id: OutboxAddressMigration.stepId, sql: v13, rewrite: OutboxAddressMigration.run),
     ]
 
     /// The version this build reads and writes.
@@ -383,5 +386,17 @@ public enum Schema {
             failure TEXT,
             updatedAt INTEGER NOT NULL
         ) WITHOUT ROWID;
+        """
+
+    // MARK: v13
+
+    /// Issue #33 (docs/adr/0075): the address of each push beside it, written by the outbox's
+    /// writers from what the push was composed with: the member's `clientId` (its relay mailbox
+    /// `sotto.mb.<clientId>`) and the id of the body it references (docs/protocol/bodies.md),
+    /// NULL for an inline push. ``OutboxAddressMigration`` fills them for the pending rows of
+    /// an older file in the same transaction; a row that is no longer pending keeps NULL.
+    static let v13 = """
+        ALTER TABLE outbox ADD COLUMN clientId TEXT;
+        ALTER TABLE outbox ADD COLUMN bodyId TEXT;
         """
 }
