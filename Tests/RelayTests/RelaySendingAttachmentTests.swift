@@ -71,6 +71,47 @@ struct RelaySendingAttachmentTests {
         }
     }
 
+    @Test("a relay whose attachment stream is full (an operator's 1 MiB quota): a file that does not fit is refused with the relay's reason, nothing kept on alice and none of its pieces left on the relay; a file that fits still goes and bob gets it")
+    func fullRelayRefusesTheSend() throws {
+        guard let peers = try RelayPeers.make(["alice", "bob"]) else { return }
+        defer { peers.tearDown() }
+        try peers.diagnosed {
+            let trip = try peers.conversation(creator: "alice", joiner: "bob")
+            let alice = peers["alice"]
+            // The operator's stream: Sotto's settings (docs/protocol/attachment-relay.md §3) and a 1 MiB quota.
+            let relay = try peers.relay()
+            let config = #"{"name":"SOTTO_ATTACHMENTS","subjects":["sotto.att.>"],"retention":"limits","storage":"file","max_bytes":1048576,"#
+                + #""max_msg_size":66584,"max_msgs_per_subject":1,"discard":"new","discard_new_per_subject":true,"#
+                + #""max_age":2592000000000000,"duplicate_window":600000000000,"num_replicas":1}"#
+            var answer = relay.rawRequest("$JS.API.STREAM.CREATE.SOTTO_ATTACHMENTS", config)
+            if answer.reply?.contains(#""error""#) == true { answer = relay.rawRequest("$JS.API.STREAM.UPDATE.SOTTO_ATTACHMENTS", config) }
+            #expect(answer.reply?.contains(#""max_bytes":1048576"#) == true, "the quota is set: \(answer)")
+            let before = try alice.query("SELECT count(*) FROM message WHERE conversationId = ?", [.text(trip)])[0].int64(0)
+
+            let path = peers.tmp.path + "/film.mp4"
+            _ = try Self.writeFile(path, count: 2_000_000)
+            let refused = try alice.cli(["send", trip, "--file", path])
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("did not take the file") && refused.stderr.contains("nothing was sent"), "\(refused)")
+            #expect(refused.stderr.lowercased().contains("maximum bytes"), "the relay's own reason: \(refused.stderr)")
+            #expect(try alice.query("SELECT count(*) FROM message WHERE conversationId = ?", [.text(trip)])[0].int64(0) == before)
+            let directory = alice.group.attachmentsPath(conversationId: trip)
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).isEmpty, "no stored file left")
+            #expect(try relay.attachmentStreamUsage().messages == 0, "the pieces that fitted were deleted again")
+
+            let small = peers.tmp.path + "/note.txt"
+            let original = try Self.writeFile(small, count: 300_000)
+            let id = try #require(try alice.json(["send", trip, "--file", small])["messageId"] as? String)
+            try peers["bob"].waitUntil("bob's daemon fetches it", timeoutMs: 60_000) {
+                Self.attachment(peers, "bob", trip, id: id)?["state"] as? String == "available"
+            }
+            let out = peers.tmp.path + "/out"
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            #expect(try peers["bob"].cli(["save", id, out]).status == 0)
+            #expect(FileManager.default.contents(atPath: out + "/note.txt").map { [UInt8]($0) } == original)
+        }
+    }
+
     @Test("alice killed with the file's pieces on the relay and no message (attachment.uploaded): the restart sweeps the stored file, no push names the pieces, and a new send goes out whole")
     func killedAfterTheUpload() throws {
         guard let peers = try RelayPeers.make(["alice", "bob"]) else { return }

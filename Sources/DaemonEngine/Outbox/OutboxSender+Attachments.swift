@@ -1,3 +1,4 @@
+import DaemonLogging
 import Glibc
 import RelayTransport
 import SottoWire
@@ -15,7 +16,9 @@ extension OutboxSender {
     /// Puts the stored file at `storedPath` on every relay among `endpoints` before any push
     /// names it: each piece the relay does not hold yet, each acked, on the sending
     /// conversation's own connection to that relay (docs/adr/0044). Blocking work runs on a
-    /// delivery lane, not the cooperative pool. Direct endpoints need nothing here.
+    /// delivery lane, not the cooperative pool. Direct endpoints need nothing here. When a
+    /// relay refuses (full, or gone), the pieces already put on it and on the relays before it
+    /// are deleted again: the send is refused, and no relay keeps half a file nobody will name.
     ///
     /// ```swift
     /// try await outbox.putAttachmentOnRelays(storedPath: path, reference: reference,
@@ -29,13 +32,28 @@ extension OutboxSender {
             if !relaysToUse.contains(url) { relaysToUse.append(url) }
         }
         let id = Hex.encode(reference.id), length = reference.length
-        for url in relaysToUse {
-            let relays = self.relays
+        let sender = RelaySender(conversationId: conversationId), relays = self.relays
+        for (index, url) in relaysToUse.enumerated() {
             let failure: RelayUploadFailure? = await BlockingDelivery.run {
-                Self.upload(storedPath: storedPath, id: id, length: length, to: url,
-                            sender: RelaySender(conversationId: conversationId), via: relays)
+                Self.upload(storedPath: storedPath, id: id, length: length, to: url, sender: sender, via: relays)
             }
-            if let failure { throw failure }
+            if let failure {
+                let tried = Array(relaysToUse[...index])
+                await BlockingDelivery.run { Self.withdraw(id: id, from: tried, sender: sender, via: relays) }
+                throw failure
+            }
+        }
+    }
+
+    /// Deletes what went up of a file whose send was refused; a relay that cannot be asked
+    /// keeps those pieces until they expire (30 days), unreadable (the key was never sent).
+    private static func withdraw(id: String, from urls: [RelayURL], sender: RelaySender, via relays: RelayConnections) {
+        for url in urls {
+            do throws(RelayError) {
+                try relays.connection(to: url, for: sender).deleteAttachment(id: id)
+            } catch {
+                DaemonLog.warning("the pieces of a refused file stay on relay \(url) until they expire (30 days): \(error)")
+            }
         }
     }
 
