@@ -57,12 +57,15 @@ struct AttachmentDirectFetchTests {
         try Self.writeFile(path, mebibytes: 100)
         let id = try Self.sent(alice, trip, path)
         let final = bob.group.storedAttachmentPath(conversationId: trip, messageId: id)
+        let length = try AttachmentSendTests.reference(alice, id: id).length
         var sawFetching = false
         try bob.waitUntil("bob's daemon fetches 100 MiB", timeoutMs: 480_000) {
             let state = Self.state(bob, trip, id)
             if state == "fetching" {
                 sawFetching = true
-                #expect(!FileManager.default.fileExists(atPath: final), "nothing under the final name before the end")
+                // The rename comes just before `available` is recorded: under the final name, only the whole file.
+                let size = (try? FileManager.default.attributesOfItem(atPath: final))?[.size] as? Int
+                #expect(size == nil || size == length, "under the final name while fetching: \(size ?? -1) of \(length) bytes")
             }
             if state == "failed" { throw Device.Failure(message: "failed: \(String(describing: Self.attachment(bob, trip, id)))") }
             return state == "available"
@@ -70,10 +73,10 @@ struct AttachmentDirectFetchTests {
         #expect(sawFetching, "the state went through fetching")
         let grown = try AttachmentSendTests.peakKB(pid) - before
         #expect(grown < 16_384, "bob's daemon's peak RSS grew by \(grown) kB fetching 100 MiB")
-        let reference = try AttachmentSendTests.reference(bob, id: id)
+        #expect(try AttachmentSendTests.reference(bob, id: id).length == length)
         #expect(FileManager.default.contentsEqual(atPath: final,
                                                    andPath: alice.group.storedAttachmentPath(conversationId: trip, messageId: id)))
-        #expect(try require(try FileManager.default.attributesOfItem(atPath: final)[.size] as? Int) == reference.length)
+        #expect(try require(try FileManager.default.attributesOfItem(atPath: final)[.size] as? Int) == length)
 
         let out = try AttachmentSaveTests.makeDirectory(net.tmp.path + "/out")
         let saved = try bob.cli(["save", id, out])
