@@ -61,7 +61,12 @@ struct NotificationActionTests {
         #expect(try server.invoke(shown.id, key: "settings"))
         #expect(try server.invoke(shown.id))
         // Generous: under load the click travels D-Bus → daemon → a spawned shell; "never", not "slow".
-        try bob.waitUntil("the open command ran", timeoutMs: 120_000) { !opener.lines.isEmpty }
+        do {
+            try bob.waitUntil("the open command ran", timeoutMs: 120_000) { !opener.lines.isEmpty }
+        } catch {
+            let said = bob.daemonLog.split(separator: "\n").filter { $0.contains("desktop notifications") }.joined(separator: "\n")
+            throw Device.Failure(message: "\(error); bob's daemon said:\n\(said)")
+        }
         #expect(opener.lines == ["--conversation \(trip)"], "exactly one run, for the click on 'default'")
     }
 
