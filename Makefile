@@ -64,6 +64,7 @@ bench: build-release
 	./Benchmarks/attachment-receive-bench.sh 100 3
 	./Benchmarks/attachment-direct-bench.sh 100 3
 	./Benchmarks/attachment-fanout-bench.sh 1000 100
+	./Benchmarks/worker-attachment-rss-bench.sh 3
 	./Benchmarks/relay-connection-cost.py 5000 20 10 30
 
 # Issue #7: the stress suite with the full profile (50,000 pushes) against release binaries;

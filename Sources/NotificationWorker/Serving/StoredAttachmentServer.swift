@@ -51,7 +51,10 @@ struct StoredAttachmentServer {
             guard send(piece: sent, of: file, to: fd) else { break }
             sent += 1
         }
-        WorkerLog.info("attachment served: message=\(request.messageId.prefix(8)) pieces \(request.firstPiece)..<\(sent) of \(pieces)")
+        // One line per answer, with the budget's figure (24 MB: systemd/sotto-push@.service).
+        var usage = rusage()
+        let peak = getrusage(RUSAGE_SELF.rawValue, &usage) == 0 ? ", peak RSS \(usage.ru_maxrss) KiB" : ""
+        WorkerLog.info("attachment served: message=\(request.messageId.prefix(8)) pieces \(request.firstPiece)..<\(sent) of \(pieces)\(peak)")
     }
 
     // MARK: Finding the file
