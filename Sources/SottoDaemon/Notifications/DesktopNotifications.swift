@@ -33,12 +33,8 @@ final class DesktopNotifications: @unchecked Sendable {
     /// How many posted notifications keep their conversation for a click, the oldest
     /// forgotten first (a server closes them long before).
     static let remembered = 256
-    /// How long a Notify call may wait for its reply (the id a click names): sd-bus's own
-    /// default. The call is asynchronous, so a long wait holds nothing; a reply that comes
-    /// after the timeout is dropped, and a click on that notification then opens nothing. A
-    /// full test suite on 2 cores lost a click twice while this was 5 s; a late reply is one
-    /// way that happens (the test now prints the daemon's words when it does).
-    static let replyTimeoutUs: UInt64 = 25_000_000
+    /// How long a Notify call may wait for its reply (the id a click names).
+    static let replyTimeoutUs: UInt64 = 5_000_000
     /// How long GetCapabilities may hold the bus thread (once per server).
     static let capabilitiesTimeoutUs: UInt64 = 1_000_000
 

@@ -65,11 +65,15 @@ extension UnixSocket {
 
     /// A close-on-exec socket of `type` bound to `path` (a stale file there is removed first),
     /// created 0600 whatever the umask. -1 with errno set on failure.
+    ///
+    /// Linux gives the socket file the mode of the socket's own inode (less the umask), so an
+    /// `fchmod` before `bind` sets it. Not `umask(0o177)` around the bind, as this did: the umask
+    /// is the process's, and a thread making a directory meanwhile got it 0600 (a full test
+    /// suite's Keystore and Directory tests, beside 997 light members binding sockets).
     public static func bind(_ path: String, type: Int32) -> Int32 {
         withSocket(path, type: type) { fd, address, length in
             unlink(path)
-            let oldMask = umask(0o177)
-            defer { umask(oldMask) }
+            guard fchmod(fd, 0o600) == 0 else { return -1 }
             return Glibc.bind(fd, address, length)
         }
     }
