@@ -286,3 +286,35 @@ struct RelayReceivingAttachmentTests {
 enum AttachmentFetcherSetting {
     static let variable = "SOTTO_ATTACHMENT_AUTO_FETCH_BYTES"
 }
+
+extension RelayReceivingAttachmentTests {
+    @Test("bob receives on a direct endpoint and alice on a relay: bob's daemon fetches her file from her relay, where she put it, and saves it byte for byte")
+    func directMemberFetchesFromTheSendersRelay() throws {
+        guard let peers = try RelayPeers.make(["alice"]) else { return }
+        defer { peers.tearDown() }
+        try peers.diagnosed {
+            // No SOTTO_RELAY: bob's member entry is his own push socket.
+            let bob = try Device.start("bob", in: peers.tmp.path)
+            defer { bob.stop() }
+            let alice = peers["alice"]
+            let trip = try #require(try alice.json(["new", "--name", "Trip"])["conversationId"] as? String)
+            let code = try #require(try alice.json(["invite", trip, "--expires", "1h"])["code"] as? String)
+            _ = try bob.json(["join", code, "--profile-name", "bob"])
+            try bob.waitUntil("bob is in", timeoutMs: 60_000) { try bob.conversation(trip)?["state"] as? String == "active" }
+            try alice.waitUntil("alice lists bob", timeoutMs: 60_000) { try alice.conversation(trip)?["members"] as? Int == 2 }
+            #expect(try alice.query("SELECT endpoint FROM member WHERE conversationId = ? AND endpoint LIKE 'unix:%'", [.text(trip)]).count == 1,
+                    "bob's entry is a direct endpoint")
+
+            let path = peers.tmp.path + "/minutes.pdf"
+            let original = try RelaySendingAttachmentTests.writeFile(path, count: 300_000)
+            let id = try #require(try alice.json(["send", trip, "--file", path])["messageId"] as? String)
+            try bob.waitUntil("bob's daemon fetches it from alice's relay", timeoutMs: 60_000) {
+                (bob.messages(trip).first { $0["id"] as? String == id }?["attachment"] as? [String: Any])?["state"] as? String == "available"
+            }
+            let out = peers.tmp.path + "/out"
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            #expect(try bob.cli(["save", id, out]).status == 0)
+            #expect(FileManager.default.contents(atPath: out + "/minutes.pdf").map { [UInt8]($0) } == original)
+        }
+    }
+}

@@ -7,8 +7,8 @@ import SottoWire
 
 /// One incoming attachment's stored file and where it comes from: the relay this device
 /// receives the conversation on (its own member entry's endpoint, docs/adr/0078), or, for a
-/// device that receives on a direct endpoint, the sender's device on its own direct endpoint
-/// (docs/adr/0079). `fetch` runs on a blocking thread: it fills `.<messageId>.partial`, each
+/// device that receives on a direct endpoint, the sender's own endpoint: its device, on a
+/// direct one (docs/adr/0079), or the relay it receives on, where it put the file too. `fetch` runs on a blocking thread: it fills `.<messageId>.partial`, each
 /// piece checked before it is written, checks the digest of the whole, then fsyncs and
 /// renames it to its final name.
 ///
@@ -62,12 +62,16 @@ struct AttachmentSource: Sendable {
                 if MemberEndpoint.isRelay(me.endpoint) {
                     guard let url = try? RelayURL.parse(me.endpoint) else { return .notCarried("this device's relay \(me.endpoint) is not a relay URL") }
                     origin = .relay(url)
-                } else if let sender = members.first(where: { $0.inboxId == row.senderInboxId }), !MemberEndpoint.isRelay(sender.endpoint) {
-                    origin = .senderEndpoint(sender.endpoint)
+                } else if let sender = members.first(where: { $0.inboxId == row.senderInboxId }) {
+                    if MemberEndpoint.isRelay(sender.endpoint) {
+                        // The sender put the pieces on every relay among the members' endpoints, its own among them.
+                        guard let url = try? RelayURL.parse(sender.endpoint) else { return .notCarried("the sender's relay \(sender.endpoint) is not a relay URL") }
+                        origin = .relay(url)
+                    } else {
+                        origin = .senderEndpoint(sender.endpoint)
+                    }
                 } else {
-                    return .notCarried(members.contains { $0.inboxId == row.senderInboxId }
-                        ? "this device receives the conversation on a direct endpoint and the sender on a relay: nothing carries files between them"
-                        : "its sender is no longer a member, and this device receives the conversation on a direct endpoint")
+                    return .notCarried("its sender is no longer a member, and this device receives the conversation on a direct endpoint")
                 }
                 return .found(AttachmentSource(messageId: messageId, conversationId: row.conversationId, reference: reference,
                                                origin: origin, store: store))
