@@ -274,16 +274,8 @@ struct AttachmentSaveTests {
         let (alice, trip) = try Self.aliceAlone(net)
         let out = try Self.makeDirectory(net.tmp.path + "/out")
         let file = try Self.send(alice, trip, net.tmp.path + "/photo.jpg", count: 300_000)
-        let pid = try require(alice.daemonPID, "alice's daemon")
-
-        // The daemon stopped: the command connects (the socket's backlog) and waits in read(2).
-        kill(pid, SIGSTOP)
+        let (save, pid) = try Self.saveWaitingOnAStoppedDaemon(net, alice, file.id, into: out)
         defer { kill(pid, SIGCONT) }
-        let save = try SpawnedProcess.launch(try builtExecutable("sotto"), ["save", file.id, out], environment: alice.environment,
-                                             log: net.tmp.path + "/save.log")
-        try alice.waitUntil("the command has its temporary file and waits for the daemon") {
-            Self.names(out).contains { $0.hasPrefix(".sotto-save-") } && Self.isReading(save.processIdentifier)
-        }
         save.terminate()
         save.waitUntilExit()
         #expect(save.terminationReason == .uncaughtSignal && save.terminationStatus == SIGTERM)
@@ -301,15 +293,8 @@ struct AttachmentSaveTests {
         let (alice, trip) = try Self.aliceAlone(net)
         let out = try Self.makeDirectory(net.tmp.path + "/out")
         let file = try Self.send(alice, trip, net.tmp.path + "/photo.jpg", count: 300_000)
-        let pid = try require(alice.daemonPID, "alice's daemon")
-
-        kill(pid, SIGSTOP)
+        let (save, pid) = try Self.saveWaitingOnAStoppedDaemon(net, alice, file.id, into: out)
         defer { kill(pid, SIGCONT) }
-        let save = try SpawnedProcess.launch(try builtExecutable("sotto"), ["save", file.id, out], environment: alice.environment,
-                                             log: net.tmp.path + "/save.log")
-        try alice.waitUntil("the command has its temporary file and waits for the daemon") {
-            Self.names(out).contains { $0.hasPrefix(".sotto-save-") } && Self.isReading(save.processIdentifier)
-        }
         kill(save.processIdentifier, SIGKILL)
         save.waitUntilExit()
         let leftover = ".sotto-save-\(save.processIdentifier)-0.partial"
@@ -322,6 +307,26 @@ struct AttachmentSaveTests {
         kill(pid, SIGCONT)
         #expect(try alice.cli(["save", file.id, out]).status == 0)
         #expect(Self.names(out) == [live, ".sotto-save-notes", "photo.jpg"].sorted(), "\(Self.names(out))")
+    }
+
+    /// `sotto save MESSAGE OUT` against alice's daemon stopped with SIGSTOP: the command
+    /// connects (the socket's backlog), makes its temporary file and waits in read(2). The
+    /// caller sends the daemon SIGCONT (a `defer`, so a failed step never leaves it stopped).
+    static func saveWaitingOnAStoppedDaemon(_ net: Network, _ alice: Device, _ message: String,
+                                            into out: String) throws -> (save: SpawnedProcess, daemon: Int32) {
+        let pid = try require(alice.daemonPID, "alice's daemon")
+        kill(pid, SIGSTOP)
+        do {
+            let save = try SpawnedProcess.launch(try builtExecutable("sotto"), ["save", message, out], environment: alice.environment,
+                                                 log: net.tmp.path + "/save.log")
+            try alice.waitUntil("the command has its temporary file and waits for the daemon") {
+                Self.names(out).contains { $0.hasPrefix(".sotto-save-") } && Self.isReading(save.processIdentifier)
+            }
+            return (save, pid)
+        } catch {
+            kill(pid, SIGCONT)
+            throw error
+        }
     }
 
     /// Whether `pid`'s main thread is blocked in read(2).
