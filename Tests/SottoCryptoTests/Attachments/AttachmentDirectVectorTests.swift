@@ -43,6 +43,17 @@ struct AttachmentDirectVectorTests {
         })
     }
 
+    @Test("An answer line another device sent that is not the exchange's is named in printable ASCII only: no control byte or escape reaches a log line or the failed state")
+    func hostileAnswerIsInert() {
+        let hostile = Array("\u{1B}]0;pwned\u{07}\u{1B}[2J<b>x</b>\u{202E}\r".utf8) + [0x00, 0xFF]
+        guard case .notSpoken(let shown) = AttachmentFetchExchange.answer(hostile) else {
+            Issue.record("a hostile line is not an answer")
+            return
+        }
+        #expect(shown.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value < 0x7F }, "\(shown)")
+        #expect(!shown.contains("\u{1B}") && shown.count <= 80)
+    }
+
     @Test("The answer from a piece: the ok line, LF, then the stored file from that piece's first byte")
     func responses() throws {
         let files = try AttachmentVectors.load().files
