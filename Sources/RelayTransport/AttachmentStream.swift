@@ -41,6 +41,36 @@ public struct AttachmentStream: Sendable, Equatable {
         ProtocolIds.isId16(id) ? subjectPrefix + id + ".>" : nil
     }
 
+    // MARK: Who still needs it (docs/protocol/attachment-relay.md §6)
+
+    /// Where the sender says how many members fetch the file from this relay.
+    public static func needSubject(id: String) -> String? {
+        ProtocolIds.isId16(id) ? subjectPrefix + id + ".need" : nil
+    }
+
+    /// Where one member marks that it has the file whole; `token` is its 32-hex mark
+    /// (`AttachmentFetchedMark`), so a member counts once however often it marks.
+    public static func fetchedSubject(id: String, token: String) -> String? {
+        guard ProtocolIds.isId16(id), ProtocolIds.isId16(token) else { return nil }
+        return subjectPrefix + id + ".got." + token
+    }
+
+    /// Every member's mark for the attachment `id`.
+    static func allFetched(id: String) -> String? {
+        ProtocolIds.isId16(id) ? subjectPrefix + id + ".got.*" : nil
+    }
+
+    /// The number a `need` message carries: 1 … 999 in decimal ASCII with no sign and no
+    /// leading zero; nil for anything else (which never deletes the file).
+    public static func need(from bytes: [UInt8]) -> Int? {
+        guard (1...3).contains(bytes.count), bytes.allSatisfy({ (0x30...0x39).contains($0) }), bytes[0] != 0x30,
+              let count = Int(String(decoding: bytes, as: UTF8.self)), count <= maxNeed else { return nil }
+        return count
+    }
+
+    /// The largest `need`: every member of the largest conversation but its sender.
+    public static let maxNeed = ContentLimits.maxMembers - 1
+
     /// The piece index a stored subject names, for the attachment `id`; nil for any other.
     static func piece(inSubject subject: String, id: String) -> Int? {
         let prefix = subjectPrefix + id + "."

@@ -57,4 +57,30 @@ public enum RelayAttachmentTransfer {
             do { return try relay.attachmentPiece(id: id, piece: index) } catch { throw .unreachable("the relay: \(error)") }
         }, check: check, progress: progress)
     }
+
+    // MARK: Once every member has it (docs/protocol/attachment-relay.md §6)
+
+    /// What `release` found on the relay.
+    public enum Release: Sendable, Equatable {
+        /// This member was the last that needed it: every piece, the `need` and the marks are deleted.
+        case deleted(fetched: Int)
+        /// Others still need it (`need` nil: the relay holds no `need`, so the file waits for its age limit).
+        case kept(fetched: Int, need: Int?)
+    }
+
+    /// Tells the relay that the member whose mark is `token` has `id` whole, then deletes the
+    /// file when as many members have marked it as its sender's `need` says. Each member marks
+    /// before it counts, so the last of any members marking together sees every mark.
+    ///
+    /// ```swift
+    /// try RelayAttachmentTransfer.release(id: id, token: AttachmentFetchedMark.token(secret: key, memberPublicKey: me), over: relay)
+    /// ```
+    public static func release(id: String, token: String, over relay: RelayConnection) throws(RelayError) -> Release {
+        try relay.markAttachmentFetched(id: id, token: token)
+        let fetched = try relay.attachmentFetchedCount(id: id)
+        let need = try relay.attachmentNeed(id: id)
+        guard let need, fetched >= need else { return .kept(fetched: fetched, need: need) }
+        try relay.deleteAttachment(id: id)
+        return .deleted(fetched: fetched)
+    }
 }

@@ -184,12 +184,34 @@ public actor AttachmentFetcher {
                 return .done(.notFound)
             }
             DaemonLog.info("attachment of message \(messageId.prefix(8)) fetched: \(source.reference.length) bytes")
+            await release(source)
             return .done(.available)
         case .final(let reason):
             store.deletePartial(conversationId: source.conversationId, messageId: messageId)
             return .done(await record(messageId, failure: reason))
         case .mayPass(let reason):
             return .mayPass(reason)
+        }
+    }
+
+    /// Tells the relay the file came from that this member has it; the last member to do so
+    /// deletes it there (docs/protocol/attachment-relay.md §6). A failure costs only relay
+    /// storage until the file's age limit, so it is logged, not retried.
+    private func release(_ source: AttachmentSource) async {
+        let relays = relays
+        let released = try? await lane.runIfActive { source.release(over: relays) }
+        let file = "attachment of message \(source.messageId.prefix(8))"
+        switch released {
+        case .deleted(let relay, let fetched)?:
+            DaemonLog.info("\(file): every member that fetches it from relay \(relay) has it (\(fetched)); deleted there")
+        case .kept(let relay, let fetched, let need?)?:
+            DaemonLog.info("\(file): \(fetched) of the \(need) members that fetch it from relay \(relay) have it; it stays there")
+        case .kept(let relay, _, nil)?:
+            DaemonLog.info("\(file): relay \(relay) holds no count of the members that need it; it stays there until its age limit")
+        case .failed(let relay, let reason)?:
+            DaemonLog.warning("\(file) stays on relay \(relay) until its age limit (30 days): marking it fetched failed: \(reason)")
+        case .notFromARelay?, nil:
+            break
         }
     }
 

@@ -30,6 +30,8 @@ struct AttachmentSource: Sendable {
     let conversationId: String
     let reference: AttachmentReference
     let origin: Origin
+    /// This device's member key in the conversation (hex), for its mark on the relay.
+    let fetcherPublicKey: String
     let store: AttachmentStore
 
     // MARK: Finding it
@@ -58,27 +60,54 @@ struct AttachmentSource: Sendable {
                 guard let conversation = try ConversationRepository.find(id: row.conversationId, on: conn) else { return .notFound }
                 let members = try MemberRepository.members(of: row.conversationId, on: conn)
                 guard let me = members.first(where: { $0.inboxId == conversation.inboxId }) else { return .notFound }
+                let sender = members.first(where: { $0.inboxId == row.senderInboxId })
                 let origin: Origin
-                if MemberEndpoint.isRelay(me.endpoint) {
-                    guard let url = try? RelayURL.parse(me.endpoint) else { return .notCarried("this device's relay \(me.endpoint) is not a relay URL") }
-                    origin = .relay(url)
-                } else if let sender = members.first(where: { $0.inboxId == row.senderInboxId }) {
-                    if MemberEndpoint.isRelay(sender.endpoint) {
-                        // The sender put the pieces on every relay among the members' endpoints, its own among them.
-                        guard let url = try? RelayURL.parse(sender.endpoint) else { return .notCarried("the sender's relay \(sender.endpoint) is not a relay URL") }
-                        origin = .relay(url)
-                    } else {
-                        origin = .senderEndpoint(sender.endpoint)
-                    }
-                } else {
-                    return .notCarried("its sender is no longer a member, and this device receives the conversation on a direct endpoint")
+                switch Self.origin(memberEndpoint: me.endpoint, senderEndpoint: sender?.endpoint) {
+                case .success(let found): origin = found
+                case .failure(let notCarried): return .notCarried(notCarried.reason)
                 }
                 return .found(AttachmentSource(messageId: messageId, conversationId: row.conversationId, reference: reference,
-                                               origin: origin, store: store))
+                                               origin: origin, fetcherPublicKey: me.publicKey, store: store))
             }
         } catch {
             return .unreadable("the database: \(error)")
         }
+    }
+
+    // MARK: Where each member fetches from (docs/protocol/attachment-relay.md §5.1)
+
+    struct NotCarried: Error, Equatable {
+        let reason: String
+    }
+
+    /// Where a member whose own entry's endpoint is `memberEndpoint` fetches a file sent by the
+    /// member on `senderEndpoint` (nil: no longer a member): its own relay; on a direct
+    /// endpoint, the sender's relay, or the sender's device when that is direct too. The one
+    /// rule for the fetcher and for the sender, which puts the file where members will look.
+    static func origin(memberEndpoint: String, senderEndpoint: String?) -> Swift.Result<Origin, NotCarried> {
+        if MemberEndpoint.isRelay(memberEndpoint) {
+            guard let url = try? RelayURL.parse(memberEndpoint) else { return .failure(NotCarried(reason: "this device's relay \(memberEndpoint) is not a relay URL")) }
+            return .success(.relay(url))
+        }
+        guard let senderEndpoint else {
+            return .failure(NotCarried(reason: "its sender is no longer a member, and this device receives the conversation on a direct endpoint"))
+        }
+        guard MemberEndpoint.isRelay(senderEndpoint) else { return .success(.senderEndpoint(senderEndpoint)) }
+        guard let url = try? RelayURL.parse(senderEndpoint) else { return .failure(NotCarried(reason: "the sender's relay \(senderEndpoint) is not a relay URL")) }
+        return .success(.relay(url))
+    }
+
+    /// The relays the sender `senderInboxId` puts a file on, each with how many of the other
+    /// `members` will fetch it there (by `origin`), in the members' order. A relay nobody
+    /// fetches from gets nothing.
+    static func fetchersByRelay(members: [DBMember], senderInboxId: String) -> [(relay: RelayURL, fetchers: Int)] {
+        let senderEndpoint = members.first(where: { $0.inboxId == senderInboxId })?.endpoint
+        var out: [(relay: RelayURL, fetchers: Int)] = []
+        for member in members where member.inboxId != senderInboxId {
+            guard case .success(.relay(let url)) = origin(memberEndpoint: member.endpoint, senderEndpoint: senderEndpoint) else { continue }
+            if let index = out.firstIndex(where: { $0.relay == url }) { out[index].fetchers += 1 } else { out.append((url, 1)) }
+        }
+        return out
     }
 
     // MARK: Fetching it
@@ -144,5 +173,37 @@ struct AttachmentSource: Sendable {
         guard rename(partial, final) == 0 else { return .mayPass("rename to \(final): \(String(cString: strerror(errno)))") }
         if let why = DirectorySync.fsync(directory) { return .mayPass(why) }
         return .whole
+    }
+
+    // MARK: Once it is here (docs/protocol/attachment-relay.md §6)
+
+    /// What `release` did on the relay the file came from.
+    enum Release: Sendable, Equatable {
+        /// The file came from the sender's device: nothing to tell a relay.
+        case notFromARelay
+        /// This device was the last member that needed it: the relay deleted it.
+        case deleted(relay: String, fetched: Int)
+        /// Others still need it (`need` nil: the relay holds no count, so it waits for its age limit).
+        case kept(relay: String, fetched: Int, need: Int?)
+        /// The mark could not be put: the relay keeps the file until its age limit.
+        case failed(relay: String, reason: String)
+    }
+
+    /// Marks the file fetched on the relay it came from, which deletes it there when this
+    /// device was the last member to need it (`RelayAttachmentTransfer.release`). Blocking.
+    func release(over relays: RelayConnections) -> Release {
+        guard case .relay(let url) = origin else { return .notFromARelay }
+        guard let token = AttachmentFetchedMark.token(key: reference.key, memberPublicKey: Hex.decode(fetcherPublicKey, count: 33) ?? []) else {
+            return .failed(relay: url.description, reason: "this device's member key is not a compressed public key")
+        }
+        do throws(RelayError) {
+            let connection = try relays.connection(to: url, for: RelaySender(conversationId: conversationId))
+            switch try RelayAttachmentTransfer.release(id: Hex.encode(reference.id), token: token, over: connection) {
+            case .deleted(let fetched): return .deleted(relay: url.description, fetched: fetched)
+            case .kept(let fetched, let need): return .kept(relay: url.description, fetched: fetched, need: need)
+            }
+        } catch {
+            return .failed(relay: url.description, reason: error.description)
+        }
     }
 }

@@ -13,7 +13,7 @@ extension ConversationService {
     }
 
     /// Reads the file at `path` once, stores its encrypted form (`AttachmentStore`), puts it
-    /// on every relay a member's push goes through (`putAttachmentOnRelays`), then
+    /// on every relay a member will fetch it from (`putAttachmentOnRelays`), then
     /// sends a `sotto/attachment:1.0` message with its reference through `sendContent`, like
     /// any message: inline in each member's push when it fits, else by reference. Returns
     /// once both are done; a refusal at any step leaves neither (the file is removed when the
@@ -43,11 +43,12 @@ extension ConversationService {
         CrashPoint.reach("attachment.stored")
         let attachment = stored.reference(name: fileName, mediaType: AttachmentMediaType.guess(fileName: fileName), caption: caption)
         do {
-            // Every piece on each member's relay before any push names it (docs/protocol/attachment-relay.md §4).
+            // Every piece on each relay a member fetches from before any push names it (docs/protocol/attachment-relay.md §4).
             let members = try database.read { conn in try MemberRepository.members(of: conversation.id, on: conn) }
             do {
                 try await outbox.putAttachmentOnRelays(storedPath: attachments.storedPath(conversationId: conversation.id, messageId: messageId),
-                                                       reference: attachment, endpoints: members.map(\.endpoint),
+                                                       reference: attachment,
+                                                       fetchersByRelay: AttachmentSource.fetchersByRelay(members: members, senderInboxId: conversation.inboxId),
                                                        conversationId: conversation.id)
             } catch {
                 throw Failure.refused(error.description)

@@ -13,29 +13,29 @@ extension OutboxSender {
         public var description: String { "relay \(relay) did not take the file (\(reason)); nothing was sent" }
     }
 
-    /// Puts the stored file at `storedPath` on every relay among `endpoints` before any push
-    /// names it: each piece the relay does not hold yet, each acked, on the sending
+    /// Puts the stored file at `storedPath` on each relay of `fetchersByRelay` before any
+    /// push names it: each piece the relay does not hold yet, each acked, then how many members
+    /// fetch it there (its `need`, which lets the last of them delete it), on the sending
     /// conversation's own connection to that relay (docs/adr/0044). Blocking work runs on a
-    /// delivery lane, not the cooperative pool. Direct endpoints need nothing here. When a
-    /// relay refuses (full, or gone), the pieces already put on it and on the relays before it
-    /// are deleted again: the send is refused, and no relay keeps half a file nobody will name.
+    /// delivery lane, not the cooperative pool. Members who fetch from the sender's device need
+    /// nothing here. When a relay refuses (full, or gone), what was already put on it and on
+    /// the relays before it is deleted again: the send is refused, and no relay keeps half a
+    /// file nobody will name.
     ///
     /// ```swift
     /// try await outbox.putAttachmentOnRelays(storedPath: path, reference: reference,
-    ///                                        endpoints: members.map(\.endpoint), conversationId: id)
+    ///                                        fetchersByRelay: AttachmentSource.fetchersByRelay(members: members, senderInboxId: me),
+    ///                                        conversationId: id)
     /// ```
-    nonisolated func putAttachmentOnRelays(storedPath: String, reference: AttachmentReference, endpoints: [String],
+    nonisolated func putAttachmentOnRelays(storedPath: String, reference: AttachmentReference,
+                                           fetchersByRelay: [(relay: RelayURL, fetchers: Int)],
                                            conversationId: String) async throws(RelayUploadFailure) {
-        var relaysToUse: [RelayURL] = []
-        for endpoint in endpoints where MemberEndpoint.isRelay(endpoint) {
-            guard let url = try? RelayURL.parse(endpoint) else { continue }  // the push to it fails on its own
-            if !relaysToUse.contains(url) { relaysToUse.append(url) }
-        }
+        let relaysToUse = fetchersByRelay.map(\.relay)
         let id = Hex.encode(reference.id), length = reference.length
         let sender = RelaySender(conversationId: conversationId), relays = self.relays
-        for (index, url) in relaysToUse.enumerated() {
+        for (index, (url, fetchers)) in fetchersByRelay.enumerated() {
             let failure: RelayUploadFailure? = await BlockingDelivery.run {
-                Self.upload(storedPath: storedPath, id: id, length: length, to: url, sender: sender, via: relays)
+                Self.upload(storedPath: storedPath, id: id, length: length, fetchers: fetchers, to: url, sender: sender, via: relays)
             }
             if let failure {
                 let tried = Array(relaysToUse[...index])
@@ -57,7 +57,7 @@ extension OutboxSender {
         }
     }
 
-    private static func upload(storedPath: String, id: String, length: Int, to url: RelayURL, sender: RelaySender,
+    private static func upload(storedPath: String, id: String, length: Int, fetchers: Int, to url: RelayURL, sender: RelaySender,
                                via relays: RelayConnections) -> RelayUploadFailure? {
         let fd = open(storedPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return RelayUploadFailure(relay: url.description, reason: "the stored file: \(String(cString: strerror(errno)))") }
@@ -72,10 +72,15 @@ extension OutboxSender {
         }
         do throws(RelayAttachmentTransfer.Failure) {
             try RelayAttachmentTransfer.upload(from: fd, storedLength: length, id: id, over: connection)
-            CrashPoint.reach("attachment.uploaded")  // on the relay, no push names it yet
-            return nil
         } catch {
             return RelayUploadFailure(relay: url.description, reason: error.description)
         }
+        do throws(RelayError) {
+            try connection.publishAttachmentNeed(id: id, count: fetchers)
+        } catch {
+            return RelayUploadFailure(relay: url.description, reason: error.description)
+        }
+        CrashPoint.reach("attachment.uploaded")  // on the relay with its need, no push names it yet
+        return nil
     }
 }
