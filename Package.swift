@@ -289,7 +289,7 @@ let package = Package(
             dependencies: ["SottoClient", "ControlProtocol", "SottoWire"]),
         .testTarget(
             name: "RelayTransportTests",
-            dependencies: ["RelayTransport", "SottoWire", "TestSupport"]),
+            dependencies: ["RelayTransport", "SottoWire", "SottoCrypto", "TestSupport"]),
         .testTarget(
             name: "NotificationWorkerTests",
             dependencies: ["SharedStore", "DaemonStore", "SottoWire", "SottoCrypto", "TestSupport"]),

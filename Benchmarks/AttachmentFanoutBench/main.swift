@@ -105,7 +105,7 @@ do {
     func report(_ m: Measured) {
         let bound = 1.05 * (Double(m.storedLength) + Double(m.members) * m.pushBytes)
         say("  to \(m.members) member\(m.members == 1 ? "" : "s"): send --file returned in \(Int(m.sendMs)) ms, every push relayed at \(Int(m.relayedMs)) ms")
-        say("    relay in_bytes +\(m.intake); attachment stream +\(m.pieces.messages) pieces +\(m.pieces.bytes) B "
+        say("    relay in_bytes +\(m.intake); attachment stream +\(m.pieces.messages) messages (pieces and need) +\(m.pieces.bytes) B "
               + "(stored file \(m.storedLength) B); mailbox stream +\(m.pushes.messages) pushes +\(m.pushes.bytes) B "
               + String(format: "(%.0f B each; a frame is %d B)", m.pushBytes, RelayPadding.frameBytes))
         say(String(format: "    in_bytes / (1.05 × (%d + %d × %.0f) = %.0f B): %.3f   (goal ≤ 1); / the stored file alone: %.3f×",

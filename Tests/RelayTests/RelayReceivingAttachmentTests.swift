@@ -232,6 +232,9 @@ struct RelayReceivingAttachmentTests {
         defer { peers.tearDown() }
         try peers.diagnosed {
             let trip = try peers.conversation(creator: "alice", joiners: ["bob", "carol"])
+            // Carol never fetches, so the files stay on the relay after bob has them (§6.1).
+            peers["carol"].stopDaemon()
+            try peers["carol"].startDaemon(environment: [AttachmentFetcherSetting.variable: "0"])
             let (first, _) = try Self.send(peers, trip, count: 200_000, name: "one.bin")
             let (second, _) = try Self.send(peers, trip, count: 20_000, name: "two.bin")
             let relay = try peers.relay()
@@ -239,8 +242,9 @@ struct RelayReceivingAttachmentTests {
                 try peers["bob"].waitUntil("bob has \(id.prefix(8))", timeoutMs: 60_000) { Self.state(peers, "bob", trip, id: id) == "available" }
             }
             let pieces = { () throws -> UInt64 in try relay.attachmentStreamUsage().messages }
-            let total = UInt64(AttachmentLayout.chunkCount(200_000) + AttachmentLayout.chunkCount(20_000))
-            #expect(try pieces() == total)
+            // Each file's pieces, its need and bob's mark.
+            let total = UInt64(AttachmentLayout.chunkCount(200_000) + AttachmentLayout.chunkCount(20_000) + 2 * 2)
+            try peers["bob"].waitUntil("bob's marks are on the relay", timeoutMs: 60_000) { try pieces() == total }
 
             _ = try peers["carol"].json(["leave", trip])
             try peers["carol"].waitUntil("carol's copy of the conversation is gone", timeoutMs: 60_000) {
@@ -288,7 +292,7 @@ enum AttachmentFetcherSetting {
 }
 
 extension RelayReceivingAttachmentTests {
-    @Test("bob receives on a direct endpoint and alice on a relay: bob's daemon fetches her file from her relay, where she put it, and saves it byte for byte")
+    @Test("bob receives on a direct endpoint and alice on a relay: bob's daemon fetches her file from her relay, where she put it, the relay deletes it once he has it, and he saves it byte for byte")
     func directMemberFetchesFromTheSendersRelay() throws {
         guard let peers = try RelayPeers.make(["alice"]) else { return }
         defer { peers.tearDown() }
@@ -311,6 +315,9 @@ extension RelayReceivingAttachmentTests {
             try bob.waitUntil("bob's daemon fetches it from alice's relay", timeoutMs: 60_000) {
                 (bob.messages(trip).first { $0["id"] as? String == id }?["attachment"] as? [String: Any])?["state"] as? String == "available"
             }
+            // Bob was the one member that fetches it there (attachment-relay.md §6.1): it leaves the relay.
+            let relay = try peers.relay()
+            try bob.waitUntil("the relay holds nothing of the file", timeoutMs: 60_000) { try relay.attachmentStreamUsage().messages == 0 }
             let out = peers.tmp.path + "/out"
             try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
             #expect(try bob.cli(["save", id, out]).status == 0)

@@ -21,12 +21,16 @@ struct RelaySendingAttachmentTests {
         peers.message(name, conversation, id: id)?["attachment"] as? [String: Any]
     }
 
-    @Test("alice sends a file to bob and carol on one relay: its pieces are on the relay once, exactly the stored file, before the pushes; each member has the reference")
+    @Test("alice sends a file to bob and carol on one relay: its pieces are on the relay once, exactly the stored file, with a need of 2, before the pushes; each member has the reference")
     func storedOnceOnTheRelay() throws {
         guard let peers = try RelayPeers.make(["alice", "bob", "carol"]) else { return }
         defer { peers.tearDown() }
         try peers.diagnosed {
             let trip = try peers.conversation(creator: "alice", joiners: ["bob", "carol"])
+            for member in ["bob", "carol"] {  // neither fetches: the last would delete the file (attachment-relay.md §6.1)
+                peers[member].stopDaemon()
+                try peers[member].startDaemon(environment: [AttachmentFetcherSetting.variable: "0"])
+            }
             let path = peers.tmp.path + "/minutes.pdf"
             let original = try Self.writeFile(path, count: 300_000)
             let sent = try peers["alice"].json(["send", trip, "--file", path])
@@ -39,7 +43,8 @@ struct RelaySendingAttachmentTests {
             let relay = try peers.relay()
             #expect(try relay.storedAttachmentPieces(id: attachmentId) == Set(0..<pieces))
             let usage = try relay.attachmentStreamUsage()
-            #expect(usage.messages == UInt64(pieces), "one copy for two members: \(usage)")
+            #expect(usage.messages == UInt64(pieces + 1), "one copy for two members, and its need: \(usage)")
+            #expect(try relay.attachmentNeed(id: attachmentId) == 2)
             #expect(usage.bytes < UInt64(reference.length) * 105 / 100, "\(usage.bytes) bytes for a stored file of \(reference.length)")
             var relayed: [UInt8] = []
             for piece in 0..<pieces { relayed += try #require(try relay.attachmentPiece(id: attachmentId, piece: piece)) }
@@ -125,7 +130,7 @@ struct RelaySendingAttachmentTests {
             try alice.startDaemon(environment: [CrashPoint.variable: "attachment.uploaded"])
             #expect(try alice.cli(["send", trip, "--file", path]).status != 0)
             #expect(try alice.diedAtCrashPoint("attachment.uploaded", timeoutMs: 30_000), "attachment.uploaded was never reached")
-            #expect(try peers.relay().attachmentStreamUsage().messages == 2, "the pieces went up before the crash")
+            #expect(try peers.relay().attachmentStreamUsage().messages == 3, "the pieces and the need went up before the crash")
             try alice.startDaemon()
             let directory = alice.group.attachmentsPath(conversationId: trip)
             #expect(((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).isEmpty, "the restart swept the file with no message")
@@ -133,8 +138,11 @@ struct RelaySendingAttachmentTests {
 
             let sent = try alice.json(["send", trip, "--file", path])
             let id = try #require(sent["messageId"] as? String, "\(sent)")
-            try peers["bob"].waitUntil("bob has the reference", timeoutMs: 60_000) { Self.attachment(peers, "bob", trip, id: id) != nil }
-            #expect(try peers.relay().attachmentStreamUsage().messages == 4, "the orphaned pieces (unreadable, expiring) and the new file's")
+            try peers["bob"].waitUntil("bob fetched the new file, and the relay deleted it (he was the last who needed it)", timeoutMs: 60_000) {
+                try Self.attachment(peers, "bob", trip, id: id)?["state"] as? String == "available"
+                    && peers.relay().attachmentStreamUsage().messages == 3
+            }
+            #expect(try peers.relay().attachmentStreamUsage().messages == 3, "the orphaned pieces and need stay (unreadable, expiring)")
         }
     }
 }
