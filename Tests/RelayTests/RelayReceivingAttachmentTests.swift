@@ -226,25 +226,27 @@ struct RelayReceivingAttachmentTests {
         }
     }
 
-    @Test("a leave keeps the files on the relay for the others; an explode deletes every piece of every file of the conversation from the relay, and from each device")
+    @Test("a leave keeps the files on the relay for the others (it only marks them not needed); an explode deletes every piece of every file of the conversation from the relay, and from each device")
     func explodePurgesTheRelay() throws {
         guard let peers = try RelayPeers.make(["alice", "bob", "carol"]) else { return }
         defer { peers.tearDown() }
         try peers.diagnosed {
             let trip = try peers.conversation(creator: "alice", joiners: ["bob", "carol"])
-            // Carol never fetches, so the files stay on the relay after bob has them (§6.1).
-            peers["carol"].stopDaemon()
-            try peers["carol"].startDaemon(environment: [AttachmentFetcherSetting.variable: "0"])
+            // Neither bob nor carol fetches, so the files stay on the relay (§6.1).
+            for member in ["bob", "carol"] {
+                peers[member].stopDaemon()
+                try peers[member].startDaemon(environment: [AttachmentFetcherSetting.variable: "0"])
+            }
             let (first, _) = try Self.send(peers, trip, count: 200_000, name: "one.bin")
             let (second, _) = try Self.send(peers, trip, count: 20_000, name: "two.bin")
             let relay = try peers.relay()
             for id in [first, second] {
-                try peers["bob"].waitUntil("bob has \(id.prefix(8))", timeoutMs: 60_000) { Self.state(peers, "bob", trip, id: id) == "available" }
+                try peers["bob"].waitUntil("bob has \(id.prefix(8))", timeoutMs: 60_000) { Self.state(peers, "bob", trip, id: id) == "waiting" }
             }
             let pieces = { () throws -> UInt64 in try relay.attachmentStreamUsage().messages }
-            // Each file's pieces, its need and bob's mark.
-            let total = UInt64(AttachmentLayout.chunkCount(200_000) + AttachmentLayout.chunkCount(20_000) + 2 * 2)
-            try peers["bob"].waitUntil("bob's marks are on the relay", timeoutMs: 60_000) { try pieces() == total }
+            // Each file's pieces and its need (2: bob and carol).
+            let total = UInt64(AttachmentLayout.chunkCount(200_000) + AttachmentLayout.chunkCount(20_000) + 2)
+            #expect(try pieces() == total)
 
             _ = try peers["carol"].json(["leave", trip])
             try peers["carol"].waitUntil("carol's copy of the conversation is gone", timeoutMs: 60_000) {
@@ -254,7 +256,9 @@ struct RelayReceivingAttachmentTests {
                 let members = try peers["alice"].query("SELECT count(*) FROM member WHERE conversationId = ?", [.text(trip)])[0].int64(0)
                 return members == 2
             }
-            #expect(try pieces() == total, "a leave deletes nothing from the relay: the others may still need the files")
+            // Carol's leave marks each file she never fetched (one of two): bob may still need them.
+            try peers["carol"].waitUntil("carol's leave marked both files", timeoutMs: 60_000) { try pieces() == total + 2 }
+            #expect(try pieces() == total + 2, "a leave deletes nothing from the relay: the others may still need the files")
 
             _ = try peers["alice"].json(["explode", trip])
             #expect(try pieces() == 0, "the explode purged every piece before it answered")

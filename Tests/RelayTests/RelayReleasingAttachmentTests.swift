@@ -47,3 +47,34 @@ struct RelayReleasingAttachmentTests {
         }
     }
 }
+
+extension RelayReleasingAttachmentTests {
+    @Test("carol leaves without fetching the file: her leave marks it not needed, and as bob has it, the relay deletes it; bob still saves his copy")
+    func leaveCountsAsHavingIt() throws {
+        guard let peers = try RelayPeers.make(["alice", "bob", "carol"]) else { return }
+        defer { peers.tearDown() }
+        try peers.diagnosed {
+            let trip = try peers.conversation(creator: "alice", joiners: ["bob", "carol"])
+            let carol = peers["carol"]
+            carol.stopDaemon()
+            try carol.startDaemon(environment: [AttachmentFetcherSetting.variable: "0"])
+            let (id, original) = try RelayReceivingAttachmentTests.send(peers, trip, count: 70_000)
+            let attachmentId = Hex.encode(try AttachmentReference.decode(try #require(try peers["alice"].storedMessage(id: id)).content).id)
+            let relay = try peers.relay()
+            try peers["bob"].waitUntil("bob's mark is on the relay", timeoutMs: 60_000) { try relay.attachmentFetchedCount(id: attachmentId) == 1 }
+            try carol.waitUntil("carol has the reference", timeoutMs: 60_000) {
+                RelayReceivingAttachmentTests.state(peers, "carol", trip, id: id) == "waiting"
+            }
+            #expect(try relay.storedAttachmentPieces(id: attachmentId) == Set(0..<AttachmentLayout.chunkCount(70_000)))
+
+            _ = try carol.json(["leave", trip])
+            try carol.waitUntil("the relay holds nothing of the file", timeoutMs: 60_000) { try relay.attachmentStreamUsage().messages == 0 }
+            #expect(carol.daemonLog.contains("1 file(s) never fetched marked as not needed (1 then deleted from their relay)"),
+                    "carol's daemon says what its leave told the relay")
+            let out = peers.tmp.path + "/out"
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            #expect(try peers["bob"].cli(["save", id, out]).status == 0)
+            #expect(RelayReceivingAttachmentTests.stored(peers["bob"], trip, id) == original)
+        }
+    }
+}

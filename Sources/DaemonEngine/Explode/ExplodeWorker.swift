@@ -203,8 +203,9 @@ public actor ExplodeWorker: Service {
     }
 
     /// Removes one inbox and everything of it from this device; `purgeRelayFiles` (an
-    /// explode, not a leave or a removal, after which the others still need them): its
-    /// conversations' files from their members' relays too.
+    /// explode): its conversations' files from their members' relays too. Otherwise (a leave,
+    /// a removal), after which the others may still need them, it only tells the relays it
+    /// needs none of the files it never fetched (`RelayAttachmentRelease`).
     func deleteInbox(_ inboxId: String, purgeRelayFiles: Bool = false) async throws {
         let conversationIds = try database.read { conn in
             try ConversationLookupRepository.forInbox(inboxId: inboxId, on: conn).map(\.id)
@@ -212,6 +213,7 @@ public actor ExplodeWorker: Service {
         // Read while the references and their keys are here; purged once the rows are gone.
         let relayFiles = purgeRelayFiles
             ? ((try? database.read { conn in try RelayAttachmentPurge.files(of: conversationIds, on: conn) }) ?? []) : []
+        let unfetched = purgeRelayFiles ? [] : RelayAttachmentRelease.unfetched(of: conversationIds, database: database, store: attachments)
         let (tombstone, notices) = try await database.write { conn -> (InboxTombstone?, Int) in
             // docs/adr/0034: the explode pushes still pending outlive the conversation, in this
             // same transaction, so a crash leaves them in the outbox or in the notice queue.
@@ -233,6 +235,7 @@ public actor ExplodeWorker: Service {
         // files go too (a crash before this is swept at the next start, docs/adr/0074).
         let files = attachments.deleteConversations(conversationIds)
         let purged = await relayPurge.purge(relayFiles)
+        let released = await RelayAttachmentRelease(relays: relayPurge.relays).release(unfetched)
         await awake.forget(inboxId, conversationIds: conversationIds)
         await inboxLRU.forceRemove(inboxId)  // whatever its protections
         if !(await walKeeper.checkpointSoon()) {
@@ -242,6 +245,7 @@ public actor ExplodeWorker: Service {
         DaemonLog.info("deleted exploded inbox with \(conversationIds.count) conversation(s)"
                        + (files > 0 ? " and \(files) stored attachment file(s)" : "")
                        + (purged > 0 ? ", \(purged) file(s) purged from relays" : "")
+                       + (released.marked > 0 ? ", \(released.marked) file(s) never fetched marked as not needed (\(released.deleted) then deleted from their relay)" : "")
                        + (notices > 0 ? "; \(notices) notice(s) wait for members not reached yet" : ""))
     }
 
