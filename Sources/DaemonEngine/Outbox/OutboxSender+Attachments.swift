@@ -30,7 +30,6 @@ extension OutboxSender {
     nonisolated func putAttachmentOnRelays(storedPath: String, reference: AttachmentReference,
                                            fetchersByRelay: [(relay: RelayURL, fetchers: Int)],
                                            conversationId: String) async throws(RelayUploadFailure) {
-        let relaysToUse = fetchersByRelay.map(\.relay)
         let id = Hex.encode(reference.id), length = reference.length
         let sender = RelaySender(conversationId: conversationId), relays = self.relays
         for (index, (url, fetchers)) in fetchersByRelay.enumerated() {
@@ -38,7 +37,7 @@ extension OutboxSender {
                 Self.upload(storedPath: storedPath, id: id, length: length, fetchers: fetchers, to: url, sender: sender, via: relays)
             }
             if let failure {
-                let tried = Array(relaysToUse[...index])
+                let tried = fetchersByRelay[...index].map(\.relay)
                 await BlockingDelivery.run { Self.withdraw(id: id, from: tried, sender: sender, via: relays) }
                 throw failure
             }
@@ -75,10 +74,15 @@ extension OutboxSender {
         } catch {
             return RelayUploadFailure(relay: url.description, reason: error.description)
         }
-        do throws(RelayError) {
-            try connection.publishAttachmentNeed(id: id, count: fetchers)
-        } catch {
-            return RelayUploadFailure(relay: url.description, reason: error.description)
+        if fetchers > AttachmentStream.maxNeed {
+            // More than a roster holds (attachment-relay.md §4 step 3): no count, so the file waits for its age limit.
+            DaemonLog.warning("\(fetchers) members fetch a file from relay \(url), more than a need can say; it stays there until its age limit")
+        } else {
+            do throws(RelayError) {
+                try connection.publishAttachmentNeed(id: id, count: fetchers)
+            } catch {
+                return RelayUploadFailure(relay: url.description, reason: error.description)
+            }
         }
         CrashPoint.reach("attachment.uploaded")  // on the relay with its need, no push names it yet
         return nil
