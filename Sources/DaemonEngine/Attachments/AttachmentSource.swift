@@ -1,3 +1,4 @@
+import DaemonLogging
 import DaemonStore
 import Glibc
 import RelayTransport
@@ -7,8 +8,9 @@ import SottoWire
 
 /// One incoming attachment's stored file and where it comes from: the relay this device
 /// receives the conversation on (its own member entry's endpoint, docs/adr/0078), or, for a
-/// device that receives on a direct endpoint, the sender's own endpoint: its device, on a
-/// direct one (docs/adr/0079), or the relay it receives on, where it put the file too. `fetch` runs on a blocking thread: it fills `.<messageId>.partial`, each
+/// device that receives on a direct endpoint, the relay the sender receives on, where it put
+/// the file too, or else the sender's device (docs/adr/0079) and then every other member's
+/// device on a direct endpoint, any of which may hold it whole (docs/adr/0081). `fetch` runs on a blocking thread: it fills `.<messageId>.partial`, each
 /// piece checked before it is written, checks the digest of the whole, then fsyncs and
 /// renames it to its final name.
 ///
@@ -22,8 +24,18 @@ struct AttachmentSource: Sendable {
     enum Origin: Sendable, Equatable {
         /// The relay's attachment stream (docs/protocol/attachment-relay.md §5).
         case relay(RelayURL)
-        /// The sender's device, on its `unix:` or `tcp:` endpoint (docs/protocol/attachment-direct.md).
-        case senderEndpoint(String)
+        /// Members' devices on their `unix:` or `tcp:` endpoints, asked in this order until one
+        /// gives the file whole: the sender's first when it is still a member
+        /// (docs/protocol/attachment-direct.md), then each other member's (docs/adr/0081).
+        case devices([MemberDevice])
+    }
+
+    /// One member's device that may serve the file.
+    struct MemberDevice: Sendable, Equatable {
+        let endpoint: String
+        let isSender: Bool
+        /// What the log and a failure call it.
+        var name: String { isSender ? "the sender's device" : "a member's device" }
     }
 
     let messageId: String
@@ -61,8 +73,9 @@ struct AttachmentSource: Sendable {
                 let members = try MemberRepository.members(of: row.conversationId, on: conn)
                 guard let me = members.first(where: { $0.inboxId == conversation.inboxId }) else { return .notFound }
                 let sender = members.first(where: { $0.inboxId == row.senderInboxId })
+                let others = members.filter { $0.inboxId != me.inboxId && $0.inboxId != row.senderInboxId }.map(\.endpoint)
                 let origin: Origin
-                switch Self.origin(memberEndpoint: me.endpoint, senderEndpoint: sender?.endpoint) {
+                switch Self.origin(memberEndpoint: me.endpoint, senderEndpoint: sender?.endpoint, otherEndpoints: others) {
                 case .success(let found): origin = found
                 case .failure(let notCarried): return .notCarried(notCarried.reason)
                 }
@@ -82,19 +95,24 @@ struct AttachmentSource: Sendable {
 
     /// Where a member whose own entry's endpoint is `memberEndpoint` fetches a file sent by the
     /// member on `senderEndpoint` (nil: no longer a member): its own relay; on a direct
-    /// endpoint, the sender's relay, or the sender's device when that is direct too. The one
-    /// rule for the fetcher and for the sender, which puts the file where members will look.
-    static func origin(memberEndpoint: String, senderEndpoint: String?) -> Swift.Result<Origin, NotCarried> {
+    /// endpoint, the sender's relay, or else the devices on direct endpoints among the sender's
+    /// and `otherEndpoints` (the other members'), the sender's first. The one rule for the
+    /// fetcher and for the sender, which puts the file on the relays members will look on.
+    static func origin(memberEndpoint: String, senderEndpoint: String?, otherEndpoints: [String] = []) -> Swift.Result<Origin, NotCarried> {
         if MemberEndpoint.isRelay(memberEndpoint) {
             guard let url = try? RelayURL.parse(memberEndpoint) else { return .failure(NotCarried(reason: "this device's relay \(memberEndpoint) is not a relay URL")) }
             return .success(.relay(url))
         }
-        guard let senderEndpoint else {
-            return .failure(NotCarried(reason: "its sender is no longer a member, and this device receives the conversation on a direct endpoint"))
+        if let senderEndpoint, MemberEndpoint.isRelay(senderEndpoint) {
+            guard let url = try? RelayURL.parse(senderEndpoint) else { return .failure(NotCarried(reason: "the sender's relay \(senderEndpoint) is not a relay URL")) }
+            return .success(.relay(url))
         }
-        guard MemberEndpoint.isRelay(senderEndpoint) else { return .success(.senderEndpoint(senderEndpoint)) }
-        guard let url = try? RelayURL.parse(senderEndpoint) else { return .failure(NotCarried(reason: "the sender's relay \(senderEndpoint) is not a relay URL")) }
-        return .success(.relay(url))
+        let devices = (senderEndpoint.map { [MemberDevice(endpoint: $0, isSender: true)] } ?? [])
+            + otherEndpoints.filter { !MemberEndpoint.isRelay($0) }.map { MemberDevice(endpoint: $0, isSender: false) }
+        guard !devices.isEmpty else {
+            return .failure(NotCarried(reason: "its sender is no longer a member, and no other member's device receives on a direct endpoint"))
+        }
+        return .success(.devices(devices))
     }
 
     /// The relays the sender `senderInboxId` puts a file on, each with how many of the other
@@ -156,11 +174,30 @@ struct AttachmentSource: Sendable {
                 guard connection.isConnected else { return .mayPass("the relay is reconnecting") }
                 try RelayAttachmentTransfer.fetch(id: Hex.encode(reference.id), storedLength: length, over: connection, into: fd,
                                                   check: check, progress: reportProgress)
-            case .senderEndpoint(let endpoint):
-                let reader = EndpointPieceReader(endpoint: endpoint, messageId: messageId, attachmentId: Hex.encode(reference.id),
-                                                 storedLength: length)
-                defer { reader.close() }
-                try PartialAttachmentFile.fill(fd, storedLength: length, piece: reader.piece, check: check, progress: reportProgress)
+            case .devices(let devices):
+                // Each device in turn until one gives the rest whole; the checked pieces on disk stay
+                // whoever gave them, so the next resumes there. Only the local disk stops the round.
+                var failures: [AttachmentTransferFailure] = []
+                var whole = false
+                for device in devices where !whole {
+                    decryptor = AttachmentDecryptor(reference)  // the pieces on disk are checked again from the first
+                    let reader = EndpointPieceReader(endpoint: device.endpoint, device: device.name, messageId: messageId,
+                                                     attachmentId: Hex.encode(reference.id), storedLength: length)
+                    defer { reader.close() }
+                    do throws(AttachmentTransferFailure) {
+                        try PartialAttachmentFile.fill(fd, storedLength: length, piece: reader.piece, check: check, progress: reportProgress)
+                        whole = true
+                    } catch {
+                        if case .io = error { throw error }
+                        failures.append(error)
+                        if devices.count > 1 {
+                            DaemonLog.info("attachment of message \(messageId.prefix(8)): \(error.description)"
+                                           + (device != devices.last ? "; asking the next member's device" : ""))
+                        }
+                    }
+                }
+                // What may pass says it may; otherwise the first device's reason (the sender's, when it is a member).
+                if !whole, let failure = failures.first(where: \.isTransient) ?? failures.first { throw failure }
             }
         } catch {
             return error.isTransient ? .mayPass(error.description) : .final(error.description)
@@ -179,7 +216,7 @@ struct AttachmentSource: Sendable {
 
     /// What `release` did on the relay the file came from.
     enum Release: Sendable, Equatable {
-        /// The file came from the sender's device: nothing to tell a relay.
+        /// The file came from a member's device: nothing to tell a relay.
         case notFromARelay
         /// This device was the last member that needed it: the relay deleted it.
         case deleted(relay: String, fetched: Int)

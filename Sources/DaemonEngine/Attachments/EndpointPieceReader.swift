@@ -2,15 +2,15 @@ import DaemonLogging
 import Glibc
 import SottoWire
 
-/// Reads the pieces of a stored attachment file `S` from the device that holds it, on its own
-/// endpoint (docs/protocol/attachment-direct.md): one request line from the first piece
+/// Reads the pieces of a stored attachment file `S` from a device that holds it (the sender's,
+/// or another member's that has it whole), on its own endpoint (docs/protocol/attachment-direct.md): one request line from the first piece
 /// wanted, then the pieces in order on that connection; when the endpoint ends its answer
 /// early (its serving budget, a kill), the next piece is asked for on a new connection. One
 /// piece and one read buffer in memory. Used on one blocking thread, by
 /// `PartialAttachmentFile.fill`.
 ///
 /// ```swift
-/// let reader = EndpointPieceReader(endpoint: "unix:/run/user/1000/sotto/push.sock", messageId: m,
+/// let reader = EndpointPieceReader(endpoint: "unix:/run/user/1000/sotto/push.sock", device: "the sender's device", messageId: m,
 ///                                  attachmentId: a, storedLength: reference.length)
 /// defer { reader.close() }
 /// try PartialAttachmentFile.fill(fd, storedLength: reference.length, piece: reader.piece, check: check)
@@ -20,6 +20,8 @@ final class EndpointPieceReader {
     static let silenceMs = 10_000
 
     let endpoint: String
+    /// Whose device it is, for what the log and a failure say: "the sender's device", "a member's device".
+    let device: String
     let messageId: String
     let attachmentId: String
     let storedLength: Int
@@ -30,8 +32,9 @@ final class EndpointPieceReader {
     private var pending: [UInt8] = []
     private var buffer = [UInt8](repeating: 0, count: 65_536)
 
-    init(endpoint: String, messageId: String, attachmentId: String, storedLength: Int) {
+    init(endpoint: String, device: String, messageId: String, attachmentId: String, storedLength: Int) {
         self.endpoint = endpoint
+        self.device = device
         self.messageId = messageId
         self.attachmentId = attachmentId
         self.storedLength = storedLength
@@ -53,12 +56,12 @@ final class EndpointPieceReader {
         if fd >= 0, next == index {
             if let bytes = try read(length) { next += 1; return bytes }
             close()  // the answer ended at a piece boundary (the endpoint's budget) or was cut inside one
-            DaemonLog.info("attachment of message \(messageId.prefix(8)): the sender's device ended its answer before piece \(index); asking again from there")
+            DaemonLog.info("attachment of message \(messageId.prefix(8)): \(device) ended its answer before piece \(index); asking again from there")
         }
         try request(from: index)
         guard let bytes = try read(length) else {
             close()
-            throw .unreachable("the sender's device (\(endpoint)) ended its answer before piece \(index)")
+            throw .unreachable("\(device) (\(endpoint)) ended its answer before piece \(index)")
         }
         next += 1
         return bytes
@@ -70,8 +73,8 @@ final class EndpointPieceReader {
         close()
         switch EndpointSocket.connect(endpoint) {
         case .success(let socket): fd = socket
-        case .failure(.unreachable(let why)): throw .unreachable("the sender's device (\(endpoint)): \(why)")
-        case .failure(.badEndpoint(let why)): throw .notServed("the sender's endpoint \(endpoint): \(why)")
+        case .failure(.unreachable(let why)): throw .unreachable("\(device) (\(endpoint)): \(why)")
+        case .failure(.badEndpoint(let why)): throw .notServed("the endpoint \(endpoint) of \(device): \(why)")
         }
         var timeout = timeval(tv_sec: Self.silenceMs / 1000, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -79,7 +82,7 @@ final class EndpointPieceReader {
         let line = AttachmentFetchExchange.Request(messageId: messageId, attachmentId: attachmentId, firstPiece: index).line
         guard UnixSocket.sendAll(fd, line) else {
             close()
-            throw .unreachable("the sender's device (\(endpoint)): the request was not taken")
+            throw .unreachable("\(device) (\(endpoint)): the request was not taken")
         }
         shutdown(fd, Int32(SHUT_WR))
         next = index
@@ -88,13 +91,13 @@ final class EndpointPieceReader {
         case .ok: return
         case .refused(.busy):
             close()
-            throw .unreachable("the sender's device is busy")
+            throw .unreachable("\(device) is busy")
         case .refused(let refusal):
             close()
-            throw .notServed("the sender's device does not serve the file (\(refusal.rawValue))")
+            throw .notServed("\(device) does not serve the file (\(refusal.rawValue))")
         case .notSpoken(let said):
             close()
-            throw .notServed("the sender's device does not serve files (it answered \"\(said)\")")
+            throw .notServed("\(device) does not serve files (it answered \"\(said)\")")
         }
     }
 
@@ -108,16 +111,16 @@ final class EndpointPieceReader {
             }
             if pending.count > AttachmentFetchExchange.maxAnswerBytes {
                 close()
-                throw .notServed("the sender's device does not serve files (its answer is not a line)")
+                throw .notServed("\(device) does not serve files (its answer is not a line)")
             }
             switch receive() {
             case .bytes: continue
             case .ended:
                 close()
-                throw .unreachable("the sender's device (\(endpoint)) closed without an answer")
+                throw .unreachable("\(device) (\(endpoint)) closed without an answer")
             case .failed(let why):
                 close()
-                throw .unreachable("the sender's device (\(endpoint)): \(why)")
+                throw .unreachable("\(device) (\(endpoint)): \(why)")
             }
         }
     }
@@ -130,7 +133,7 @@ final class EndpointPieceReader {
             case .ended: return nil
             case .failed(let why):
                 close()
-                throw .unreachable("the sender's device (\(endpoint)): \(why)")
+                throw .unreachable("\(device) (\(endpoint)): \(why)")
             }
         }
         let bytes = Array(pending[..<count])

@@ -20,15 +20,26 @@ struct AttachmentSourceOriginTests {
             .map { ($0.relay.description, $0.fetchers) })
     }
 
-    @Test("a member on a relay fetches there; on a direct endpoint, from the sender's relay or the sender's device; a sender gone or a relay that does not parse is not carried")
+    @Test("a member on a relay fetches there; on a direct endpoint, from the sender's relay, or the sender's device and then the other members' devices; nobody to ask or a relay that does not parse is not carried")
     func origin() throws {
         let url1 = try RelayURL.parse(Self.r1)
         #expect(try AttachmentSource.origin(memberEndpoint: Self.r1, senderEndpoint: Self.r2).get() == .relay(url1))
         #expect(try AttachmentSource.origin(memberEndpoint: Self.r1, senderEndpoint: nil).get() == .relay(url1))
         #expect(try AttachmentSource.origin(memberEndpoint: "unix:/run/b.sock", senderEndpoint: Self.r1).get() == .relay(url1))
         #expect(try AttachmentSource.origin(memberEndpoint: "unix:/run/b.sock", senderEndpoint: "tcp:10.0.0.1:7000").get()
-                == .senderEndpoint("tcp:10.0.0.1:7000"))
-        #expect(throws: AttachmentSource.NotCarried.self) { try AttachmentSource.origin(memberEndpoint: "unix:/run/b.sock", senderEndpoint: nil).get() }
+                == .devices([.init(endpoint: "tcp:10.0.0.1:7000", isSender: true)]))
+        // The sender's device first, then each other member's on a direct endpoint (a relay member's device cannot be asked).
+        #expect(try AttachmentSource.origin(memberEndpoint: "unix:/run/b.sock", senderEndpoint: "unix:/run/a.sock",
+                                            otherEndpoints: ["unix:/run/c.sock", Self.r2, "tcp:10.0.0.4:7000"]).get()
+                == .devices([.init(endpoint: "unix:/run/a.sock", isSender: true), .init(endpoint: "unix:/run/c.sock", isSender: false),
+                             .init(endpoint: "tcp:10.0.0.4:7000", isSender: false)]))
+        #expect(try AttachmentSource.origin(memberEndpoint: "unix:/run/b.sock", senderEndpoint: nil, otherEndpoints: ["unix:/run/c.sock"]).get()
+                == .devices([.init(endpoint: "unix:/run/c.sock", isSender: false)]), "the sender left: the others may hold it")
+        #expect(try AttachmentSource.origin(memberEndpoint: "unix:/run/b.sock", senderEndpoint: Self.r1, otherEndpoints: ["unix:/run/c.sock"]).get()
+                == .relay(url1), "a sender on a relay put it there")
+        #expect(throws: AttachmentSource.NotCarried.self) {
+            try AttachmentSource.origin(memberEndpoint: "unix:/run/b.sock", senderEndpoint: nil, otherEndpoints: [Self.r2]).get()
+        }
         #expect(throws: AttachmentSource.NotCarried.self) { try AttachmentSource.origin(memberEndpoint: "nats://", senderEndpoint: Self.r1).get() }
     }
 
