@@ -11,22 +11,29 @@ import Testing
 /// attachment stream's subjects. All real: daemons, sotto-relayd, workers, nats-server.
 @Suite("Relay releasing: attachments", .serialized, .enabled(if: NatsServer.isInstalled, "nats-server not installed (make deps)"))
 struct RelayReleasingAttachmentTests {
+    /// Alice sends `count` bytes to bob, who fetches at once, and carol, who fetches only when
+    /// asked; returns once bob's mark is on the relay.
+    static func sentAndFetchedByBob(_ peers: RelayPeers, count: Int) throws
+        -> (trip: String, id: String, original: [UInt8], attachmentId: String, relay: RelayConnection) {
+        let trip = try peers.conversation(creator: "alice", joiners: ["bob", "carol"])
+        peers["carol"].stopDaemon()
+        try peers["carol"].startDaemon(environment: [AttachmentFetcherSetting.variable: "0"])
+        let (id, original) = try RelayReceivingAttachmentTests.send(peers, trip, count: count)
+        let attachmentId = Hex.encode(try AttachmentReference.decode(try #require(try peers["alice"].storedMessage(id: id)).content).id)
+        let relay = try peers.relay()
+        try peers["bob"].waitUntil("bob's mark is on the relay", timeoutMs: 60_000) { try relay.attachmentFetchedCount(id: attachmentId) == 1 }
+        return (trip, id, original, attachmentId, relay)
+    }
+
     @Test("alice sends to bob and carol: the relay holds the pieces and a need of 2; bob's fetch leaves one mark and the file; carol's `sotto save` deletes every piece, the need and the marks, and both saved alice's bytes")
     func lastFetcherDeletes() throws {
         guard let peers = try RelayPeers.make(["alice", "bob", "carol"]) else { return }
         defer { peers.tearDown() }
         try peers.diagnosed {
-            let trip = try peers.conversation(creator: "alice", joiners: ["bob", "carol"])
+            let (trip, id, original, attachmentId, relay) = try Self.sentAndFetchedByBob(peers, count: 300_000)
             let carol = peers["carol"]
-            carol.stopDaemon()
-            try carol.startDaemon(environment: [AttachmentFetcherSetting.variable: "0"])  // fetches when asked
-            let (id, original) = try RelayReceivingAttachmentTests.send(peers, trip, count: 300_000)
-            let attachmentId = Hex.encode(try AttachmentReference.decode(try #require(try peers["alice"].storedMessage(id: id)).content).id)
             let pieces = AttachmentLayout.chunkCount(300_000)
-            let relay = try peers.relay()
             #expect(try relay.attachmentNeed(id: attachmentId) == 2, "bob and carol fetch from this relay")
-
-            try peers["bob"].waitUntil("bob's mark is on the relay", timeoutMs: 60_000) { try relay.attachmentFetchedCount(id: attachmentId) == 1 }
             #expect(RelayReceivingAttachmentTests.state(peers, "bob", trip, id: id) == "available")
             #expect(try relay.storedAttachmentPieces(id: attachmentId) == Set(0..<pieces), "carol still needs it")
             #expect(try relay.attachmentStreamUsage().messages == UInt64(pieces + 2), "the pieces, the need, bob's mark")
@@ -54,14 +61,8 @@ extension RelayReleasingAttachmentTests {
         guard let peers = try RelayPeers.make(["alice", "bob", "carol"]) else { return }
         defer { peers.tearDown() }
         try peers.diagnosed {
-            let trip = try peers.conversation(creator: "alice", joiners: ["bob", "carol"])
+            let (trip, id, original, attachmentId, relay) = try Self.sentAndFetchedByBob(peers, count: 70_000)
             let carol = peers["carol"]
-            carol.stopDaemon()
-            try carol.startDaemon(environment: [AttachmentFetcherSetting.variable: "0"])
-            let (id, original) = try RelayReceivingAttachmentTests.send(peers, trip, count: 70_000)
-            let attachmentId = Hex.encode(try AttachmentReference.decode(try #require(try peers["alice"].storedMessage(id: id)).content).id)
-            let relay = try peers.relay()
-            try peers["bob"].waitUntil("bob's mark is on the relay", timeoutMs: 60_000) { try relay.attachmentFetchedCount(id: attachmentId) == 1 }
             try carol.waitUntil("carol has the reference", timeoutMs: 60_000) {
                 RelayReceivingAttachmentTests.state(peers, "carol", trip, id: id) == "waiting"
             }
