@@ -70,16 +70,27 @@ public enum RelayAttachmentTransfer {
 
     /// Tells the relay that the member whose mark is `token` has `id` whole, then deletes the
     /// file when as many members have marked it as its sender's `need` says. Each member marks
-    /// before it counts, so the last of any members marking together sees every mark.
+    /// before it counts, so the last of any members marking together sees every mark. A mark
+    /// the relay refuses (its stream full) still counts for this member, so the last member
+    /// frees the room even then; a member that is not the last gets the refusal.
     ///
     /// ```swift
-    /// try RelayAttachmentTransfer.release(id: id, token: AttachmentFetchedMark.token(secret: key, memberPublicKey: me), over: relay)
+    /// try RelayAttachmentTransfer.release(id: id, token: AttachmentFetchedMark.token(key: key, memberPublicKey: me)!, over: relay)
     /// ```
     public static func release(id: String, token: String, over relay: RelayConnection) throws(RelayError) -> Release {
-        try relay.markAttachmentFetched(id: id, token: token)
-        let fetched = try relay.attachmentFetchedCount(id: id)
-        let need = try relay.attachmentNeed(id: id)
-        guard let need, fetched >= need else { return .kept(fetched: fetched, need: need) }
+        var refusal: RelayError?
+        do { try relay.markAttachmentFetched(id: id, token: token) } catch { refusal = error }
+        let fetched: Int, need: Int?
+        do {
+            fetched = try relay.attachmentFetchedCount(id: id) + (refusal == nil ? 0 : 1)
+            need = try relay.attachmentNeed(id: id)
+        } catch {
+            throw refusal ?? error
+        }
+        guard let need, fetched >= need else {
+            if let refusal { throw refusal }
+            return .kept(fetched: fetched, need: need)
+        }
         try relay.deleteAttachment(id: id)
         return .deleted(fetched: fetched)
     }

@@ -86,3 +86,51 @@ extension RelayAttachmentTransfer.Release {
         return false
     }
 }
+
+// MARK: - A full relay (docs/protocol/attachment-relay.md §6.1)
+
+extension RelayAttachmentTests {
+    /// A connection to a relay whose attachment stream an operator capped at `maxBytes`.
+    static func cappedRelay(_ tmp: TemporaryDirectory, maxBytes: Int) throws -> (NatsServer, RelayConnection) {
+        let server = try NatsServer.start(storeDirectory: tmp.path + "/js")
+        let relay = try RelayConnection.testPublisher(server.url)
+        let config = #"{"name":"SOTTO_ATTACHMENTS","subjects":["sotto.att.>"],"retention":"limits","storage":"file","max_bytes":\#(maxBytes),"#
+            + #""max_msg_size":66584,"max_msgs_per_subject":1,"discard":"new","discard_new_per_subject":true,"#
+            + #""max_age":2592000000000000,"duplicate_window":600000000000,"num_replicas":1}"#
+        let answer = relay.rawRequest("$JS.API.STREAM.CREATE.SOTTO_ATTACHMENTS", config)
+        #expect(answer.reply?.contains(#""max_bytes":\#(maxBytes)"#) == true, "the quota is set: \(answer)")
+        return (server, relay)
+    }
+
+    @Test("a relay full to the last byte: the last member's mark is refused, yet it counts, and the file is deleted, freeing the room; a member that is not the last is told the refusal and the file stays")
+    func fullRelayStillReleases() throws {
+        let tmp = try TemporaryDirectory(prefix: "ratt-full")
+        let (server, relay) = try Self.cappedRelay(tmp, maxBytes: 400_000)
+        defer { server.stop() }
+        let last = try StoredFile.make(size: 70_000), notLast = try StoredFile.make(size: 70_000)
+        for (file, need) in [(last, 2), (notLast, 3)] {
+            try file.upload(over: relay)
+            try relay.publishAttachmentNeed(id: file.id, count: need)
+            #expect(try RelayAttachmentTransfer.release(id: file.id, token: Self.marks.0, over: relay) == .kept(fetched: 1, need: need))
+        }
+        // Another file takes the rest of the quota (its upload stops when a piece no longer fits),
+        // then marks of a made-up file the last bytes: a mark is as large as any other mark.
+        let filler = try StoredFile.make(size: 1_000_000)
+        #expect(throws: RelayAttachmentTransfer.Failure.self) { try filler.upload(over: relay) }
+        let madeUp = Hex.encode(SecureRandom.bytes(16))
+        var full = false
+        for _ in 0..<1_000 where !full {
+            do { try relay.markAttachmentFetched(id: madeUp, token: Hex.encode(SecureRandom.bytes(16))) } catch { full = true }
+        }
+        #expect(full, "the stream filled up")
+
+        #expect(throws: RelayError.self, "one of three: not the last, so the refusal is what it gets") {
+            try RelayAttachmentTransfer.release(id: notLast.id, token: Self.marks.1, over: relay)
+        }
+        #expect(try relay.storedAttachmentPieces(id: notLast.id) == Set(0..<2))
+        #expect(try RelayAttachmentTransfer.release(id: last.id, token: Self.marks.1, over: relay) == .deleted(fetched: 2))
+        #expect(try relay.storedAttachmentPieces(id: last.id).isEmpty && relay.attachmentNeed(id: last.id) == nil)
+        try relay.markAttachmentFetched(id: notLast.id, token: Self.marks.1)  // the room the purge freed takes a mark again
+        #expect(try relay.attachmentFetchedCount(id: notLast.id) == 2)
+    }
+}
