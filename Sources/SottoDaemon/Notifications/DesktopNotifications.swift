@@ -33,8 +33,10 @@ final class DesktopNotifications: @unchecked Sendable {
     /// How many posted notifications keep their conversation for a click, the oldest
     /// forgotten first (a server closes them long before).
     static let remembered = 256
-    /// How long a Notify call may wait for its reply (the id a click names).
-    static let replyTimeoutUs: UInt64 = 5_000_000
+    /// How long a Notify call may wait for its reply (the id a click names): sd-bus's own
+    /// default. The call is asynchronous, so a slow server holds nothing up meanwhile, and a
+    /// shorter wait on a loaded machine lost the id of a notification that was shown.
+    static let replyTimeoutUs: UInt64 = 25_000_000
     /// How long GetCapabilities may hold the bus thread (once per server).
     static let capabilitiesTimeoutUs: UInt64 = 1_000_000
 
@@ -266,8 +268,15 @@ final class DesktopNotifications: @unchecked Sendable {
     }
 
     private func actionInvoked(id: UInt32, key: String, sender: String?) {
-        guard key == "default", let serverName, sender == serverName,
-              let conversationId = conversationById[id] else { return }
+        guard key == "default" else { return }
+        guard let serverName, sender == serverName else {
+            DaemonLog.info("desktop notifications: a click from a peer that is not the notification server ignored")
+            return
+        }
+        guard let conversationId = conversationById[id] else {
+            DaemonLog.info("desktop notifications: a click on notification \(id), which this daemon does not know (not posted, or forgotten), ignored")
+            return
+        }
         openCommand.open(conversationId)
     }
 

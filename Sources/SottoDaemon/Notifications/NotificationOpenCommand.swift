@@ -33,21 +33,29 @@ struct NotificationOpenCommand: Sendable {
         words.map { $0 + [conversationId] }
     }
 
-    /// Starts the command and does not wait for it (the child is reaped when it exits).
+    /// Starts the command with `posix_spawn` and does not wait for it: a thread of its own
+    /// reaps the child when it exits. (Foundation's `Process` ran it before; its launch
+    /// machinery is more than a notification click on the bus thread needs.)
     func open(_ conversationId: String) {
         guard let arguments = arguments(for: conversationId) else {
             DaemonLog.info("desktop notifications: a notification was opened; set \(Self.variable) to choose what opens a conversation")
             return
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["--"] + arguments
-        process.terminationHandler = { _ in }
-        do {
-            try process.run()
-        } catch {
-            DaemonLog.error("desktop notifications: cannot start \(arguments[0]): \(error)")
+        var argv: [UnsafeMutablePointer<CChar>?] = (["/usr/bin/env", "--"] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/usr/bin/env", nil, nil, &argv, environ)
+        guard spawned == 0 else {
+            DaemonLog.error("desktop notifications: cannot start \(arguments[0]): \(String(cString: strerror(spawned)))")
+            return
         }
+        DaemonLog.info("desktop notifications: a click opens conversation \(conversationId.prefix(8)) with \(arguments[0]) (pid \(pid))")
+        let child = pid
+        let reaper = Thread {
+            var status: Int32 = 0
+            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        }
+        reaper.start()
     }
 
     static func ownExecutable() -> String {

@@ -68,6 +68,7 @@ struct NotificationActionTests {
             throw Device.Failure(message: "\(error); bob's daemon said:\n\(said)")
         }
         #expect(opener.lines == ["--conversation \(trip)"], "exactly one run, for the click on 'default'")
+        #expect(bob.daemonLog.contains("desktop notifications: a click opens conversation \(trip.prefix(8))"), "the daemon says what it ran")
     }
 
     @Test("with the daemon stopped, the worker posts the notification itself (no action), and again through the daemon once it is back")
