@@ -94,11 +94,7 @@ extension RelayAttachmentTests {
     static func cappedRelay(_ tmp: TemporaryDirectory, maxBytes: Int) throws -> (NatsServer, RelayConnection) {
         let server = try NatsServer.start(storeDirectory: tmp.path + "/js")
         let relay = try RelayConnection.testPublisher(server.url)
-        let config = #"{"name":"SOTTO_ATTACHMENTS","subjects":["sotto.att.>"],"retention":"limits","storage":"file","max_bytes":\#(maxBytes),"#
-            + #""max_msg_size":66584,"max_msgs_per_subject":1,"discard":"new","discard_new_per_subject":true,"#
-            + #""max_age":2592000000000000,"duplicate_window":600000000000,"num_replicas":1}"#
-        let answer = relay.rawRequest("$JS.API.STREAM.CREATE.SOTTO_ATTACHMENTS", config)
-        #expect(answer.reply?.contains(#""max_bytes":\#(maxBytes)"#) == true, "the quota is set: \(answer)")
+        #expect(relay.capAttachmentStream(maxBytes: maxBytes), "the quota is set")
         return (server, relay)
     }
 

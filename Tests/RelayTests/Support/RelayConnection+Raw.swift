@@ -17,6 +17,18 @@ extension RelayConnection {
         return (nil, lastError)
     }
 
+    /// Test only: creates (or updates) the attachment stream as an operator would, with Sotto's
+    /// settings (docs/protocol/attachment-relay.md §3) and a quota of `maxBytes`; true when the
+    /// relay says the quota is set.
+    func capAttachmentStream(maxBytes: Int) -> Bool {
+        let config = #"{"name":"SOTTO_ATTACHMENTS","subjects":["sotto.att.>"],"retention":"limits","storage":"file","max_bytes":\#(maxBytes),"#
+            + #""max_msg_size":66584,"max_msgs_per_subject":1,"discard":"new","discard_new_per_subject":true,"#
+            + #""max_age":2592000000000000,"duplicate_window":600000000000,"num_replicas":1}"#
+        var answer = rawRequest("$JS.API.STREAM.CREATE.SOTTO_ATTACHMENTS", config)
+        if answer.reply?.contains(#""error""#) == true { answer = rawRequest("$JS.API.STREAM.UPDATE.SOTTO_ATTACHMENTS", config) }
+        return answer.reply?.contains(#""max_bytes":\#(maxBytes)"#) == true
+    }
+
     /// Test only: publishes without waiting for anything (an ack forged by hand), then flushes.
     func rawPublish(_ subject: String, _ payload: String = "") {
         _ = natsConnection_PublishString(connection, subject, payload)
