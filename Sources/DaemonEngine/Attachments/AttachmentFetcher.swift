@@ -199,19 +199,17 @@ public actor AttachmentFetcher {
     /// storage until the file's age limit, so it is logged, not retried.
     private func release(_ source: AttachmentSource) async {
         let relays = relays
-        let released = try? await lane.runIfActive { source.release(over: relays) }
-        let file = "attachment of message \(source.messageId.prefix(8))"
-        switch released {
-        case .deleted(let relay, let fetched)?:
+        guard let released = (try? await lane.runIfActive { source.release(over: relays) }) ?? nil else { return }
+        let file = "attachment of message \(source.messageId.prefix(8))", relay = released.relay
+        switch released.outcome {
+        case .success(.deleted(let fetched)):
             DaemonLog.info("\(file): every member that fetches it from relay \(relay) has it (\(fetched)); deleted there")
-        case .kept(let relay, let fetched, let need?)?:
+        case .success(.kept(let fetched, let need?)):
             DaemonLog.info("\(file): \(fetched) of the \(need) members that fetch it from relay \(relay) have it; it stays there")
-        case .kept(let relay, _, nil)?:
+        case .success(.kept(_, nil)):
             DaemonLog.info("\(file): relay \(relay) holds no count of the members that need it; it stays there until its age limit")
-        case .failed(let relay, let reason)?:
-            DaemonLog.warning("\(file) stays on relay \(relay) until its age limit (30 days): marking it fetched failed: \(reason)")
-        case .notFromARelay?, nil:
-            break
+        case .failure(let error):
+            DaemonLog.warning("\(file) stays on relay \(relay) until its age limit (30 days): marking it fetched failed: \(error)")
         }
     }
 

@@ -215,32 +215,26 @@ struct AttachmentSource: Sendable {
     // MARK: Once it is here (docs/protocol/attachment-relay.md §6)
 
     /// What `release` did on the relay the file came from.
-    enum Release: Sendable, Equatable {
-        /// The file came from a member's device: nothing to tell a relay.
-        case notFromARelay
-        /// This device was the last member that needed it: the relay deleted it.
-        case deleted(relay: String, fetched: Int)
-        /// Others still need it (`need` nil: the relay holds no count, so it waits for its age limit).
-        case kept(relay: String, fetched: Int, need: Int?)
-        /// The mark could not be put: the relay keeps the file until its age limit.
-        case failed(relay: String, reason: String)
+    struct Released: Sendable {
+        let relay: String
+        let outcome: Swift.Result<RelayAttachmentTransfer.Release, RelayError>
     }
 
     /// Marks the file fetched on the relay it came from, which deletes it there when this
-    /// device was the last member to need it (`RelayAttachmentTransfer.release`). Blocking.
-    func release(over relays: RelayConnections) -> Release {
-        guard case .relay(let url) = origin else { return .notFromARelay }
+    /// device was the last member to need it (`RelayAttachmentTransfer.release`); nil for a
+    /// file from a member's device (nothing to tell a relay). Blocking.
+    func release(over relays: RelayConnections) -> Released? {
+        guard case .relay(let url) = origin else { return nil }
         guard let token = AttachmentFetchedMark.token(key: reference.key, memberPublicKey: Hex.decode(fetcherPublicKey, count: 33) ?? []) else {
-            return .failed(relay: url.description, reason: "this device's member key is not a compressed public key")
+            return Released(relay: url.description, outcome: .failure(.call(operation: "mark an attachment fetched",
+                                                                             status: "this device's member key is not a compressed public key", code: 0)))
         }
         do throws(RelayError) {
             let connection = try relays.connection(to: url, for: RelaySender(conversationId: conversationId))
-            switch try RelayAttachmentTransfer.release(id: Hex.encode(reference.id), token: token, over: connection) {
-            case .deleted(let fetched): return .deleted(relay: url.description, fetched: fetched)
-            case .kept(let fetched, let need): return .kept(relay: url.description, fetched: fetched, need: need)
-            }
+            return Released(relay: url.description,
+                            outcome: .success(try RelayAttachmentTransfer.release(id: Hex.encode(reference.id), token: token, over: connection)))
         } catch {
-            return .failed(relay: url.description, reason: error.description)
+            return Released(relay: url.description, outcome: .failure(error))
         }
     }
 }

@@ -39,12 +39,12 @@ struct RelayAttachmentRelease: Sendable {
         return await BlockingDelivery.run {
             var marked = 0, deleted = 0
             for source in sources {
-                switch source.release(over: relays) {
-                case .deleted: marked += 1; deleted += 1
-                case .kept: marked += 1
-                case .failed(let relay, let reason):
-                    DaemonLog.warning("a file this device never fetched stays on relay \(relay) until the others have it or its age limit: \(reason)")
-                case .notFromARelay: break
+                guard let released = source.release(over: relays) else { continue }
+                switch released.outcome {
+                case .success(.deleted): marked += 1; deleted += 1
+                case .success(.kept): marked += 1
+                case .failure(let error):
+                    DaemonLog.warning("a file this device never fetched stays on relay \(released.relay) until the others have it or its age limit: \(error)")
                 }
             }
             return (marked, deleted)
